@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/everything"
+	"github.com/gopmcp/pmcp/transport/stdio"
+)
+
+func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flagSet("serve", stderr)
+	useStdio := fs.Bool("stdio", false, "serve over stdin/stdout instead of HTTP")
+	addr := fs.String("http", "127.0.0.1:8080", "HTTP listen address")
+	path := fs.String("path", "/mcp", "HTTP endpoint path")
+	logLevel := fs.String("log-level", "info", "diagnostics level on stderr: debug, info, warn, error")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	logger := newLogger(stderr, *logLevel)
+	srv, err := everything.New(everything.Options{Server: pmcp.ServerOptions{Logger: logger}})
+	if err != nil {
+		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		return exitError
+	}
+	if *useStdio {
+		// stdout carries protocol messages only; diagnostics go to stderr.
+		st := stdio.NewStream(stdin, stdout, stdio.Options{})
+		if err := srv.Serve(ctx, st); err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "pmcp: %v\n", err)
+			return exitError
+		}
+		return exitOK
+	}
+	return serveHTTP(ctx, srv, *addr, *path, logger, stderr)
+}

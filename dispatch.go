@@ -1,0 +1,546 @@
+package pmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/jsonrpc"
+	"github.com/gopmcp/pmcp/reqstate"
+)
+
+// requestEnv is what a transport supplies for one incoming request.
+type requestEnv struct {
+	// session is the legacy state of the connection, nil when there is
+	// none (modern HTTP requests).
+	session *session
+	// notify sends a notification related to this request (progress, logs)
+	// on the request's back-channel. Nil means there is none and such
+	// notifications are not sent.
+	notify func(ctx context.Context, method string, params any) error
+	// call sends a server-to-client request (legacy era only). Nil means
+	// the transport cannot.
+	call func(ctx context.Context, method string, params any) (jsontext.Value, error)
+
+	authInfo  *AuthInfo
+	authCtx   *AuthContext
+	sessionID string
+	// listenSend writes a notification of a modern subscriptions/listen
+	// stream; nil means the transport cannot hold such a stream.
+	listenSend func(ctx context.Context, method string, params any) error
+	// streamDone, when not nil, is closed when the transport stops reading;
+	// listen streams end then.
+	streamDone <-chan struct{}
+}
+
+// requestMeta is the typed view of a request's _meta.
+type requestMeta struct {
+	ProtocolVersion    *string             `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities *ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+	ClientInfo         *Implementation     `json:"io.modelcontextprotocol/clientInfo"`
+	LogLevel           *string             `json:"io.modelcontextprotocol/logLevel"`
+	ProgressToken      jsontext.Value      `json:"progressToken"`
+}
+
+// methodsRemovedInModern answer -32601 when asked with modern _meta.
+var methodsRemovedInModern = map[string]bool{
+	MethodInitialize: true, MethodPing: true, MethodLoggingSetLevel: true,
+	MethodResourcesSubscribe: true, MethodResourcesUnsubscribe: true,
+}
+
+// methodsModernOnly answer -32601 in the legacy era.
+var methodsModernOnly = map[string]bool{MethodDiscover: true, MethodSubscriptionsListen: true}
+
+var knownMethods = map[string]bool{
+	MethodInitialize: true, MethodPing: true, MethodDiscover: true, MethodToolsList: true, MethodToolsCall: true,
+	MethodResourcesList: true, MethodResourcesTemplatesList: true, MethodResourcesRead: true,
+	MethodResourcesSubscribe: true, MethodResourcesUnsubscribe: true, MethodPromptsList: true,
+	MethodPromptsGet: true, MethodCompletionComplete: true, MethodLoggingSetLevel: true,
+	MethodSubscriptionsListen: true,
+}
+
+func methodNotFound(method string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method}
+}
+
+// paramsEnvelope captures the members the dispatcher needs before the
+// method-specific decode.
+type paramsEnvelope struct {
+	Meta jsontext.Value `json:"_meta"`
+}
+
+// handle is the one dispatcher: every transport and both eras come through
+// here. It never panics: a panicking handler becomes -32603.
+func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestEnv) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.logger.Error("pmcp: handler panicked", "method", req.Method, "id", req.ID.String(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: handler panicked"}
+		}
+	}()
+	if !knownMethods[req.Method] {
+		return nil, methodNotFound(req.Method)
+	}
+	if len(req.Params) > 0 && req.Params.Kind() != '{' {
+		return nil, invalidParams("params must be an object")
+	}
+	var envl paramsEnvelope
+	if len(req.Params) > 0 {
+		if err := json.Unmarshal(req.Params, &envl); err != nil {
+			return nil, invalidParams("invalid params: %v", err)
+		}
+	}
+	var meta requestMeta
+	if len(envl.Meta) > 0 {
+		if envl.Meta.Kind() != '{' {
+			return nil, invalidParams("_meta must be an object")
+		}
+		if err := Unmarshal(envl.Meta, &meta); err != nil {
+			return nil, invalidParams("invalid _meta: %v", err)
+		}
+	}
+	modern := meta.ProtocolVersion != nil || meta.ClientCapabilities != nil || req.Method == MethodDiscover
+	if modern {
+		return s.handleModern(ctx, req, env, envl.Meta, &meta)
+	}
+	return s.handleLegacy(ctx, req, env, envl.Meta, &meta)
+}
+
+// UnsupportedVersionError builds the -32022 error for a requested version.
+func unsupportedVersion(requested string) *jsonrpc.Error {
+	data, _ := Marshal(map[string]any{"supported": modernVersions, "requested": requested})
+	return &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version: " + requested, Data: data}
+}
+
+func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rawMeta jsontext.Value, meta *requestMeta) (any, error) {
+	if meta.ProtocolVersion == nil {
+		return nil, invalidParams("missing required _meta %q", MetaProtocolVersion)
+	}
+	if !IsModernVersion(*meta.ProtocolVersion) {
+		return nil, unsupportedVersion(*meta.ProtocolVersion)
+	}
+	if meta.ClientCapabilities == nil {
+		return nil, invalidParams("missing required _meta %q", MetaClientCapabilities)
+	}
+	level := LevelOff
+	if meta.LogLevel != nil {
+		l, err := ParseLoggingLevel(*meta.LogLevel)
+		if err != nil {
+			return nil, invalidParams("invalid _meta %q: %q", MetaLogLevel, *meta.LogLevel)
+		}
+		level = l
+	}
+	if methodsRemovedInModern[req.Method] || !s.methodDeclared(req.Method) {
+		return nil, methodNotFound(req.Method)
+	}
+	pc := &ProtocolContext{Era: EraModern, ProtocolVersion: *meta.ProtocolVersion, ClientInfo: meta.ClientInfo, ClientCapabilities: meta.ClientCapabilities}
+	extra := s.newExtra(ctx, req, env, rawMeta, meta, pc, level)
+	res, err := s.serve(ctx, req, env, extra)
+	if err != nil {
+		return nil, err
+	}
+	s.decorateModern(res, env)
+	return res, nil
+}
+
+func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rawMeta jsontext.Value, meta *requestMeta) (any, error) {
+	ss := env.session
+	if ss == nil {
+		return nil, invalidParams("missing required _meta %q: this endpoint serves the 2026-07-28 protocol; send initialize to open a legacy session", MetaProtocolVersion)
+	}
+	switch req.Method {
+	case MethodInitialize:
+		return s.initialize(req, ss)
+	case MethodPing:
+		return &EmptyResult{}, nil
+	}
+	pc := ss.protocol()
+	if pc == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not initialized: send initialize first (or per-request _meta for protocol 2026-07-28)"}
+	}
+	if methodsModernOnly[req.Method] || !s.methodDeclared(req.Method) {
+		return nil, methodNotFound(req.Method)
+	}
+	switch req.Method {
+	case MethodLoggingSetLevel:
+		p, err := decodeParams[SetLevelParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		if p.Level < LevelDebug || p.Level > LevelEmergency {
+			return nil, invalidParams("invalid logging level")
+		}
+		ss.logLevel.Store(uint32(p.Level))
+		return &EmptyResult{}, nil
+	case MethodResourcesSubscribe, MethodResourcesUnsubscribe:
+		p, err := decodeParams[SubscribeParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		if p.URI == "" {
+			return nil, invalidParams("missing uri")
+		}
+		if req.Method == MethodResourcesSubscribe {
+			ss.subscribe(p.URI)
+		} else {
+			ss.unsubscribe(p.URI)
+		}
+		return &EmptyResult{}, nil
+	}
+	extra := s.newExtra(ctx, req, env, rawMeta, meta, pc, LoggingLevel(ss.logLevel.Load()))
+	return s.serve(ctx, req, env, extra)
+}
+
+func (s *Server) initialize(req *jsonrpc.Request, ss *session) (any, error) {
+	p, err := decodeParams[InitializeParams](req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if ss.hs.Load() != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session already initialized"}
+	}
+	version := p.ProtocolVersion
+	if !IsLegacyVersion(version) {
+		version = LatestLegacyVersion
+	}
+	caps := p.Capabilities
+	info := p.ClientInfo
+	pc := &ProtocolContext{Era: EraLegacy, ProtocolVersion: version, ClientInfo: &info, ClientCapabilities: &caps}
+	if !ss.hs.CompareAndSwap(nil, &handshake{pc: pc}) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session already initialized"}
+	}
+	return &InitializeResult{
+		ProtocolVersion: version,
+		Capabilities:    s.capabilities(),
+		ServerInfo:      s.info,
+		Instructions:    s.opts.Instructions,
+	}, nil
+}
+
+// methodDeclared gates methods on the server's declared capabilities.
+func (s *Server) methodDeclared(method string) bool {
+	switch method {
+	case MethodToolsList, MethodToolsCall:
+		return s.tools.len() > 0
+	case MethodPromptsList, MethodPromptsGet:
+		return s.prompts.len() > 0
+	case MethodResourcesList, MethodResourcesTemplatesList, MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
+		return s.resources.len() > 0 || s.templates.len() > 0
+	}
+	return true
+}
+
+func decodeParams[T any](raw jsontext.Value) (*T, error) {
+	p := new(T)
+	if len(raw) == 0 {
+		return p, nil
+	}
+	if err := Unmarshal(raw, p); err != nil {
+		return nil, invalidParams("invalid params: %v", err)
+	}
+	return p, nil
+}
+
+// newExtra builds the handler context of one request.
+func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rawMeta jsontext.Value, meta *requestMeta, pc *ProtocolContext, level LoggingLevel) *RequestHandlerExtra {
+	extra := &RequestHandlerExtra{
+		ctx:             ctx,
+		RequestID:       req.ID,
+		SessionID:       env.sessionID,
+		AuthInfo:        env.authInfo,
+		AuthContext:     env.authCtx,
+		LogLevel:        level,
+		ProtocolContext: pc,
+		resultMeta:      new(resultMetaSlot),
+	}
+	if len(rawMeta) > 0 {
+		extra.RequestMeta = rawMeta
+	}
+	if env.notify != nil {
+		notify := env.notify
+		if len(meta.ProgressToken) > 0 {
+			extra.ProgressReporter = newProgressReporter(meta.ProgressToken, notify)
+		}
+		extra.LogSink = LogSinkFunc(func(rec *LoggingMessageParams) {
+			_ = notify(ctx, NotificationMessage, rec)
+		})
+	}
+	if pc.Era == EraLegacy && env.call != nil {
+		extra.Peer = &legacyPeer{s: s, call: env.call, notify: env.notify, caps: pc.ClientCapabilities}
+	}
+	return extra
+}
+
+// serve runs the feature methods shared by both eras.
+func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra) (Result, error) {
+	switch req.Method {
+	case MethodDiscover:
+		return &DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(), Instructions: s.opts.Instructions}, nil
+	case MethodToolsList:
+		p, err := decodeParams[PaginatedParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		items, next, err := s.tools.page(p.Cursor, s.pageSize())
+		if err != nil {
+			return nil, err
+		}
+		out := &ListToolsResult{Tools: make([]*Tool, len(items)), NextCursor: next}
+		for i, t := range items {
+			out.Tools[i] = t.tool
+		}
+		return out, nil
+	case MethodResourcesList:
+		p, err := decodeParams[PaginatedParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		items, next, err := s.resources.page(p.Cursor, s.pageSize())
+		if err != nil {
+			return nil, err
+		}
+		out := &ListResourcesResult{Resources: make([]*Resource, len(items)), NextCursor: next}
+		for i, r := range items {
+			out.Resources[i] = r.res
+		}
+		return out, nil
+	case MethodResourcesTemplatesList:
+		p, err := decodeParams[PaginatedParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		items, next, err := s.templates.page(p.Cursor, s.pageSize())
+		if err != nil {
+			return nil, err
+		}
+		out := &ListResourceTemplatesResult{ResourceTemplates: make([]*ResourceTemplate, len(items)), NextCursor: next}
+		for i, t := range items {
+			out.ResourceTemplates[i] = t.tmpl
+		}
+		return out, nil
+	case MethodPromptsList:
+		p, err := decodeParams[PaginatedParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		items, next, err := s.prompts.page(p.Cursor, s.pageSize())
+		if err != nil {
+			return nil, err
+		}
+		out := &ListPromptsResult{Prompts: make([]*Prompt, len(items)), NextCursor: next}
+		for i, pr := range items {
+			out.Prompts[i] = pr.prompt
+		}
+		return out, nil
+	case MethodCompletionComplete:
+		p, err := decodeParams[CompleteParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		if s.opts.Completion == nil {
+			return &CompleteResult{Completion: Completion{Values: []string{}}}, nil
+		}
+		res, err := s.opts.Completion(ctx, extra, p)
+		if err != nil {
+			return nil, err
+		}
+		if res == nil {
+			res = &CompleteResult{}
+		}
+		if res.Completion.Values == nil {
+			res.Completion.Values = []string{}
+		}
+		return res, nil
+	case MethodToolsCall:
+		p, err := decodeParams[CallToolParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		if p.Name == "" {
+			return nil, invalidParams("missing tool name")
+		}
+		extra.TaskRequest = p.Task
+		return s.withInput(ctx, req, env, extra, p.InputResponses, p.RequestState,
+			[][]byte{[]byte(p.Name), canonicalJSON(p.Arguments)},
+			func() (Result, error) { return s.callTool(ctx, extra, p) })
+	case MethodPromptsGet:
+		p, err := decodeParams[GetPromptParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		args, _ := json.Marshal(p.Arguments, json.Deterministic(true))
+		return s.withInput(ctx, req, env, extra, p.InputResponses, p.RequestState,
+			[][]byte{[]byte(p.Name), args},
+			func() (Result, error) { return s.getPrompt(ctx, extra, p) })
+	case MethodResourcesRead:
+		p, err := decodeParams[ReadResourceParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		if p.URI == "" {
+			return nil, invalidParams("missing uri")
+		}
+		return s.withInput(ctx, req, env, extra, p.InputResponses, p.RequestState,
+			[][]byte{[]byte(p.URI)},
+			func() (Result, error) { return s.readResource(ctx, extra, p) })
+	case MethodSubscriptionsListen:
+		return s.listen(ctx, req, env)
+	}
+	return nil, methodNotFound(req.Method)
+}
+
+// withInput runs fn with multi-round-trip plumbing in the modern era and
+// converts the outcome (input required, capability errors, result _meta).
+func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra,
+	rawResponses jsontext.Value, state *string, digest [][]byte, fn func() (Result, error)) (Result, error) {
+	var binding reqstate.Binding
+	if extra.Era() == EraModern {
+		principal := ""
+		if extra.AuthContext != nil {
+			principal = extra.AuthContext.Subject
+		}
+		binding = mrtrBinding(principal, req.Method, digest...)
+		in, err := s.openInput(binding, rawResponses, state)
+		if err != nil {
+			return nil, err
+		}
+		extra.mrtr = in
+		extra.Peer = &mrtrPeer{extra: extra, notify: env.notify}
+	}
+	res, err := fn()
+	var ir *InputRequiredError
+	if extra.mrtr != nil {
+		if err != nil && errors.As(err, &ir) {
+			err = nil
+		} else if pending := extra.mrtr.pendingRequests(); pending != nil {
+			// The handler swallowed the input request: the call still
+			// cannot complete without the answers.
+			ir, err = &InputRequiredError{Requests: pending}, nil
+		}
+		if ir != nil {
+			return s.inputRequired(binding, extra.mrtr, ir)
+		}
+	}
+	if err != nil {
+		var mc *MissingCapabilityError
+		if errors.As(err, &mc) {
+			return nil, mc.rpcError()
+		}
+		if errors.As(err, &ir) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "handler asked for input outside a modern-era multi-round-trip request"}
+		}
+		return nil, err
+	}
+	f := res.resultFields()
+	f.Meta = extra.mergeResultMeta(f.Meta)
+	return res, nil
+}
+
+func (in *mrtrIn) pendingRequests() map[string]*InputRequest {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.pending
+}
+
+// openInput verifies the requestState and bounds the inputResponses.
+func (s *Server) openInput(b reqstate.Binding, rawResponses jsontext.Value, state *string) (*mrtrIn, error) {
+	responses, err := parseInputResponses(rawResponses)
+	if err != nil {
+		return nil, err
+	}
+	in := &mrtrIn{responses: responses}
+	if state != nil {
+		st, err := s.sealer.Open(b, *state)
+		switch {
+		case err == nil:
+			in.verified = true
+			in.round = st.Round
+			in.continuation = st.Continuation
+			if len(st.Answers) > 0 {
+				if err := json.Unmarshal(st.Answers, &in.answers); err != nil {
+					return nil, invalidParams("invalid requestState")
+				}
+			}
+		case errors.Is(err, reqstate.ErrUnknownKey), errors.Is(err, reqstate.ErrExpired):
+			// Re-run as a pristine first call: nothing MRTR-shaped is
+			// observable, and the handler asks again.
+			return &mrtrIn{}, nil
+		default:
+			return nil, invalidParams("invalid requestState: it was altered, expired in an unexpected way, or belongs to another request")
+		}
+	}
+	for k, v := range responses {
+		if len(k) > len(autoKeyPrefix) && k[:len(autoKeyPrefix)] == autoKeyPrefix {
+			if in.answers == nil {
+				in.answers = make(map[string]jsontext.Value)
+			}
+			in.answers[k] = v
+		}
+	}
+	return in, nil
+}
+
+// inputRequired seals the next round's state and builds the result.
+func (s *Server) inputRequired(b reqstate.Binding, in *mrtrIn, ir *InputRequiredError) (Result, error) {
+	round := 0
+	if in.verified {
+		round = int(in.round) + 1
+	}
+	if round >= s.maxRounds() || round > 255 {
+		return nil, invalidParams("too many input rounds (limit %d)", s.maxRounds())
+	}
+	st := reqstate.State{Round: uint8(round), Continuation: ir.Continuation}
+	if ir.Continuation == nil && in.verified {
+		st.Continuation = in.continuation
+	}
+	if len(in.answers) > 0 {
+		a, err := json.Marshal(in.answers, json.Deterministic(true))
+		if err != nil {
+			return nil, err
+		}
+		st.Answers = a
+	}
+	token, err := s.sealer.Seal(b, st)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot seal request state: " + err.Error()}
+	}
+	return &InputRequiredResult{InputRequests: ir.Requests, RequestState: token}, nil
+}
+
+// decorateModern stamps resultType, serverInfo and cache hints.
+func (s *Server) decorateModern(res any, env *requestEnv) {
+	r, ok := res.(Result)
+	if !ok {
+		return
+	}
+	f := r.resultFields()
+	if f.ResultType == "" {
+		if _, ok := res.(*InputRequiredResult); ok {
+			f.ResultType = ResultTypeInputRequired
+		} else {
+			f.ResultType = ResultTypeComplete
+		}
+	}
+	if _, ok := f.Meta[MetaServerInfo]; !ok {
+		if f.Meta == nil {
+			f.Meta = make(Meta, 1)
+		}
+		f.Meta[MetaServerInfo] = &s.info
+	}
+	if c, ok := res.(cacheable); ok && f.ResultType == ResultTypeComplete {
+		cf := c.cacheFields()
+		if cf.TTLMs == nil {
+			ttl := s.opts.CacheTTL.Milliseconds()
+			cf.TTLMs = &ttl
+		}
+		if cf.CacheScope == "" {
+			cf.CacheScope = CacheScopePublic
+			if env.authCtx != nil || env.authInfo != nil {
+				cf.CacheScope = CacheScopePrivate
+			}
+		}
+	}
+}

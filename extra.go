@@ -1,0 +1,346 @@
+package pmcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"maps"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// RequestHandlerExtra is the per-request context every tool, resource and
+// prompt handler receives next to its ctx. The dispatcher fills it once at
+// ingress; handlers read it without taking any server-wide lock.
+//
+// Cancellation: the ctx passed to the handler (also returned by Context)
+// is cancelled when the client cancels the request (notifications/cancelled
+// on stdio and legacy connections, a closed stream on modern HTTP), when the
+// connection ends, or when the server shuts down.
+//
+// A RequestHandlerExtra built by NewRequestHandlerExtra or
+// DefaultRequestHandlerExtra has no sinks: progress and logging are silent
+// no-ops returning nil, and Peer is nil. That keeps handlers unit-testable.
+type RequestHandlerExtra struct {
+	ctx context.Context
+
+	// RequestID is the JSON-RPC id of the request being served.
+	RequestID jsonrpc.ID
+	// SessionID is the legacy HTTP session id, empty when there is none
+	// (stdio, in-memory, modern era).
+	SessionID string
+	// AuthInfo describes the credential the request arrived with, if any.
+	AuthInfo *AuthInfo
+	// AuthContext is the validated identity when auth is enabled.
+	AuthContext *AuthContext
+	// Metadata carries middleware-provided strings (tokens, tenant ids).
+	// Sensitive values are redacted whenever it is printed.
+	Metadata Metadata
+	// ProgressReporter sends progress for this request. It is nil when the
+	// request carried no progressToken, so progress calls are no-ops then.
+	ProgressReporter ProgressReporter
+	// LogSink receives this request's notifications/message records. It is
+	// not gated by progress tokens. Nil means logging is a silent no-op.
+	LogSink LogSink
+	// LogLevel is the level resolved for this request. LevelUnset means
+	// nobody set one and DefaultLogLevel applies. Records strictly below
+	// the effective level are dropped before anything is built.
+	LogLevel LoggingLevel
+	// TaskRequest is the raw task-augmentation member ("task") of a
+	// tools/call, nil when the client did not ask for a task.
+	TaskRequest jsontext.Value
+	// RequestMeta is the request's raw _meta object, nil when absent.
+	RequestMeta jsontext.Value
+	// ProtocolContext is the era, version and client identity resolved at
+	// ingress, nil when none was resolved (unit tests).
+	ProtocolContext *ProtocolContext
+	// Extensions holds typed values from middleware (keyed by Go type).
+	Extensions Extensions
+	// Peer is the back-channel to the client for sampling, roots,
+	// elicitation and progress. Nil when there is none.
+	Peer Peer
+
+	resultMeta *resultMetaSlot
+	mrtr       *mrtrIn
+}
+
+// ProtocolContext is what the dispatcher resolved about the protocol for one
+// request. ClientInfo and ClientCapabilities are SELF-REPORTED by the client:
+// informational only, never an authorization anchor.
+type ProtocolContext struct {
+	Era                Era
+	ProtocolVersion    string
+	ClientInfo         *Implementation
+	ClientCapabilities *ClientCapabilities
+}
+
+// ProgressReporter sends progress notifications for one request.
+type ProgressReporter interface {
+	ReportProgress(ctx context.Context, p Progress) error
+}
+
+// ProgressReporterFunc adapts a function to ProgressReporter.
+type ProgressReporterFunc func(ctx context.Context, p Progress) error
+
+// ReportProgress calls f.
+func (f ProgressReporterFunc) ReportProgress(ctx context.Context, p Progress) error { return f(ctx, p) }
+
+// Progress is one progress update. Total is 0 when unknown.
+type Progress struct {
+	Progress float64
+	Total    float64
+	Message  string
+}
+
+// LogSink receives a request's log records. Log must not block for long:
+// it is called synchronously from the handler.
+type LogSink interface {
+	Log(rec *LoggingMessageParams)
+}
+
+// LogSinkFunc adapts a function to LogSink.
+type LogSinkFunc func(rec *LoggingMessageParams)
+
+// Log calls f.
+func (f LogSinkFunc) Log(rec *LoggingMessageParams) { f(rec) }
+
+// Peer is the server-to-client back-channel of a request. In the legacy era
+// each call is a real JSON-RPC request to the client; in the modern era it
+// is answered from the retry's inputResponses, or it ends the call with an
+// input_required result (see ErrInputRequired) and the handler is re-run
+// when the client retries.
+type Peer interface {
+	Sample(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error)
+	ListRoots(ctx context.Context) (*ListRootsResult, error)
+	Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error)
+	NotifyProgress(ctx context.Context, p *ProgressParams) error
+}
+
+// ErrNoPeer is returned by the back-channel helpers when the request has no
+// peer (unit tests, transports without a back-channel).
+var ErrNoPeer = errors.New("pmcp: no client back-channel for this request")
+
+type resultMetaSlot struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+// NewRequestHandlerExtra returns an extra for request id whose cancellation
+// token is ctx. It has no sinks and no peer.
+func NewRequestHandlerExtra(ctx context.Context, id jsonrpc.ID) *RequestHandlerExtra {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return &RequestHandlerExtra{ctx: ctx, RequestID: id, resultMeta: new(resultMetaSlot)}
+}
+
+// DefaultRequestHandlerExtra returns an extra for tests and direct handler
+// calls: a random string request id, a context that is never cancelled, no
+// sinks and no peer. Not for production dispatch.
+func DefaultRequestHandlerExtra() *RequestHandlerExtra {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return NewRequestHandlerExtra(context.Background(), jsonrpc.StringID(hex.EncodeToString(b[:])))
+}
+
+// Context returns the request's context: the cancellation token.
+func (e *RequestHandlerExtra) Context() context.Context { return e.ctx }
+
+// IsCancelled reports whether the request has been cancelled.
+func (e *RequestHandlerExtra) IsCancelled() bool { return e.ctx.Err() != nil }
+
+// Cancelled returns a channel closed when the request is cancelled: the Go
+// way to wait for cancellation (select on it, or <-extra.Cancelled()).
+func (e *RequestHandlerExtra) Cancelled() <-chan struct{} { return e.ctx.Done() }
+
+// Clone returns a copy that shares the cancellation token and the
+// result-meta slot, with its own Metadata and Extensions maps.
+func (e *RequestHandlerExtra) Clone() *RequestHandlerExtra {
+	c := *e
+	c.Metadata = e.Metadata.Clone()
+	c.Extensions = e.Extensions.Clone()
+	if c.resultMeta == nil {
+		e.resultMeta = new(resultMetaSlot)
+		c.resultMeta = e.resultMeta
+	}
+	return &c
+}
+
+// Era returns the era of the request, EraUnknown without a protocol context.
+func (e *RequestHandlerExtra) Era() Era {
+	if e.ProtocolContext == nil {
+		return EraUnknown
+	}
+	return e.ProtocolContext.Era
+}
+
+// ProtocolVersion returns the negotiated version, "" without a context.
+func (e *RequestHandlerExtra) ProtocolVersion() string {
+	if e.ProtocolContext == nil {
+		return ""
+	}
+	return e.ProtocolContext.ProtocolVersion
+}
+
+// ClientInfo returns the client's self-reported implementation, or nil.
+// Informational only: never use it for authorization.
+func (e *RequestHandlerExtra) ClientInfo() *Implementation {
+	if e.ProtocolContext == nil {
+		return nil
+	}
+	return e.ProtocolContext.ClientInfo
+}
+
+// ClientCapabilities returns the client's self-reported capabilities (from
+// the legacy handshake or the modern per-request _meta), or nil when absent.
+// It never reads server-wide state and never fabricates a default.
+func (e *RequestHandlerExtra) ClientCapabilities() *ClientCapabilities {
+	if e.ProtocolContext == nil {
+		return nil
+	}
+	return e.ProtocolContext.ClientCapabilities
+}
+
+// IsTaskRequest reports whether the client asked for task-augmented
+// execution.
+func (e *RequestHandlerExtra) IsTaskRequest() bool { return len(e.TaskRequest) > 0 }
+
+// GetMetadata returns the metadata value for key.
+func (e *RequestHandlerExtra) GetMetadata(key string) (string, bool) {
+	v, ok := e.Metadata[key]
+	return v, ok
+}
+
+// SetMetadata sets a metadata value (typically from middleware).
+func (e *RequestHandlerExtra) SetMetadata(key, value string) {
+	if e.Metadata == nil {
+		e.Metadata = make(Metadata)
+	}
+	e.Metadata[key] = value
+}
+
+// TraceContext returns the W3C trace context from the request _meta; false
+// when there is no valid traceparent. The values are untrusted.
+func (e *RequestHandlerExtra) TraceContext() (TraceContext, bool) {
+	return TraceContextFromMeta(e.RequestMeta)
+}
+
+// SetResultMeta merges keys into the _meta of this request's result. Keys
+// merge, never replace the whole map: a key set here wins over a same-name
+// key already on the result (whether the handler's own envelope or an
+// earlier call), unrelated keys survive, and repeated calls accumulate. It
+// applies to typed and verbatim results alike and is safe from any
+// goroutine.
+func (e *RequestHandlerExtra) SetResultMeta(meta map[string]any) {
+	if e.resultMeta == nil {
+		e.resultMeta = new(resultMetaSlot)
+	}
+	s := e.resultMeta
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = make(map[string]any, len(meta))
+	}
+	maps.Copy(s.m, meta)
+	s.mu.Unlock()
+}
+
+// mergeResultMeta applies the accumulated keys onto dst (which may be nil).
+func (e *RequestHandlerExtra) mergeResultMeta(dst Meta) Meta {
+	if e.resultMeta == nil {
+		return dst
+	}
+	s := e.resultMeta
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.m) == 0 {
+		return dst
+	}
+	if dst == nil {
+		dst = make(Meta, len(s.m))
+	}
+	maps.Copy(dst, s.m)
+	return dst
+}
+
+// ReportProgress sends a progress update when the request carried a
+// progressToken; otherwise it is a no-op returning nil. The server's
+// reporter rate-limits updates (see DefaultProgressRate), drops values that
+// do not increase, and always sends a final update (progress >= total).
+// total <= 0 means unknown.
+func (e *RequestHandlerExtra) ReportProgress(progress, total float64, message string) error {
+	if e.ProgressReporter == nil {
+		return nil
+	}
+	return e.ProgressReporter.ReportProgress(e.ctx, Progress{Progress: progress, Total: total, Message: message})
+}
+
+// ReportPercent reports progress as a percentage of 100.
+func (e *RequestHandlerExtra) ReportPercent(percent float64, message string) error {
+	return e.ReportProgress(percent, 100, message)
+}
+
+// ReportCount reports count-based progress: current of total items.
+func (e *RequestHandlerExtra) ReportCount(current, total int, message string) error {
+	return e.ReportProgress(float64(current), float64(total), message)
+}
+
+// EffectiveLogLevel is the level records are filtered against: LogLevel
+// when set, else DefaultLogLevel.
+func (e *RequestHandlerExtra) EffectiveLogLevel() LoggingLevel {
+	if e.LogLevel == LevelUnset {
+		return DefaultLogLevel
+	}
+	return e.LogLevel
+}
+
+// Log emits a notifications/message record to this request's client.
+//
+// A record strictly below the effective level is dropped before anything
+// is built. Without a sink the call is a no-op. A nil error means the
+// record was handed to the sink (or there was none), not that the client
+// received it: queues downstream are bounded (see the transport docs).
+// Logging is not rate-limited and not gated on the logging capability.
+func (e *RequestHandlerExtra) Log(level LoggingLevel, message string) error {
+	if level < e.EffectiveLogLevel() || e.LogSink == nil {
+		return nil
+	}
+	e.LogSink.Log(&LoggingMessageParams{Level: level, Data: message})
+	return nil
+}
+
+// LogWithData is Log with structured data attached: the record's data is
+// {"message": message, "data": data}.
+func (e *RequestHandlerExtra) LogWithData(level LoggingLevel, message string, data any) error {
+	if level < e.EffectiveLogLevel() || e.LogSink == nil {
+		return nil
+	}
+	e.LogSink.Log(&LoggingMessageParams{Level: level, Data: map[string]any{"message": message, "data": data}})
+	return nil
+}
+
+// Sample asks the client's model for a completion through Peer.
+func (e *RequestHandlerExtra) Sample(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
+	if e.Peer == nil {
+		return nil, ErrNoPeer
+	}
+	return e.Peer.Sample(ctx, p)
+}
+
+// ListRoots asks the client for its roots through Peer.
+func (e *RequestHandlerExtra) ListRoots(ctx context.Context) (*ListRootsResult, error) {
+	if e.Peer == nil {
+		return nil, ErrNoPeer
+	}
+	return e.Peer.ListRoots(ctx)
+}
+
+// Elicit asks the user for input through Peer.
+func (e *RequestHandlerExtra) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
+	if e.Peer == nil {
+		return nil, ErrNoPeer
+	}
+	return e.Peer.Elicit(ctx, p)
+}

@@ -1,0 +1,87 @@
+package pmcp
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+)
+
+// String describes the extra for logs: ids, era, auth identity, metadata
+// (sensitive values redacted), extension type names and which sinks are
+// attached. Tokens and secrets are never printed.
+func (e *RequestHandlerExtra) String() string {
+	if e == nil {
+		return "RequestHandlerExtra(nil)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "RequestHandlerExtra{id=%s", e.RequestID)
+	if e.SessionID != "" {
+		fmt.Fprintf(&b, " session=%q", e.SessionID)
+	}
+	if pc := e.ProtocolContext; pc != nil {
+		fmt.Fprintf(&b, " era=%s version=%s", pc.Era, pc.ProtocolVersion)
+	}
+	if e.AuthContext != nil {
+		fmt.Fprintf(&b, " subject=%q", e.AuthContext.Subject)
+	}
+	if e.AuthInfo != nil {
+		fmt.Fprintf(&b, " client_id=%q token=%s", e.AuthInfo.ClientID, redacted)
+	}
+	if len(e.Metadata) > 0 {
+		fmt.Fprintf(&b, " metadata=%s", e.Metadata.String())
+	}
+	if e.Extensions.Len() > 0 {
+		fmt.Fprintf(&b, " extensions=%s", e.Extensions.String())
+	}
+	fmt.Fprintf(&b, " log_level=%s progress=%t log_sink=%t peer=%t task=%t cancelled=%t}",
+		e.EffectiveLogLevel(), e.ProgressReporter != nil, e.LogSink != nil, e.Peer != nil, e.IsTaskRequest(), e.ctx != nil && e.IsCancelled())
+	return b.String()
+}
+
+// Format routes every fmt verb (%v, %+v, %#v, %s) through String, so no
+// field is ever printed raw.
+func (e *RequestHandlerExtra) Format(f fmt.State, _ rune) { fmt.Fprint(f, e.String()) }
+
+// LogValue implements slog.LogValuer with the same redaction as String.
+func (e *RequestHandlerExtra) LogValue() slog.Value {
+	if e == nil {
+		return slog.StringValue("RequestHandlerExtra(nil)")
+	}
+	attrs := []slog.Attr{slog.String("id", e.RequestID.String())}
+	if e.SessionID != "" {
+		attrs = append(attrs, slog.String("session", e.SessionID))
+	}
+	if pc := e.ProtocolContext; pc != nil {
+		attrs = append(attrs, slog.String("era", pc.Era.String()), slog.String("version", pc.ProtocolVersion))
+	}
+	if e.AuthContext != nil {
+		attrs = append(attrs, slog.String("subject", e.AuthContext.Subject))
+	}
+	if len(e.Metadata) > 0 {
+		attrs = append(attrs, slog.Any("metadata", e.Metadata))
+	}
+	if e.Extensions.Len() > 0 {
+		attrs = append(attrs, slog.Any("extensions", e.Extensions.TypeNames()))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// Format prints AuthInfo without its token.
+func (a AuthInfo) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "AuthInfo{ClientID:%q Scopes:%v Resource:%q ExpiresAt:%s Token:%s}", a.ClientID, a.Scopes, a.Resource, a.ExpiresAt.Format("2006-01-02T15:04:05Z07:00"), redacted)
+}
+
+// LogValue prints AuthInfo without its token.
+func (a AuthInfo) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("client_id", a.ClientID), slog.Any("scopes", a.Scopes), slog.String("token", redacted))
+}
+
+// Format prints AuthContext without its token or claims values.
+func (a AuthContext) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "AuthContext{Subject:%q ClientID:%q Scopes:%v Claims:%d Token:%s}", a.Subject, a.ClientID, a.Scopes, len(a.Claims), redacted)
+}
+
+// LogValue prints AuthContext without its token or claims values.
+func (a AuthContext) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("subject", a.Subject), slog.String("client_id", a.ClientID), slog.Any("scopes", a.Scopes), slog.String("token", redacted))
+}

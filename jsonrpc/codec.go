@@ -1,0 +1,206 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Default limits applied by Decode when the corresponding Limits field is
+// zero.
+const (
+	// DefaultMaxMessageBytes is the largest encoded message Decode accepts
+	// by default: 4 MiB.
+	DefaultMaxMessageBytes = 4 << 20
+	// DefaultMaxDepth is the deepest JSON nesting Decode accepts by default.
+	// Depth counts every object and array, including the top-level message
+	// object itself: {"params":{"a":[1]}} has depth 3.
+	DefaultMaxDepth = 256
+)
+
+// Limits bounds the resources Decode spends on one message. A zero field
+// means the default (DefaultMaxMessageBytes, DefaultMaxDepth); a negative
+// field disables that limit. Even with MaxDepth disabled, the underlying
+// JSON parser refuses nesting deeper than 10000.
+type Limits struct {
+	// MaxMessageBytes caps len(data) passed to Decode, whitespace included.
+	MaxMessageBytes int
+	// MaxDepth caps JSON nesting depth, counting every object and array.
+	MaxDepth int
+}
+
+func (l Limits) maxMessageBytes() int {
+	if l.MaxMessageBytes == 0 {
+		return DefaultMaxMessageBytes
+	}
+	return l.MaxMessageBytes
+}
+
+func (l Limits) maxDepth() int {
+	if l.MaxDepth == 0 {
+		return DefaultMaxDepth
+	}
+	return l.MaxDepth
+}
+
+// Sentinel errors carried by a *DecodeError; test for them with errors.Is.
+var (
+	// ErrMessageTooLarge: the message exceeds Limits.MaxMessageBytes (or a
+	// transport's line limit). Code is CodeParseError.
+	ErrMessageTooLarge = errors.New("jsonrpc: message too large")
+	// ErrTooDeep: the message nests deeper than Limits.MaxDepth. Code is
+	// CodeParseError.
+	ErrTooDeep = errors.New("jsonrpc: message nested too deeply")
+	// ErrBatch: the message is a JSON array. Batches were removed from MCP,
+	// so they are refused as a whole. Code is CodeInvalidRequest.
+	ErrBatch = errors.New("jsonrpc: batch messages are not supported")
+	// ErrDuplicateName: an object (at any level) repeats a member name.
+	// It is jsontext.ErrDuplicateName itself, so errors.Is matches either.
+	// Code is CodeInvalidRequest: the JSON is well-formed but ambiguous.
+	ErrDuplicateName = jsontext.ErrDuplicateName
+)
+
+// DecodeError reports a message that could not be decoded. Code is
+//
+//   - CodeParseError when the bytes cannot be trusted at all: invalid JSON,
+//     trailing data, nesting beyond Limits.MaxDepth, or a message larger
+//     than Limits.MaxMessageBytes. ID is then always the zero ID;
+//   - CodeInvalidRequest when the JSON is well-formed but is not a valid
+//     JSON-RPC 2.0 message: a batch, a missing or wrong "jsonrpc", a bad id
+//     or method type, a member name that differs from a known one only by
+//     case, duplicate member names, and so on. ID echoes the message's id
+//     when it could be read unambiguously.
+//
+// A message that would have been a notification (no id) but is invalid is
+// still reported as a *DecodeError with the zero ID: JSON-RPC 2.0 answers
+// invalid messages with an error response whose id is null, and whether to
+// send it is the caller's decision. An invalid message that looked like a
+// response is reported too, but its Response method returns nil.
+type DecodeError struct {
+	// Code is CodeParseError or CodeInvalidRequest.
+	Code int64
+	// ID is the id of the offending message, when it could be read.
+	ID ID
+	// Msg is a human-readable description, used as the error response
+	// message.
+	Msg string
+	// Err is the underlying cause, if any: one of the sentinels above or a
+	// *jsontext.SyntacticError.
+	Err error
+
+	// response is set by Decode when the invalid message was recognizably
+	// a response (it had "result" or "error" and no "method"); such a
+	// message must never be answered.
+	response bool
+}
+
+// Error implements error.
+func (e *DecodeError) Error() string { return "jsonrpc: " + e.Msg }
+
+// Unwrap returns the underlying cause.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *Error with the same code, so that
+// errors.Is(err, &Error{Code: CodeParseError}) matches.
+func (e *DecodeError) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Response returns the error response to send back for this message, with
+// the id echoed when it was known (null otherwise). It returns nil when the
+// invalid message was itself a response (it had a "result" or "error"
+// member and no "method"): answering responses is never allowed, and doing
+// so could make two peers bounce error responses back and forth.
+func (e *DecodeError) Response() *Response {
+	if e.response {
+		return nil
+	}
+	return &Response{ID: e.ID, Error: &Error{Code: e.Code, Message: e.Msg}}
+}
+
+func parseError(msg string, err error) *DecodeError {
+	return &DecodeError{Code: CodeParseError, Msg: msg, Err: err}
+}
+
+// Decode decodes exactly one JSON-RPC 2.0 message from data. Whitespace
+// around the message is allowed; anything else after it is an error. All
+// failures are reported as a *DecodeError.
+//
+// The returned message does not copy data: the raw Params, Result and
+// Error.Data values are sub-slices of data (capacity-clipped, so appending
+// to them never writes into data). The caller must not modify data while
+// the message, or anything retaining its raw values, is in use.
+func Decode(data []byte, lim Limits) (Message, error) {
+	if max := lim.maxMessageBytes(); max >= 0 && len(data) > max {
+		return nil, parseError("message of "+strconv.Itoa(len(data))+
+			" bytes exceeds the limit of "+strconv.Itoa(max)+" bytes", ErrMessageTooLarge)
+	}
+	if max := lim.maxDepth(); max >= 0 {
+		if !depthWithin(data, max) {
+			return nil, parseError("message nesting exceeds the maximum depth of "+strconv.Itoa(max), ErrTooDeep)
+		}
+	}
+	p := parserPool.Get().(*parser)
+	p.reset(data)
+	m, err := p.parse()
+	p.release()
+	parserPool.Put(p)
+	return m, err
+}
+
+// depthWithin reports whether the nesting depth of data is at most max.
+// It is a cheap pre-scan that only tracks string state; it does not
+// validate the JSON, which the parser does afterwards.
+func depthWithin(data []byte, max int) bool {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			i = skipString(data, i+1)
+		case '{', '[':
+			depth++
+			if depth > max {
+				return false
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return true
+}
+
+// skipString returns the index of the quote closing the string whose
+// contents start at data[i], or len(data) if it is unterminated. Short
+// strings (most member names) are scanned byte by byte; longer ones jump
+// from quote to quote.
+func skipString(data []byte, i int) int {
+	for end := min(i+16, len(data)); i < end; i++ {
+		switch data[i] {
+		case '"':
+			return i
+		case '\\':
+			i++
+		}
+	}
+	if i >= len(data) {
+		return len(data)
+	}
+	for {
+		j := bytes.IndexByte(data[i:], '"')
+		if j < 0 {
+			return len(data)
+		}
+		i += j
+		k := i - 1
+		for data[k] == '\\' { // stops at the opening quote at the latest
+			k--
+		}
+		if (i-1-k)%2 == 0 {
+			return i // not escaped
+		}
+		i++
+	}
+}

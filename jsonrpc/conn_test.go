@@ -1,0 +1,1337 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	stdjson "encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// ---------------------------------------------------------------------------
+// In-test stream: a pair of connected ends passing decoded Messages over
+// channels. Closing an end's write side (closeWrite) makes the other end's
+// Read report io.EOF once drained; a read error can be injected.
+
+type item struct {
+	m   Message
+	err error
+}
+
+type pipeEnd struct {
+	in      chan item // read from
+	out     chan item // written to (the peer's in)
+	closed  chan struct{}
+	wclosed chan struct{}
+	peer    *pipeEnd
+
+	closeOnce, wcloseOnce sync.Once
+}
+
+var errPipeClosed = errors.New("pipe closed")
+
+func newPipe(buf int) (a, b *pipeEnd) {
+	ab, ba := make(chan item, buf), make(chan item, buf)
+	a = &pipeEnd{in: ba, out: ab, closed: make(chan struct{}), wclosed: make(chan struct{})}
+	b = &pipeEnd{in: ab, out: ba, closed: make(chan struct{}), wclosed: make(chan struct{})}
+	a.peer, b.peer = b, a
+	return a, b
+}
+
+func (p *pipeEnd) Read(ctx context.Context) (Message, error) {
+	select {
+	case it := <-p.in:
+		return it.m, it.err
+	case <-p.closed:
+		return nil, errPipeClosed
+	case <-p.peer.wclosed:
+	case <-p.peer.closed:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select { // drain what was sent before the peer closed
+	case it := <-p.in:
+		return it.m, it.err
+	default:
+		return nil, io.EOF
+	}
+}
+
+func (p *pipeEnd) Write(ctx context.Context, m Message) error {
+	return p.send(ctx, item{m: m})
+}
+
+func (p *pipeEnd) send(ctx context.Context, it item) error {
+	select {
+	case <-p.closed:
+		return errPipeClosed
+	case <-p.wclosed:
+		return errPipeClosed
+	default:
+	}
+	select {
+	case p.out <- it:
+		return nil
+	case <-p.closed:
+		return errPipeClosed
+	case <-p.wclosed:
+		return errPipeClosed
+	case <-p.peer.closed:
+		return io.ErrClosedPipe
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *pipeEnd) Close() error {
+	p.closeOnce.Do(func() { close(p.closed) })
+	return nil
+}
+
+func (p *pipeEnd) closeWrite() { p.wcloseOnce.Do(func() { close(p.wclosed) }) }
+
+// ---------------------------------------------------------------------------
+// Test driver: the peer end, operated by the test.
+
+const testTimeout = 10 * time.Second
+
+type driver struct {
+	t *testing.T
+	*pipeEnd
+}
+
+func (d driver) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), testTimeout)
+}
+
+func (d driver) send(m Message) {
+	d.t.Helper()
+	ctx, cancel := d.ctx()
+	defer cancel()
+	if err := d.Write(ctx, m); err != nil {
+		d.t.Fatalf("driver send %#v: %v", m, err)
+	}
+}
+
+func (d driver) sendErr(err error) {
+	d.t.Helper()
+	ctx, cancel := d.ctx()
+	defer cancel()
+	if err := d.pipeEnd.send(ctx, item{err: err}); err != nil {
+		d.t.Fatalf("driver inject: %v", err)
+	}
+}
+
+func (d driver) recv() Message {
+	d.t.Helper()
+	ctx, cancel := d.ctx()
+	defer cancel()
+	m, err := d.Read(ctx)
+	if err != nil {
+		d.t.Fatalf("driver recv: %v", err)
+	}
+	return m
+}
+
+func (d driver) recvResponse() *Response {
+	d.t.Helper()
+	m := d.recv()
+	r, ok := m.(*Response)
+	if !ok {
+		d.t.Fatalf("driver got %T %+v, want *Response", m, m)
+	}
+	return r
+}
+
+func (d driver) recvRequest() *Request {
+	d.t.Helper()
+	m := d.recv()
+	r, ok := m.(*Request)
+	if !ok {
+		d.t.Fatalf("driver got %T %+v, want *Request", m, m)
+	}
+	return r
+}
+
+// call sends a request and returns the next message, which must be its
+// response.
+func (d driver) call(id ID, method string) *Response {
+	d.t.Helper()
+	d.send(&Request{ID: id, Method: method})
+	r := d.recvResponse()
+	if r.ID != id {
+		d.t.Fatalf("response id = %v, want %v", r.ID, id)
+	}
+	return r
+}
+
+// runConn starts c.Run(ctx) and returns a channel with its result. The
+// test's cleanup closes the Conn and waits for Run.
+func runConn(t *testing.T, ctx context.Context, c *Conn) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	var wg sync.WaitGroup
+	wg.Go(func() { done <- c.Run(ctx) })
+	t.Cleanup(func() {
+		c.Close()
+		wg.Wait()
+	})
+	return done
+}
+
+// newTestConn returns a running Conn whose peer is driven by the test.
+func newTestConn(t *testing.T, h Handler, opts ConnOptions) (*Conn, driver, <-chan error) {
+	t.Helper()
+	a, b := newPipe(16)
+	c := NewConn(a, h, opts)
+	done := runConn(t, context.Background(), c)
+	return c, driver{t: t, pipeEnd: b}, done
+}
+
+func waitErr(t *testing.T, ch <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(testTimeout):
+		t.Fatal("timed out waiting for a result")
+		return nil
+	}
+}
+
+func waitFor(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(testTimeout):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// notYet asserts ch stays blocked for a short while. Only used to prove
+// that something does NOT happen.
+func notYet(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+		t.Fatalf("%s happened, want it blocked", what)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// syncLogBuffer is a goroutine-safe log sink.
+type syncLogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncLogBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncLogBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// assertNoSlotLeak closes c, waits for Run (and so for every handler
+// goroutine) and checks that all concurrency slots were given back.
+func assertNoSlotLeak(t *testing.T, c *Conn, done <-chan error) {
+	t.Helper()
+	c.Close()
+	waitErr(t, done)
+	if n := len(c.sem); n != 0 {
+		t.Fatalf("%d semaphore tokens leaked", n)
+	}
+}
+
+func errCode(t *testing.T, r *Response) int64 {
+	t.Helper()
+	if r.Error == nil {
+		t.Fatalf("response %v has result %s, want an error", r.ID, r.Result)
+	}
+	return r.Error.Code
+}
+
+// ---------------------------------------------------------------------------
+// Incoming requests.
+
+func TestConnRequestsRunConcurrently(t *testing.T) {
+	release := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.Method == "slow" {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return req.Method, nil
+	})
+	_, d, _ := newTestConn(t, h, ConnOptions{})
+
+	d.send(&Request{ID: Int64ID(1), Method: "slow"})
+	d.send(&Request{ID: Int64ID(2), Method: "fast"})
+	if r := d.recvResponse(); r.ID != Int64ID(2) || string(r.Result) != `"fast"` {
+		t.Fatalf("first response = %+v, want the fast one", r)
+	}
+	close(release)
+	if r := d.recvResponse(); r.ID != Int64ID(1) || string(r.Result) != `"slow"` {
+		t.Fatalf("second response = %+v, want the slow one", r)
+	}
+}
+
+func TestConnMaxConcurrentBackpressure(t *testing.T) {
+	const limit = 2
+	started := make(chan ID, 10)
+	release := make(chan struct{})
+	notified := make(chan struct{}, 10)
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.IsNotification() {
+			notified <- struct{}{}
+			return nil, nil
+		}
+		started <- req.ID
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, nil
+	})
+	c, d, _ := newTestConn(t, h, ConnOptions{MaxConcurrent: limit})
+
+	for i := range limit {
+		d.send(&Request{ID: Int64ID(int64(i)), Method: "block"})
+	}
+	for range limit {
+		<-started
+	}
+	// A notification is not bounded: it is served while all slots are busy.
+	d.send(&Request{Method: "note"})
+	waitFor(t, notified, "notification while slots are busy")
+
+	// The next request waits for a slot, and the read loop with it.
+	d.send(&Request{ID: Int64ID(100), Method: "block"})
+	d.send(&Request{Method: "note"})
+	startedSig := make(chan struct{})
+	go func() { // observes started without consuming more than one
+		<-started
+		close(startedSig)
+	}()
+	notYet(t, startedSig, "third request starting beyond MaxConcurrent")
+	if len(notified) != 0 {
+		t.Fatal("read loop went on reading while waiting for a slot")
+	}
+	if got := c.Stats().InFlight; got != limit {
+		t.Fatalf("InFlight = %d, want %d", got, limit)
+	}
+
+	release <- struct{}{} // one request finishes
+	waitFor(t, startedSig, "third request after a slot freed")
+	waitFor(t, notified, "notification after the read loop resumed")
+	close(release)
+	for range limit + 1 {
+		if r := d.recvResponse(); r.Error != nil {
+			t.Fatalf("unexpected error response %+v", r.Error)
+		}
+	}
+}
+
+func TestConnUnboundedConcurrency(t *testing.T) {
+	const n = 3 * DefaultMaxConcurrent
+	var started sync.WaitGroup
+	started.Add(n)
+	release := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		started.Done()
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, nil
+	})
+	_, d, _ := newTestConn(t, h, ConnOptions{MaxConcurrent: -1})
+	var sender sync.WaitGroup
+	sender.Go(func() {
+		for i := range n {
+			d.Write(context.Background(), &Request{ID: Int64ID(int64(i)), Method: "block"})
+		}
+	})
+	started.Wait() // all n run at once
+	sender.Wait()
+	close(release)
+	for range n {
+		d.recvResponse()
+	}
+}
+
+func TestConnHandlerPanic(t *testing.T) {
+	var logs syncLogBuffer
+	logger := slog.New(slog.NewJSONHandler(&logs, nil))
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.Method == "boom" {
+			panic("secret panic value")
+		}
+		return "fine", nil
+	})
+	c, d, _ := newTestConn(t, h, ConnOptions{Logger: logger})
+
+	r := d.call(Int64ID(1), "boom")
+	if errCode(t, r) != CodeInternalError {
+		t.Fatalf("code = %d, want %d", r.Error.Code, CodeInternalError)
+	}
+	if r.Error.Message != "internal error: handler panicked" {
+		t.Fatalf("message = %q", r.Error.Message)
+	}
+	if strings.Contains(r.Error.Message+string(r.Error.Data), "secret") {
+		t.Fatal("panic value leaked to the peer")
+	}
+	// Still serving.
+	if r := d.call(Int64ID(2), "ok"); r.Error != nil || string(r.Result) != `"fine"` {
+		t.Fatalf("after panic: %+v", r)
+	}
+	if got := c.Stats().PanicsRecovered; got != 1 {
+		t.Fatalf("PanicsRecovered = %d, want 1", got)
+	}
+	out := logs.String()
+	for _, want := range []string{`"level":"ERROR"`, "secret panic value", `"stack":`, "TestConnHandlerPanic", `"method":"boom"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestConnNotificationsNeverAnswered(t *testing.T) {
+	tests := []struct {
+		name string
+		h    Handler
+	}{
+		{"result", HandlerFunc(func(context.Context, *Request) (any, error) { return "x", nil })},
+		{"error", HandlerFunc(func(context.Context, *Request) (any, error) { return nil, errors.New("bad") })},
+		{"rpc error", HandlerFunc(func(context.Context, *Request) (any, error) { return nil, NewError(CodeInvalidParams, "bad") })},
+		{"panic", HandlerFunc(func(context.Context, *Request) (any, error) { panic("boom") })},
+		{"nil handler", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, d, _ := newTestConn(t, tt.h, ConnOptions{})
+			d.send(&Request{Method: "n1"})
+			d.send(&Request{Method: "n2", Params: jsontext.Value(`{}`)})
+			// Notifications are handled inline before the next message is
+			// read, so the next thing written must be this request's answer.
+			d.call(StringID("sync"), "sync")
+		})
+	}
+}
+
+func TestConnNotificationsInlineInArrivalOrder(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if req.IsNotification() {
+			seen = append(seen, req.Method)
+			return nil, nil
+		}
+		return strings.Join(seen, ","), nil
+	})
+	_, d, _ := newTestConn(t, h, ConnOptions{})
+	for _, m := range []string{"a", "b", "c"} {
+		d.send(&Request{Method: m})
+	}
+	if r := d.call(Int64ID(1), "get"); string(r.Result) != `"a,b,c"` {
+		t.Fatalf("request saw notifications %s, want a,b,c", r.Result)
+	}
+}
+
+func TestConnDuplicateRequestID(t *testing.T) {
+	started := make(chan struct{}, 2)
+	release := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.Method == "block" {
+			started <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return req.Method, nil
+	})
+	c, d, _ := newTestConn(t, h, ConnOptions{})
+
+	d.send(&Request{ID: Int64ID(7), Method: "block"})
+	waitFor(t, started, "first request")
+	r := d.call(Int64ID(7), "block")
+	if errCode(t, r) != CodeInvalidRequest || r.Error.Message != "duplicate request id" {
+		t.Fatalf("duplicate answered with %+v", r.Error)
+	}
+	// A different id of the other kind is not a duplicate.
+	if r := d.call(StringID("7"), "echo"); r.Error != nil {
+		t.Fatalf("string id \"7\" treated as duplicate of 7: %+v", r.Error)
+	}
+	close(release)
+	if r := d.recvResponse(); r.ID != Int64ID(7) || string(r.Result) != `"block"` {
+		t.Fatalf("original request answered with %+v", r)
+	}
+	// Once answered, the id may be reused.
+	if r := d.call(Int64ID(7), "echo"); r.Error != nil {
+		t.Fatalf("reused id rejected: %+v", r.Error)
+	}
+	if got := c.Stats().InFlight; got != 0 {
+		t.Fatalf("InFlight = %d, want 0", got)
+	}
+}
+
+type marshalFail struct{}
+
+func (marshalFail) MarshalJSON() ([]byte, error) { return nil, errors.New("cannot") }
+
+type marshalPanic struct{}
+
+func (marshalPanic) MarshalJSON() ([]byte, error) { panic("marshal boom") }
+
+func TestConnHandlerOutcomes(t *testing.T) {
+	custom := &Error{Code: -32001, Message: "custom", Data: jsontext.Value(`{"why":"because"}`)}
+	tests := []struct {
+		name       string
+		res        any
+		err        error
+		wantResult string
+		wantCode   int64
+		wantMsg    string
+	}{
+		{name: "struct", res: struct {
+			A int    `json:"a"`
+			B string `json:"b,omitempty"`
+		}{A: 1}, wantResult: `{"a":1}`},
+		{name: "nil result", wantResult: `null`},
+		{name: "typed nil map", res: map[string]int(nil), wantResult: `{}`},
+		{name: "jsontext.Value passthrough", res: jsontext.Value(`{"z": 1, "a": [ 2 ]}`), wantResult: `{"z": 1, "a": [ 2 ]}`},
+		{name: "RawMessage passthrough", res: stdjson.RawMessage(`[1,2]`), wantResult: `[1,2]`},
+		{name: "empty raw is null", res: jsontext.Value(nil), wantResult: `null`},
+		{name: "plain bytes are base64", res: []byte("hi"), wantResult: `"aGk="`},
+		{name: "invalid raw", res: jsontext.Value(`{"a":`), wantCode: CodeInternalError, wantMsg: "internal error: cannot marshal result"},
+		{name: "unmarshalable", res: make(chan int), wantCode: CodeInternalError, wantMsg: "internal error: cannot marshal result"},
+		{name: "marshaler fails", res: marshalFail{}, wantCode: CodeInternalError, wantMsg: "internal error: cannot marshal result"},
+		{name: "marshaler panics", res: marshalPanic{}, wantCode: CodeInternalError, wantMsg: "internal error: cannot marshal result"},
+		{name: "*Error", err: custom, wantCode: -32001, wantMsg: "custom"},
+		{name: "wrapped *Error", err: fmt.Errorf("context: %w", NewError(CodeInvalidParams, "bad params")), wantCode: CodeInvalidParams, wantMsg: "bad params"},
+		{name: "plain error", err: errors.New("disk on fire"), wantCode: CodeInternalError, wantMsg: "disk on fire"},
+		{name: "error wins over result", res: "ignored", err: errors.New("e"), wantCode: CodeInternalError, wantMsg: "e"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := HandlerFunc(func(context.Context, *Request) (any, error) { return tt.res, tt.err })
+			_, d, _ := newTestConn(t, h, ConnOptions{})
+			r := d.call(Int64ID(1), "m")
+			if tt.wantCode == 0 {
+				if r.Error != nil {
+					t.Fatalf("error %+v, want result %s", r.Error, tt.wantResult)
+				}
+				if string(r.Result) != tt.wantResult {
+					t.Fatalf("result = %s, want %s", r.Result, tt.wantResult)
+				}
+				return
+			}
+			if r.Result != nil {
+				t.Fatalf("result %s set on an error response", r.Result)
+			}
+			if errCode(t, r) != tt.wantCode || r.Error.Message != tt.wantMsg {
+				t.Fatalf("error = %d %q, want %d %q", r.Error.Code, r.Error.Message, tt.wantCode, tt.wantMsg)
+			}
+			if tt.err == custom && string(r.Error.Data) != string(custom.Data) {
+				t.Fatalf("data = %s, want %s", r.Error.Data, custom.Data)
+			}
+		})
+	}
+}
+
+func TestConnNilHandlerAnswersMethodNotFound(t *testing.T) {
+	_, d, _ := newTestConn(t, nil, ConnOptions{})
+	if r := d.call(Int64ID(1), "anything"); errCode(t, r) != CodeMethodNotFound {
+		t.Fatalf("code = %d, want %d", r.Error.Code, CodeMethodNotFound)
+	}
+}
+
+func TestConnResultMarshaledOnce(t *testing.T) {
+	var calls atomic.Int32
+	opts := ConnOptions{MarshalResult: func(v any) (jsontext.Value, error) {
+		calls.Add(1)
+		b, err := json.Marshal(v)
+		return jsontext.Value(b), err
+	}}
+	h := HandlerFunc(func(context.Context, *Request) (any, error) { return map[string]int{"n": 1}, nil })
+	_, d, _ := newTestConn(t, h, opts)
+	if r := d.call(Int64ID(1), "m"); string(r.Result) != `{"n":1}` {
+		t.Fatalf("result = %s", r.Result)
+	}
+	if got := calls.Load(); got != 1 {
+		t.Fatalf("MarshalResult called %d times, want 1", got)
+	}
+}
+
+func TestConnNotifyFromHandlerPrecedesResponse(t *testing.T) {
+	var c *Conn
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		for i := range 2 {
+			if err := c.Notify(ctx, "progress", map[string]int{"step": i}); err != nil {
+				return nil, err
+			}
+		}
+		return "done", nil
+	})
+	a, b := newPipe(16)
+	c = NewConn(a, h, ConnOptions{})
+	runConn(t, context.Background(), c)
+	d := driver{t: t, pipeEnd: b}
+
+	d.send(&Request{ID: Int64ID(1), Method: "work"})
+	for i := range 2 {
+		n := d.recvRequest()
+		if !n.IsNotification() || n.Method != "progress" || string(n.Params) != fmt.Sprintf(`{"step":%d}`, i) {
+			t.Fatalf("message %d = %+v, want progress notification", i, n)
+		}
+	}
+	if r := d.recvResponse(); string(r.Result) != `"done"` {
+		t.Fatalf("response = %+v", r)
+	}
+}
+
+func TestConnHandlerContextCancelledAfterReturn(t *testing.T) {
+	ctxs := make(chan context.Context, 1)
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		ctxs <- ctx
+		return nil, nil
+	})
+	_, d, _ := newTestConn(t, h, ConnOptions{})
+	d.call(Int64ID(1), "m")
+	ctx := <-ctxs
+	if ctx.Err() == nil {
+		t.Fatal("handler ctx still live after its response was written")
+	}
+}
+
+func TestConnCancelIncoming(t *testing.T) {
+	started := make(chan struct{}, 1)
+	sawCancel := make(chan struct{})
+	hold := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.Method != "wait" {
+			return req.Method, nil
+		}
+		started <- struct{}{}
+		<-ctx.Done()
+		close(sawCancel)
+		<-hold // keep running after cancellation
+		return "too late", ctx.Err()
+	})
+	c, d, _ := newTestConn(t, h, ConnOptions{})
+
+	d.send(&Request{ID: Int64ID(3), Method: "wait"})
+	waitFor(t, started, "handler start")
+	if !c.CancelIncoming(Int64ID(3)) {
+		t.Fatal("CancelIncoming(3) = false for an in-flight request")
+	}
+	waitFor(t, sawCancel, "handler ctx cancellation")
+	if c.CancelIncoming(Int64ID(3)) {
+		t.Fatal("second CancelIncoming(3) = true")
+	}
+	if c.CancelIncoming(Int64ID(99)) {
+		t.Fatal("CancelIncoming(unknown) = true")
+	}
+	// The id is free at once, though the old handler still runs.
+	if r := d.call(Int64ID(3), "echo"); r.Error != nil || string(r.Result) != `"echo"` {
+		t.Fatalf("reused id after cancel: %+v %+v", r, r.Error)
+	}
+	close(hold)
+	// The cancelled request is never answered: the next message written is
+	// the answer to this one.
+	d.call(Int64ID(4), "echo")
+}
+
+func TestConnCancelIncomingWhileWaitingForSlot(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan string, 4)
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		started <- req.Method
+		if req.Method == "block" {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return req.Method, nil
+	})
+	c, d, done := newTestConn(t, h, ConnOptions{MaxConcurrent: 1})
+	d.send(&Request{ID: Int64ID(1), Method: "block"})
+	if m := <-started; m != "block" {
+		t.Fatalf("started %s", m)
+	}
+	d.send(&Request{ID: Int64ID(2), Method: "queued"})
+	// Request 2 is registered as soon as it is read, before it has a slot.
+	deadline := time.Now().Add(testTimeout)
+	for !c.CancelIncoming(Int64ID(2)) {
+		if time.Now().After(deadline) {
+			t.Fatal("request 2 never registered")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if r := d.recvResponse(); r.ID != Int64ID(1) {
+		t.Fatalf("got response %+v, want id 1", r)
+	}
+	// Request 2 never runs nor is answered.
+	if r := d.call(Int64ID(3), "after"); r.Error != nil {
+		t.Fatalf("%+v", r.Error)
+	}
+	if m := <-started; m != "after" {
+		t.Fatalf("cancelled queued request ran: %s", m)
+	}
+	assertNoSlotLeak(t, c, done)
+}
+
+// ---------------------------------------------------------------------------
+// Outgoing calls.
+
+func TestConnCall(t *testing.T) {
+	peerErr := &Error{Code: -32050, Message: "refused", Data: jsontext.Value(`[1]`)}
+	tests := []struct {
+		name       string
+		params     any
+		wantParams string
+		answer     func(id ID) *Response
+		wantResult string
+		wantErr    *Error
+	}{
+		{
+			name:       "result",
+			params:     map[string]string{"q": "x"},
+			wantParams: `{"q":"x"}`,
+			answer:     func(id ID) *Response { return &Response{ID: id, Result: jsontext.Value(`{"a":1}`)} },
+			wantResult: `{"a":1}`,
+		},
+		{
+			name:   "nil params omitted",
+			answer: func(id ID) *Response { return &Response{ID: id, Result: jsontext.Value(`true`)} },
+			// wantParams empty: no params member
+			wantResult: `true`,
+		},
+		{
+			name:       "raw params",
+			params:     jsontext.Value(`[1,2]`),
+			wantParams: `[1,2]`,
+			answer:     func(id ID) *Response { return &Response{ID: id, Result: jsontext.Value(`null`)} },
+			wantResult: `null`,
+		},
+		{
+			name:    "peer error",
+			params:  []int{1},
+			answer:  func(id ID) *Response { return &Response{ID: id, Error: peerErr} },
+			wantErr: peerErr,
+			// params checked too
+			wantParams: `[1]`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, d, _ := newTestConn(t, nil, ConnOptions{})
+			type result struct {
+				v   jsontext.Value
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				v, err := c.Call(context.Background(), "peer/method", tt.params)
+				done <- result{v, err}
+			}()
+			req := d.recvRequest()
+			if req.Method != "peer/method" || !req.ID.IsValid() || string(req.Params) != tt.wantParams {
+				t.Fatalf("request = %+v (params %s)", req, req.Params)
+			}
+			if n, ok := req.ID.Int64(); !ok || n < 1 {
+				t.Fatalf("request id %v, want a positive integer", req.ID)
+			}
+			d.send(tt.answer(req.ID))
+			var res result
+			select {
+			case res = <-done:
+			case <-time.After(testTimeout):
+				t.Fatal("Call did not return")
+			}
+			if tt.wantErr != nil {
+				var e *Error
+				if !errors.As(res.err, &e) || e.Code != tt.wantErr.Code || e.Message != tt.wantErr.Message {
+					t.Fatalf("err = %v, want %v", res.err, tt.wantErr)
+				}
+				return
+			}
+			if res.err != nil || string(res.v) != tt.wantResult {
+				t.Fatalf("Call = %s, %v; want %s", res.v, res.err, tt.wantResult)
+			}
+		})
+	}
+}
+
+func TestConnCallMarshalError(t *testing.T) {
+	c, _, _ := newTestConn(t, nil, ConnOptions{})
+	if _, err := c.Call(context.Background(), "m", make(chan int)); err == nil {
+		t.Fatal("Call with unmarshalable params succeeded")
+	}
+	if err := c.Notify(context.Background(), "m", jsontext.Value(`{`)); !errors.Is(err, errInvalidRaw) {
+		t.Fatalf("Notify with invalid raw params = %v", err)
+	}
+	if got := c.Stats().PendingCalls; got != 0 {
+		t.Fatalf("PendingCalls = %d, want 0", got)
+	}
+}
+
+func TestConnUnknownResponseDropped(t *testing.T) {
+	c, d, _ := newTestConn(t, HandlerFunc(func(context.Context, *Request) (any, error) { return nil, nil }), ConnOptions{})
+	d.send(&Response{ID: Int64ID(12345), Result: jsontext.Value(`1`)})
+	d.send(&Response{ID: StringID("x"), Error: NewError(1, "x")})
+	d.call(Int64ID(1), "sync") // the responses above were processed before this
+	if got := c.Stats().DroppedResponses; got != 2 {
+		t.Fatalf("DroppedResponses = %d, want 2", got)
+	}
+}
+
+func TestConnCallContextCancelled(t *testing.T) {
+	type cancelled struct {
+		id     ID
+		method string
+		cause  error
+	}
+	hook := make(chan cancelled, 1)
+	cause := errors.New("user gave up")
+	opts := ConnOptions{OnCallCancelled: func(id ID, method string, c error) {
+		hook <- cancelled{id, method, c}
+	}}
+	c, d, _ := newTestConn(t, nil, opts)
+
+	ctx, cancel := context.WithCancelCause(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, "slow/thing", nil)
+		errc <- err
+	}()
+	req := d.recvRequest()
+	if got := c.Stats().PendingCalls; got != 1 {
+		t.Fatalf("PendingCalls = %d, want 1", got)
+	}
+	cancel(cause)
+	if err := waitErr(t, errc); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Call = %v, want context.Canceled", err)
+	}
+	got := <-hook
+	if got.id != req.ID || got.method != "slow/thing" || got.cause != cause {
+		t.Fatalf("OnCallCancelled(%v, %q, %v), want (%v, slow/thing, %v)", got.id, got.method, got.cause, req.ID, cause)
+	}
+	if n := c.Stats().PendingCalls; n != 0 {
+		t.Fatalf("PendingCalls = %d after cancel, want 0", n)
+	}
+	// A late answer is dropped and counted.
+	d.send(&Response{ID: req.ID, Result: jsontext.Value(`1`)})
+	d.call(Int64ID(1), "sync")
+	if n := c.Stats().DroppedResponses; n != 1 {
+		t.Fatalf("DroppedResponses = %d, want 1", n)
+	}
+}
+
+func TestConnCallDeadlineWithoutHook(t *testing.T) {
+	c, d, _ := newTestConn(t, nil, ConnOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, "m", nil)
+		errc <- err
+	}()
+	d.recvRequest()
+	if err := waitErr(t, errc); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Call = %v, want DeadlineExceeded", err)
+	}
+}
+
+// A handler waiting in Call for the peer must not hold its concurrency slot,
+// or a peer that sends another request before answering deadlocks us.
+func TestConnCallFromHandlerReleasesSlot(t *testing.T) {
+	var c *Conn
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.Method != "ask" {
+			return "quick", nil
+		}
+		v, err := c.Call(ctx, "question", nil)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
+	})
+	a, b := newPipe(16)
+	c = NewConn(a, h, ConnOptions{MaxConcurrent: 1})
+	done := runConn(t, context.Background(), c)
+	d := driver{t: t, pipeEnd: b}
+
+	d.send(&Request{ID: Int64ID(1), Method: "ask"})
+	q := d.recvRequest()
+	// Before answering, the peer sends another request, then the answer.
+	d.send(&Request{ID: Int64ID(2), Method: "other"})
+	if r := d.recvResponse(); r.ID != Int64ID(2) || string(r.Result) != `"quick"` {
+		t.Fatalf("got %+v, want the answer to request 2", r)
+	}
+	d.send(&Response{ID: q.ID, Result: jsontext.Value(`42`)})
+	if r := d.recvResponse(); r.ID != Int64ID(1) || string(r.Result) != `42` {
+		t.Fatalf("got %+v, want 42 for request 1", r)
+	}
+	assertNoSlotLeak(t, c, done)
+}
+
+// The slot is taken back after Call, so MaxConcurrent keeps bounding the
+// handler's remaining work.
+func TestConnCallFromHandlerRetakesSlot(t *testing.T) {
+	var c *Conn
+	afterCall := make(chan struct{})
+	finish := make(chan struct{})
+	otherStarted := make(chan struct{}, 1)
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.Method == "other" {
+			otherStarted <- struct{}{}
+			return nil, nil
+		}
+		if _, err := c.Call(ctx, "question", nil); err != nil {
+			return nil, err
+		}
+		close(afterCall)
+		<-finish
+		return nil, nil
+	})
+	a, b := newPipe(16)
+	c = NewConn(a, h, ConnOptions{MaxConcurrent: 1})
+	done := runConn(t, context.Background(), c)
+	d := driver{t: t, pipeEnd: b}
+
+	d.send(&Request{ID: Int64ID(1), Method: "ask"})
+	q := d.recvRequest()
+	d.send(&Response{ID: q.ID, Result: jsontext.Value(`1`)})
+	waitFor(t, afterCall, "Call to return in the handler")
+	d.send(&Request{ID: Int64ID(2), Method: "other"})
+	notYet(t, otherStarted, "second request while the first holds the slot again")
+	close(finish)
+	waitFor(t, otherStarted, "second request after the first finished")
+	d.recvResponse()
+	d.recvResponse()
+	assertNoSlotLeak(t, c, done)
+}
+
+func TestConnBidirectional(t *testing.T) {
+	a, b := newPipe(0)
+	var client, server *Conn
+	server = NewConn(a, HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		switch req.Method {
+		case "add":
+			var args [2]int
+			if err := json.Unmarshal(req.Params, &args); err != nil {
+				return nil, NewError(CodeInvalidParams, err.Error())
+			}
+			// Ask the client something while serving its request.
+			v, err := server.Call(ctx, "factor", nil)
+			if err != nil {
+				return nil, err
+			}
+			var f int
+			if err := json.Unmarshal(v, &f); err != nil {
+				return nil, err
+			}
+			return (args[0] + args[1]) * f, nil
+		}
+		return nil, NewError(CodeMethodNotFound, "no "+req.Method)
+	}), ConnOptions{})
+	client = NewConn(b, HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.Method == "factor" {
+			return 10, nil
+		}
+		return nil, NewError(CodeMethodNotFound, "no")
+	}), ConnOptions{})
+	runConn(t, context.Background(), server)
+	runConn(t, context.Background(), client)
+
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			v, err := client.Call(context.Background(), "add", [2]int{i, 1})
+			if err != nil {
+				t.Errorf("Call: %v", err)
+				return
+			}
+			if want := fmt.Sprint((i + 1) * 10); string(v) != want {
+				t.Errorf("add(%d,1) = %s, want %s", i, v, want)
+			}
+		})
+	}
+	wg.Wait()
+	_, err := client.Call(context.Background(), "nope", nil)
+	if !errors.Is(err, &Error{Code: CodeMethodNotFound}) {
+		t.Fatalf("unknown method: %v", err)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Read errors and lifecycle.
+
+func TestConnDecodeErrorAnswered(t *testing.T) {
+	c, d, _ := newTestConn(t, HandlerFunc(func(context.Context, *Request) (any, error) { return "ok", nil }), ConnOptions{})
+	bad := []*DecodeError{
+		{Code: CodeParseError, Msg: "parse error", Err: errors.New("unexpected EOF")},
+		{Code: CodeInvalidRequest, ID: Int64ID(5), Msg: "invalid request"},
+	}
+	// And one straight from the codec: a request whose method is a number.
+	_, err := Decode([]byte(`{"jsonrpc":"2.0","id":9,"method":1}`), Limits{})
+	var real *DecodeError
+	if !errors.As(err, &real) || real.ID != Int64ID(9) {
+		t.Fatalf("Decode = %v, want a *DecodeError with id 9", err)
+	}
+	bad = append(bad, real)
+	for _, de := range bad {
+		d.sendErr(fmt.Errorf("transport: %w", de)) // found with errors.As
+		r := d.recvResponse()
+		want := de.Response()
+		if r.ID != want.ID || errCode(t, r) != want.Error.Code {
+			t.Fatalf("answer = %v %+v, want %v %+v", r.ID, r.Error, want.ID, want.Error)
+		}
+	}
+	if r := d.call(Int64ID(1), "m"); string(r.Result) != `"ok"` {
+		t.Fatalf("not serving after decode errors: %+v", r)
+	}
+	if got := c.Stats().DecodeErrors; got != 3 {
+		t.Fatalf("DecodeErrors = %d, want 3", got)
+	}
+}
+
+func TestConnEOFDrainsInFlight(t *testing.T) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		close(started)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return "drained", nil
+	})
+	c, d, done := newTestConn(t, h, ConnOptions{})
+
+	d.send(&Request{ID: Int64ID(1), Method: "slow"})
+	waitFor(t, started, "handler start")
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := c.Call(context.Background(), "never/answered", nil)
+		callErr <- err
+	}()
+	d.recvRequest()
+
+	d.closeWrite() // peer is done sending: Run reads io.EOF
+
+	// Pending calls fail at once, while the handler is still running.
+	if err := waitErr(t, callErr); !errors.Is(err, ErrClosed) {
+		t.Fatalf("pending Call at EOF = %v, want ErrClosed", err)
+	}
+	runDone := make(chan struct{})
+	go func() {
+		err := <-done
+		if err != nil {
+			t.Errorf("Run = %v, want nil at EOF", err)
+		}
+		close(runDone)
+	}()
+	notYet(t, runDone, "Run returning before in-flight handlers finished")
+
+	close(release)
+	waitFor(t, runDone, "Run to return")
+	// The response was written before Run returned.
+	select {
+	case it := <-d.in:
+		r, ok := it.m.(*Response)
+		if !ok || r.ID != Int64ID(1) || string(r.Result) != `"drained"` {
+			t.Fatalf("got %+v, want the drained response", it.m)
+		}
+	default:
+		t.Fatal("response not written before Run returned")
+	}
+	// After Run, calls fail without writing.
+	if _, err := c.Call(context.Background(), "m", nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Call after Run = %v, want ErrClosed", err)
+	}
+	if len(d.in) != 0 {
+		t.Fatal("Call after Run wrote a request")
+	}
+}
+
+func TestConnEOFDrainTimeout(t *testing.T) {
+	started := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		close(started)
+		<-ctx.Done() // a long-lived request that ends only on cancellation
+		return "cancelled by drain timeout", nil
+	})
+	_, d, done := newTestConn(t, h, ConnOptions{DrainTimeout: 20 * time.Millisecond})
+	d.send(&Request{ID: Int64ID(1), Method: "subscribe"})
+	waitFor(t, started, "handler start")
+	d.closeWrite()
+	if err := waitErr(t, done); err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	// Handler contexts were cancelled, but the stream still took the answer.
+	if r := d.recvResponse(); string(r.Result) != `"cancelled by drain timeout"` {
+		t.Fatalf("response = %+v", r)
+	}
+}
+
+func TestConnErrNoResponse(t *testing.T) {
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		switch req.Method {
+		case "silent":
+			return "ignored", ErrNoResponse
+		case "silent-wrapped":
+			return nil, fmt.Errorf("subscription ended: %w", ErrNoResponse)
+		}
+		return "answered", nil
+	})
+	_, d, done := newTestConn(t, h, ConnOptions{})
+	d.send(&Request{ID: Int64ID(1), Method: "silent"})
+	d.send(&Request{ID: Int64ID(2), Method: "silent-wrapped"})
+	if r := d.call(Int64ID(3), "probe"); string(r.Result) != `"answered"` {
+		t.Fatalf("probe = %+v", r)
+	}
+	// Once Run has drained every handler, nothing else was written.
+	d.closeWrite()
+	if err := waitErr(t, done); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if n := len(d.in); n != 0 {
+		t.Fatalf("%d unexpected messages, first %+v", n, (<-d.in).m)
+	}
+}
+
+func TestConnRunContextCancelled(t *testing.T) {
+	started := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	a, b := newPipe(16)
+	c := NewConn(a, h, ConnOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := runConn(t, ctx, c)
+	d := driver{t: t, pipeEnd: b}
+
+	d.send(&Request{ID: Int64ID(1), Method: "wait"})
+	waitFor(t, started, "handler start")
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := c.Call(context.Background(), "m", nil)
+		callErr <- err
+	}()
+	d.recvRequest()
+
+	cancel()
+	if err := waitErr(t, done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v, want context.Canceled", err)
+	}
+	if err := waitErr(t, callErr); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Call = %v, want ErrClosed", err)
+	}
+	if n := c.Stats().InFlight; n != 0 {
+		t.Fatalf("InFlight = %d after Run returned", n)
+	}
+}
+
+func TestConnFatalReadError(t *testing.T) {
+	started := make(chan struct{})
+	cancelled := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		close(started)
+		<-ctx.Done()
+		close(cancelled)
+		return nil, ctx.Err()
+	})
+	c, d, done := newTestConn(t, h, ConnOptions{})
+	d.send(&Request{ID: Int64ID(1), Method: "wait"})
+	waitFor(t, started, "handler start")
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := c.Call(context.Background(), "m", nil)
+		callErr <- err
+	}()
+	d.recvRequest()
+
+	boom := errors.New("wire on fire")
+	d.sendErr(boom)
+	if err := waitErr(t, done); err != boom {
+		t.Fatalf("Run = %v, want %v", err, boom)
+	}
+	waitFor(t, cancelled, "handler cancellation")
+	err := waitErr(t, callErr)
+	if !errors.Is(err, ErrClosed) || !errors.Is(err, boom) {
+		t.Fatalf("Call = %v, want ErrClosed wrapping the read error", err)
+	}
+}
+
+func TestConnClose(t *testing.T) {
+	started := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		close(started)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	c, d, done := newTestConn(t, h, ConnOptions{})
+	d.send(&Request{ID: Int64ID(1), Method: "wait"})
+	waitFor(t, started, "handler start")
+	callErr := make(chan error, 1)
+	go func() {
+		_, err := c.Call(context.Background(), "m", nil)
+		callErr <- err
+	}()
+	d.recvRequest()
+
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+	if err := waitErr(t, done); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Run = %v, want ErrClosed", err)
+	}
+	if err := waitErr(t, callErr); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Call = %v, want ErrClosed", err)
+	}
+	if _, err := c.Call(context.Background(), "m", nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Call after Close = %v", err)
+	}
+	if err := c.Notify(context.Background(), "m", nil); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Notify after Close = %v", err)
+	}
+	if err := c.Run(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Run after Close = %v", err)
+	}
+}
+
+func TestConnCloseFromHandler(t *testing.T) {
+	var c *Conn
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		return nil, c.Close()
+	})
+	a, b := newPipe(16)
+	c = NewConn(a, h, ConnOptions{})
+	done := runConn(t, context.Background(), c)
+	driver{t: t, pipeEnd: b}.send(&Request{ID: Int64ID(1), Method: "shutdown"})
+	if err := waitErr(t, done); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Run = %v, want ErrClosed", err)
+	}
+}
+
+func TestConnRunTwice(t *testing.T) {
+	c, d, _ := newTestConn(t, nil, ConnOptions{})
+	d.call(Int64ID(1), "ping") // proves the first Run is active
+	err := c.Run(context.Background())
+	if err == nil || errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "more than once") {
+		t.Fatalf("second Run = %v", err)
+	}
+}
+
+func TestConnStats(t *testing.T) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		close(started)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, nil
+	})
+	c, d, _ := newTestConn(t, h, ConnOptions{})
+	d.send(&Request{ID: Int64ID(1), Method: "wait"})
+	waitFor(t, started, "handler start")
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, "m", nil)
+		errc <- err
+	}()
+	d.recvRequest()
+	if s := c.Stats(); s.InFlight != 1 || s.PendingCalls != 1 {
+		t.Fatalf("Stats = %+v, want 1 in flight and 1 pending", s)
+	}
+	cancel()
+	waitErr(t, errc)
+	close(release)
+	d.recvResponse()
+	if s := c.Stats(); s != (ConnStats{}) {
+		t.Fatalf("Stats = %+v, want zero", s)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Benchmarks.
+
+func newBenchPair(b *testing.B) (client *Conn, cleanup func()) {
+	sa, sb := newPipe(0)
+	server := NewConn(sa, HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		return jsontext.Value(`{"ok":true}`), nil
+	}), ConnOptions{})
+	client = NewConn(sb, nil, ConnOptions{})
+	var wg sync.WaitGroup
+	wg.Go(func() { server.Run(context.Background()) })
+	wg.Go(func() { client.Run(context.Background()) })
+	return client, func() {
+		client.Close()
+		server.Close()
+		wg.Wait()
+	}
+}
+
+func BenchmarkConnRoundTrip(b *testing.B) {
+	client, cleanup := newBenchPair(b)
+	defer cleanup()
+	ctx := context.Background()
+	params := jsontext.Value(`{"name":"x"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := client.Call(ctx, "tools/call", params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkConnRoundTripParallel(b *testing.B) {
+	client, cleanup := newBenchPair(b)
+	defer cleanup()
+	ctx := context.Background()
+	params := jsontext.Value(`{"name":"x"}`)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := client.Call(ctx, "tools/call", params); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

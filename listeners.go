@@ -1,0 +1,109 @@
+package pmcp
+
+import (
+	"slices"
+	"sync"
+)
+
+type listKind uint8
+
+const (
+	listTools listKind = iota
+	listPrompts
+	listResources
+	resourceUpdated
+)
+
+var listMethods = [...]string{
+	listTools:       NotificationToolsListChanged,
+	listPrompts:     NotificationPromptsListChanged,
+	listResources:   NotificationResourcesListChanged,
+	resourceUpdated: NotificationResourceUpdated,
+}
+
+// event is one list-changed or resource-updated occurrence.
+type event struct {
+	kind listKind
+	uri  string
+}
+
+// listener receives events for one legacy session or one modern
+// subscriptions/listen stream. Delivery never blocks the producer: the queue
+// is bounded and, when full, the newest event is dropped and counted.
+type listener struct {
+	accept func(ev event) bool
+	q      chan event
+}
+
+type listenerSet struct {
+	mu sync.RWMutex
+	m  map[*listener]struct{}
+}
+
+func (ls *listenerSet) add(l *listener) {
+	ls.mu.Lock()
+	if ls.m == nil {
+		ls.m = make(map[*listener]struct{})
+	}
+	ls.m[l] = struct{}{}
+	ls.mu.Unlock()
+}
+
+func (ls *listenerSet) remove(l *listener) {
+	ls.mu.Lock()
+	delete(ls.m, l)
+	ls.mu.Unlock()
+}
+
+func (ls *listenerSet) len() int {
+	ls.mu.RLock()
+	defer ls.mu.RUnlock()
+	return len(ls.m)
+}
+
+func (s *Server) newListener(accept func(event) bool) *listener {
+	n := s.opts.NotificationQueue
+	if n <= 0 {
+		n = DefaultNotificationQueue
+	}
+	return &listener{accept: accept, q: make(chan event, n)}
+}
+
+func (s *Server) broadcast(ev event) {
+	s.listeners.mu.RLock()
+	defer s.listeners.mu.RUnlock()
+	for l := range s.listeners.m {
+		if !l.accept(ev) {
+			continue
+		}
+		select {
+		case l.q <- ev:
+		default:
+			s.droppedNotifications.Add(1)
+		}
+	}
+}
+
+func (s *Server) notifyListChanged(k listKind) { s.broadcast(event{kind: k}) }
+
+// NotifyResourceUpdated tells subscribed clients (legacy resources/subscribe
+// and modern subscriptions/listen with resourceSubscriptions) that the
+// resource at uri changed.
+func (s *Server) NotifyResourceUpdated(uri string) { s.broadcast(event{kind: resourceUpdated, uri: uri}) }
+
+// filterAccept builds the acceptance test of a modern listen stream.
+func filterAccept(f *SubscriptionFilter) func(event) bool {
+	return func(ev event) bool {
+		switch ev.kind {
+		case listTools:
+			return f.ToolsListChanged
+		case listPrompts:
+			return f.PromptsListChanged
+		case listResources:
+			return f.ResourcesListChanged
+		case resourceUpdated:
+			return slices.Contains(f.ResourceSubscriptions, ev.uri)
+		}
+		return false
+	}
+}

@@ -1,0 +1,402 @@
+package pmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/jsonrpc"
+	"github.com/gopmcp/pmcp/reqstate"
+)
+
+// Bounds on client-supplied inputResponses (modern era). They are checked at
+// ingress, before any handler runs.
+const (
+	DefaultMaxInputResponses     = 64
+	DefaultMaxInputResponseBytes = 64 << 10
+	DefaultMaxInputTotalBytes    = 256 << 10
+	DefaultMaxInputDepth         = 32
+	// DefaultMaxInputRounds caps how many input_required rounds one request
+	// may go through before the server gives up with an error.
+	DefaultMaxInputRounds = 16
+)
+
+// InputResponses are the client's answers to a previous round's
+// inputRequests, keyed as the server keyed the requests. Every value came
+// off the wire: it is bounded and shape-checked (each is an elicitation,
+// sampling or roots result) but NOT validated against the schema the
+// handler asked for. Validate before acting on it.
+type InputResponses map[string]jsontext.Value
+
+// Elicit decodes the response under key as an elicitation result.
+func (r InputResponses) Elicit(key string) (*ElicitResult, bool) {
+	raw, ok := r[key]
+	if !ok {
+		return nil, false
+	}
+	var v ElicitResult
+	if Unmarshal(raw, &v) != nil || !validAction(v.Action) {
+		return nil, false
+	}
+	return &v, true
+}
+
+// Sample decodes the response under key as a sampling result.
+func (r InputResponses) Sample(key string) (*CreateMessageResult, bool) {
+	raw, ok := r[key]
+	if !ok {
+		return nil, false
+	}
+	var v CreateMessageResult
+	if Unmarshal(raw, &v) != nil || v.Content == nil {
+		return nil, false
+	}
+	return &v, true
+}
+
+// Roots decodes the response under key as a roots result.
+func (r InputResponses) Roots(key string) (*ListRootsResult, bool) {
+	raw, ok := r[key]
+	if !ok {
+		return nil, false
+	}
+	var v ListRootsResult
+	if Unmarshal(raw, &v) != nil || v.Roots == nil {
+		return nil, false
+	}
+	return &v, true
+}
+
+func validAction(a string) bool { return a == "accept" || a == "decline" || a == "cancel" }
+
+// InputRequiredError ends a modern-era call with an input_required result.
+// Handlers get one from RequireInput or from a Peer call that has no answer
+// yet, and should return it unchanged. errors.Is(err, ErrInputRequired)
+// holds for it.
+type InputRequiredError struct {
+	Requests     map[string]*InputRequest
+	Continuation jsontext.Value
+}
+
+// ErrInputRequired matches every *InputRequiredError under errors.Is.
+var ErrInputRequired = errors.New("pmcp: input required from the client")
+
+func (e *InputRequiredError) Error() string {
+	return "pmcp: input required from the client (" + strconv.Itoa(len(e.Requests)) + " requests)"
+}
+
+// Is makes errors.Is(err, ErrInputRequired) true.
+func (e *InputRequiredError) Is(target error) bool { return target == ErrInputRequired }
+
+// MissingCapabilityError reports that the request cannot proceed because the
+// client did not declare a capability. It becomes JSON-RPC error -32021
+// (MissingRequiredClientCapability) with data.requiredCapabilities.
+type MissingCapabilityError struct {
+	Required map[string]any
+}
+
+func (e *MissingCapabilityError) Error() string {
+	names := make([]string, 0, len(e.Required))
+	for k := range e.Required {
+		names = append(names, k)
+	}
+	return fmt.Sprintf("pmcp: client did not declare required capabilities %v", names)
+}
+
+// rpcError converts to the wire error.
+func (e *MissingCapabilityError) rpcError() *jsonrpc.Error {
+	data, _ := json.Marshal(map[string]any{"requiredCapabilities": e.Required}, json.Deterministic(true))
+	return &jsonrpc.Error{Code: jsonrpc.CodeMissingRequiredClientCapability, Message: "Missing required client capability", Data: data}
+}
+
+// mrtrIn is the multi-round-trip state of one modern request.
+type mrtrIn struct {
+	// From the wire / the verified token.
+	responses    InputResponses
+	answers      map[string]jsontext.Value // accumulated answers for auto keys
+	continuation jsontext.Value
+	round        uint8
+	verified     bool
+
+	// Produced by this run.
+	mu      sync.Mutex
+	seq     int
+	pending map[string]*InputRequest
+}
+
+// InputResponses returns the client's answers to the previous round's
+// inputRequests. Nil on a first call, in the legacy era, and when an
+// unknown-key or expired requestState made the server re-run the request as
+// a first call.
+func (e *RequestHandlerExtra) InputResponses() InputResponses {
+	if e.mrtr == nil || e.mrtr.responses == nil {
+		return nil
+	}
+	return e.mrtr.responses
+}
+
+// MRTRContinuation returns the handler-defined state sealed on the previous
+// round, after the server verified the requestState against this request's
+// principal, method and params. Server-minted, so trusted. Nil on a first
+// call, in the legacy era, and inside a re-run.
+func (e *RequestHandlerExtra) MRTRContinuation() jsontext.Value {
+	if e.mrtr == nil || !e.mrtr.verified {
+		return nil
+	}
+	return e.mrtr.continuation
+}
+
+// MRTRRound returns the round counter of the verified requestState: 0 for
+// the round the first continuation was minted in. False on a first call, in
+// the legacy era and inside a re-run.
+func (e *RequestHandlerExtra) MRTRRound() (uint8, bool) {
+	if e.mrtr == nil || !e.mrtr.verified {
+		return 0, false
+	}
+	return e.mrtr.round, true
+}
+
+// RequireInput ends this call with an input_required result asking the
+// client for reqs (keys are chosen by the handler and unique within the
+// request). continuation, if not nil, is marshaled, sealed into the
+// requestState and handed back by MRTRContinuation on the retry. Each
+// request must be of a kind the client declared (elicitation, sampling,
+// roots); otherwise a *MissingCapabilityError is returned instead. Only
+// tools/call, prompts/get and resources/read may ask for input, and only in
+// the modern era.
+func (e *RequestHandlerExtra) RequireInput(reqs map[string]*InputRequest, continuation any) error {
+	if e.Era() != EraModern || e.mrtr == nil {
+		return errors.New("pmcp: RequireInput is only available to modern-era tools/call, prompts/get and resources/read")
+	}
+	caps := e.ClientCapabilities()
+	for _, r := range reqs {
+		if err := checkInputCapability(caps, r); err != nil {
+			return err
+		}
+	}
+	var cont jsontext.Value
+	if continuation != nil {
+		b, err := Marshal(continuation)
+		if err != nil {
+			return fmt.Errorf("pmcp: marshal continuation: %w", err)
+		}
+		cont = b
+	}
+	return &InputRequiredError{Requests: reqs, Continuation: cont}
+}
+
+func checkInputCapability(caps *ClientCapabilities, r *InputRequest) error {
+	switch r.Method {
+	case MethodElicitationCreate:
+		mode := ""
+		if p, ok := r.Params.(*ElicitParams); ok {
+			mode = p.Mode
+		}
+		if caps == nil || caps.Elicitation == nil {
+			return &MissingCapabilityError{Required: map[string]any{"elicitation": map[string]any{}}}
+		}
+		if mode == "url" && !caps.Elicitation.SupportsURL() {
+			return &MissingCapabilityError{Required: map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}}
+		}
+	case MethodSamplingCreateMessage:
+		if caps == nil || caps.Sampling == nil {
+			return &MissingCapabilityError{Required: map[string]any{"sampling": map[string]any{}}}
+		}
+	case MethodRootsList:
+		if caps == nil || caps.Roots == nil {
+			return &MissingCapabilityError{Required: map[string]any{"roots": map[string]any{}}}
+		}
+	default:
+		return fmt.Errorf("pmcp: %q cannot be an input request", r.Method)
+	}
+	return nil
+}
+
+// mrtrPeer is the modern-era Peer: answers come from inputResponses (and
+// answers accumulated in the requestState); a missing answer ends the call
+// with input_required.
+type mrtrPeer struct {
+	extra  *RequestHandlerExtra
+	notify func(ctx context.Context, method string, params any) error
+}
+
+func (p *mrtrPeer) ask(method string, params any) (jsontext.Value, error) {
+	in := p.extra.mrtr
+	req := &InputRequest{Method: method, Params: params}
+	if err := checkInputCapability(p.extra.ClientCapabilities(), req); err != nil {
+		return nil, err
+	}
+	in.mu.Lock()
+	in.seq++
+	key := autoKeyPrefix + strconv.Itoa(in.seq)
+	if raw, ok := in.answers[key]; ok {
+		in.mu.Unlock()
+		return raw, nil
+	}
+	if in.pending == nil {
+		in.pending = make(map[string]*InputRequest)
+	}
+	in.pending[key] = req
+	reqs := maps.Clone(in.pending)
+	in.mu.Unlock()
+	return nil, &InputRequiredError{Requests: reqs}
+}
+
+const autoKeyPrefix = "pmcp-input-"
+
+func (p *mrtrPeer) Sample(ctx context.Context, params *CreateMessageParams) (*CreateMessageResult, error) {
+	raw, err := p.ask(MethodSamplingCreateMessage, params)
+	if err != nil {
+		return nil, err
+	}
+	var v CreateMessageResult
+	if err := Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("pmcp: client's sampling answer: %w", err)
+	}
+	return &v, nil
+}
+
+func (p *mrtrPeer) ListRoots(ctx context.Context) (*ListRootsResult, error) {
+	raw, err := p.ask(MethodRootsList, &ListRootsParams{})
+	if err != nil {
+		return nil, err
+	}
+	var v ListRootsResult
+	if err := Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("pmcp: client's roots answer: %w", err)
+	}
+	return &v, nil
+}
+
+func (p *mrtrPeer) Elicit(ctx context.Context, params *ElicitParams) (*ElicitResult, error) {
+	raw, err := p.ask(MethodElicitationCreate, params)
+	if err != nil {
+		return nil, err
+	}
+	var v ElicitResult
+	if err := Unmarshal(raw, &v); err != nil || !validAction(v.Action) {
+		return nil, fmt.Errorf("pmcp: client's elicitation answer is malformed")
+	}
+	return &v, nil
+}
+
+func (p *mrtrPeer) NotifyProgress(ctx context.Context, params *ProgressParams) error {
+	if p.notify == nil {
+		return nil
+	}
+	return p.notify(ctx, NotificationProgress, params)
+}
+
+// parseInputResponses bounds and shape-checks the inputResponses member.
+// A null or absent member yields nil.
+func parseInputResponses(raw jsontext.Value) (InputResponses, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if len(raw) > DefaultMaxInputTotalBytes {
+		return nil, invalidParams("inputResponses exceeds %d bytes", DefaultMaxInputTotalBytes)
+	}
+	if d := jsonDepth(raw); d > DefaultMaxInputDepth+1 {
+		return nil, invalidParams("inputResponses nests deeper than %d", DefaultMaxInputDepth)
+	}
+	var m map[string]jsontext.Value
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, invalidParams("inputResponses must be an object of results: %v", err)
+	}
+	if len(m) > DefaultMaxInputResponses {
+		return nil, invalidParams("inputResponses has more than %d entries", DefaultMaxInputResponses)
+	}
+	for k, v := range m {
+		if len(v) > DefaultMaxInputResponseBytes {
+			return nil, invalidParams("inputResponses[%q] exceeds %d bytes", k, DefaultMaxInputResponseBytes)
+		}
+		if !validInputResponseShape(v) {
+			return nil, invalidParams("inputResponses[%q] is not an elicitation, sampling or roots result", k)
+		}
+	}
+	return InputResponses(m), nil
+}
+
+func validInputResponseShape(v jsontext.Value) bool {
+	if v.Kind() != '{' {
+		return false
+	}
+	var probe struct {
+		Action  *string          `json:"action"`
+		Role    *string          `json:"role"`
+		Content jsontext.Value   `json:"content"`
+		Model   *string          `json:"model"`
+		Roots   []jsontext.Value `json:"roots"`
+	}
+	if json.Unmarshal(v, &probe) != nil {
+		return false
+	}
+	switch {
+	case probe.Action != nil:
+		return validAction(*probe.Action)
+	case probe.Role != nil:
+		return len(probe.Content) > 0 && probe.Model != nil
+	case probe.Roots != nil:
+		return true
+	}
+	return false
+}
+
+// jsonDepth returns the maximum nesting depth of a JSON text.
+func jsonDepth(b []byte) int {
+	depth, max := 0, 0
+	inStr, esc := false, false
+	for _, c := range b {
+		switch {
+		case inStr:
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > max {
+				max = depth
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return max
+}
+
+func invalidParams(format string, args ...any) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+// canonicalJSON re-encodes a JSON value deterministically (sorted keys), so
+// that a retry whose client re-serialised the params still binds.
+func canonicalJSON(raw jsontext.Value) []byte {
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// mrtrBinding computes what a requestState is bound to.
+func mrtrBinding(principal, method string, parts ...[]byte) reqstate.Binding {
+	return reqstate.Binding{Principal: principal, Method: method, ParamsDigest: reqstate.DigestParams(parts...)}
+}

@@ -1,0 +1,84 @@
+package pmcp
+
+import (
+	"context"
+
+	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// Serve serves one stream connection (stdio, an in-memory pipe, any
+// jsonrpc.Stream) until the peer closes it or ctx is cancelled.
+//
+// The era is decided per request: a request whose params carry modern
+// _meta (protocolVersion, clientCapabilities) is served statelessly under
+// 2026-07-28; otherwise the connection speaks the legacy protocol, which
+// starts with initialize. Requests run concurrently, bounded by
+// ServerOptions.MaxConcurrentRequests. When the peer closes its side,
+// requests in flight finish and their replies are written before Serve
+// returns. Serve closes st before it returns.
+func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
+	ss := &session{}
+	var conn *jsonrpc.Conn
+	h := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.IsNotification() {
+			s.onNotification(ctx, conn, ss, req)
+			return nil, nil
+		}
+		env := &requestEnv{session: ss, notify: conn.Notify, call: conn.Call, listenSend: conn.Notify, streamDone: conn.ReadDone()}
+		res, err := s.handle(ctx, req, env)
+		if err == errListenEnded {
+			return nil, jsonrpc.ErrNoResponse
+		}
+		return res, err
+	})
+	conn = jsonrpc.NewConn(st, h, jsonrpc.ConnOptions{MaxConcurrent: s.opts.MaxConcurrentRequests, Logger: s.logger})
+
+	// Legacy list-changed and resource-updated notifications for this
+	// connection, written by one pump goroutine owned by Serve.
+	l := s.newListener(ss.accept)
+	s.listeners.add(l)
+	pumpCtx, stopPump := context.WithCancel(ctx)
+	pumpDone := make(chan struct{})
+	go func() {
+		defer close(pumpDone)
+		for {
+			select {
+			case <-pumpCtx.Done():
+				return
+			case ev := <-l.q:
+				var params any = struct{}{}
+				if ev.kind == resourceUpdated {
+					params = &ResourceUpdatedParams{URI: ev.uri}
+				}
+				_ = conn.Notify(pumpCtx, listMethods[ev.kind], params)
+			}
+		}
+	}()
+	err := conn.Run(ctx)
+	_ = conn.Close()
+	s.listeners.remove(l)
+	stopPump()
+	<-pumpDone
+	return err
+}
+
+// onNotification handles client notifications. It runs inline on the read
+// loop, so it must stay quick.
+func (s *Server) onNotification(ctx context.Context, conn *jsonrpc.Conn, ss *session, req *jsonrpc.Request) {
+	switch req.Method {
+	case NotificationCancelled:
+		var p struct {
+			RequestID jsonrpc.ID `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil && p.RequestID.IsValid() {
+			conn.CancelIncoming(p.RequestID)
+		}
+	case NotificationRootsListChanged:
+		if s.opts.RootsListChanged != nil {
+			s.opts.RootsListChanged(ctx)
+		}
+	}
+	// notifications/initialized and notifications/progress need no action:
+	// requests are accepted as soon as initialize has been answered.
+}

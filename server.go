@@ -1,0 +1,291 @@
+package pmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gopmcp/pmcp/reqstate"
+	"github.com/yosida95/uritemplate/v3"
+)
+
+// Defaults for ServerOptions.
+const (
+	DefaultPageSize           = 100
+	DefaultPeerRequestTimeout = 60 * time.Second
+	// DefaultProgressRate is the sustained number of progress notifications
+	// per second a request may send; DefaultProgressBurst updates may go out
+	// back to back. A final update (progress >= total) always goes out.
+	DefaultProgressRate  = 10
+	DefaultProgressBurst = 10
+	// DefaultNotificationQueue is the capacity of the per-listener queue of
+	// list-changed and resource-updated notifications. When it is full the
+	// newest notification is dropped and counted (see Server.Stats).
+	DefaultNotificationQueue = 64
+)
+
+// ServerOptions configures a Server. The zero value works; each field says
+// what its zero value means.
+type ServerOptions struct {
+	// Name and Version identify the server (serverInfo). Empty Name means
+	// "pmcp-server", empty Version means "0.0.0".
+	Name, Version string
+	// Title is an optional display name.
+	Title string
+	// Instructions is sent in the initialize and server/discover results.
+	Instructions string
+	// PageSize is how many items a list page holds. Zero means
+	// DefaultPageSize.
+	PageSize int
+	// PeerRequestTimeout bounds each server-to-client request (legacy era).
+	// Zero means DefaultPeerRequestTimeout; negative disables.
+	PeerRequestTimeout time.Duration
+	// RequestStateKeys seal the modern-era requestState. Keys[0] seals, all
+	// keys verify. Empty means one random key per Server: fine for a single
+	// process, but replicas behind a load balancer must share keys.
+	RequestStateKeys []reqstate.Key
+	// RequestStateTTL is how long a requestState stays valid. Zero means
+	// reqstate.DefaultTTL (5 minutes).
+	RequestStateTTL time.Duration
+	// MaxInputRounds caps multi-round-trip rounds per request. Zero means
+	// DefaultMaxInputRounds.
+	MaxInputRounds int
+	// CacheTTL is the ttlMs hint put on cacheable modern results. Zero
+	// means 0 ms (immediately stale).
+	CacheTTL time.Duration
+	// Completion answers completion/complete. Nil means every request gets
+	// an empty list of values.
+	Completion CompletionHandler
+	// Logger receives the server's own diagnostics (panics, dropped
+	// notifications). Nil means slog.Default's handler is not used: logs are
+	// discarded.
+	Logger *slog.Logger
+	// RootsListChanged is called when a legacy client reports that its roots
+	// changed. Nil means the notification is ignored.
+	RootsListChanged func(ctx context.Context)
+	// MaxConcurrentRequests bounds requests served at once per stream
+	// connection. Zero means jsonrpc.DefaultMaxConcurrent; negative disables.
+	MaxConcurrentRequests int
+	// NotificationQueue is the per-listener queue capacity. Zero means
+	// DefaultNotificationQueue.
+	NotificationQueue int
+}
+
+// CompletionHandler answers completion/complete.
+type CompletionHandler func(ctx context.Context, extra *RequestHandlerExtra, p *CompleteParams) (*CompleteResult, error)
+
+// Server is an MCP server that speaks both protocol eras. Register tools,
+// resources and prompts, then serve it over any transport (Serve for a
+// stream such as stdio or an in-memory pipe). A Server is safe for
+// concurrent use; registration may happen while it serves, and clients are
+// told through list_changed notifications.
+type Server struct {
+	opts   ServerOptions
+	info   Implementation
+	logger *slog.Logger
+	sealer *reqstate.Sealer
+
+	mu        sync.Mutex // guards writes to the registries below
+	tools     registry[*serverTool]
+	resources registry[*serverResource]
+	templates registry[*serverTemplate]
+	prompts   registry[*serverPrompt]
+
+	listeners listenerSet
+
+	droppedNotifications atomic.Uint64
+}
+
+// NewServer returns a Server. It fails only when opts are inconsistent
+// (for example malformed request-state keys).
+func NewServer(opts ServerOptions) (*Server, error) {
+	s := &Server{opts: opts}
+	s.info = Implementation{Name: opts.Name, Version: opts.Version, Title: opts.Title}
+	if s.info.Name == "" {
+		s.info.Name = "pmcp-server"
+	}
+	if s.info.Version == "" {
+		s.info.Version = "0.0.0"
+	}
+	s.logger = opts.Logger
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	sealer, err := reqstate.New(reqstate.Options{Keys: opts.RequestStateKeys, TTL: opts.RequestStateTTL})
+	if err != nil {
+		return nil, fmt.Errorf("pmcp: request-state keys: %w", err)
+	}
+	s.sealer = sealer
+	return s, nil
+}
+
+// Stats are counters operators can watch.
+type ServerStats struct {
+	// DroppedNotifications counts list-changed/resource-updated
+	// notifications dropped because a listener's queue was full.
+	DroppedNotifications uint64
+	// Listeners is the number of live notification listeners.
+	Listeners int
+}
+
+// Stats returns a snapshot of the server's counters.
+func (s *Server) Stats() ServerStats {
+	return ServerStats{DroppedNotifications: s.droppedNotifications.Load(), Listeners: s.listeners.len()}
+}
+
+func (s *Server) pageSize() int {
+	if s.opts.PageSize > 0 {
+		return s.opts.PageSize
+	}
+	return DefaultPageSize
+}
+
+func (s *Server) maxRounds() int {
+	if s.opts.MaxInputRounds > 0 {
+		return s.opts.MaxInputRounds
+	}
+	return DefaultMaxInputRounds
+}
+
+func (s *Server) peerTimeout() time.Duration {
+	if s.opts.PeerRequestTimeout == 0 {
+		return DefaultPeerRequestTimeout
+	}
+	return s.opts.PeerRequestTimeout
+}
+
+// capabilities reports what the server declares now.
+func (s *Server) capabilities() ServerCapabilities {
+	c := ServerCapabilities{
+		Logging:     Object{},
+		Completions: Object{},
+	}
+	if s.tools.len() > 0 {
+		c.Tools = &ListChangedCapability{ListChanged: true}
+	}
+	if s.prompts.len() > 0 {
+		c.Prompts = &ListChangedCapability{ListChanged: true}
+	}
+	if s.resources.len() > 0 || s.templates.len() > 0 {
+		c.Resources = &ResourcesCapability{Subscribe: true, ListChanged: true}
+	}
+	return c
+}
+
+// registry is a name-keyed set with a sorted, copy-on-write snapshot so
+// readers on the request path never lock.
+type registry[T any] struct {
+	snap atomic.Pointer[regSnap[T]]
+}
+
+type regSnap[T any] struct {
+	byKey map[string]T
+	keys  []string // sorted
+}
+
+func (r *registry[T]) load() *regSnap[T] {
+	if p := r.snap.Load(); p != nil {
+		return p
+	}
+	return &regSnap[T]{}
+}
+
+func (r *registry[T]) get(k string) (T, bool) {
+	v, ok := r.load().byKey[k]
+	return v, ok
+}
+
+func (r *registry[T]) len() int { return len(r.load().keys) }
+
+// put and remove must be called with Server.mu held.
+func (r *registry[T]) put(k string, v T) {
+	old := r.load()
+	n := &regSnap[T]{byKey: make(map[string]T, len(old.byKey)+1)}
+	for kk, vv := range old.byKey {
+		n.byKey[kk] = vv
+	}
+	n.byKey[k] = v
+	n.keys = make([]string, 0, len(n.byKey))
+	for kk := range n.byKey {
+		n.keys = append(n.keys, kk)
+	}
+	slices.Sort(n.keys)
+	r.snap.Store(n)
+}
+
+func (r *registry[T]) remove(ks ...string) int {
+	old := r.load()
+	n := &regSnap[T]{byKey: make(map[string]T, len(old.byKey))}
+	removed := 0
+	for kk, vv := range old.byKey {
+		if slices.Contains(ks, kk) {
+			removed++
+			continue
+		}
+		n.byKey[kk] = vv
+	}
+	if removed == 0 {
+		return 0
+	}
+	n.keys = make([]string, 0, len(n.byKey))
+	for kk := range n.byKey {
+		n.keys = append(n.keys, kk)
+	}
+	slices.Sort(n.keys)
+	r.snap.Store(n)
+	return removed
+}
+
+// page returns the items after cursor (exclusive), at most size of them, and
+// the cursor of the next page ("" when done). Cursors are opaque: the
+// base64 of the last key served.
+func (r *registry[T]) page(cursor string, size int) ([]T, string, error) {
+	snap := r.load()
+	start := 0
+	if cursor != "" {
+		after, err := decodeCursor(cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		start, _ = slices.BinarySearch(snap.keys, after)
+		if start < len(snap.keys) && snap.keys[start] == after {
+			start++
+		}
+	}
+	end := min(start+size, len(snap.keys))
+	out := make([]T, 0, end-start)
+	for _, k := range snap.keys[start:end] {
+		out = append(out, snap.byKey[k])
+	}
+	next := ""
+	if end < len(snap.keys) {
+		next = encodeCursor(snap.keys[end-1])
+	}
+	return out, next, nil
+}
+
+// ErrInvalidRegistration is wrapped by every registration error.
+var ErrInvalidRegistration = errors.New("pmcp: invalid registration")
+
+func regErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidRegistration, fmt.Sprintf(format, args...))
+}
+
+// validToolName checks the SHOULD of the spec: 1-128 characters of
+// [A-Za-z0-9_.-].
+func validToolName(n string) bool {
+	if n == "" || len(n) > 128 {
+		return false
+	}
+	return strings.IndexFunc(n, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
+	}) < 0
+}
+
+var _ = uritemplate.New

@@ -1,0 +1,64 @@
+package pmcp
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// session is the legacy-era state of one connection (a stdio or in-memory
+// stream, or one HTTP session): what the initialize handshake negotiated,
+// the level set by logging/setLevel and the resource subscriptions. Reads on
+// the request path are lock-free.
+type session struct {
+	id       string
+	hs       atomic.Pointer[handshake]
+	logLevel atomic.Uint32 // LoggingLevel; LevelUnset until setLevel
+
+	mu   sync.Mutex
+	subs []string // subscribed resource URIs
+}
+
+// handshake is immutable once stored.
+type handshake struct {
+	pc *ProtocolContext
+}
+
+func (ss *session) protocol() *ProtocolContext {
+	if h := ss.hs.Load(); h != nil {
+		return h.pc
+	}
+	return nil
+}
+
+func (ss *session) subscribe(uri string) {
+	ss.mu.Lock()
+	if !slices.Contains(ss.subs, uri) {
+		ss.subs = append(ss.subs, uri)
+	}
+	ss.mu.Unlock()
+}
+
+func (ss *session) unsubscribe(uri string) {
+	ss.mu.Lock()
+	ss.subs = slices.DeleteFunc(ss.subs, func(u string) bool { return u == uri })
+	ss.mu.Unlock()
+}
+
+func (ss *session) subscribed(uri string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return slices.Contains(ss.subs, uri)
+}
+
+// accept is the legacy listener filter: list changes go to every
+// initialized session, resource updates to subscribers.
+func (ss *session) accept(ev event) bool {
+	if ss.hs.Load() == nil {
+		return false
+	}
+	if ev.kind == resourceUpdated {
+		return ss.subscribed(ev.uri)
+	}
+	return true
+}

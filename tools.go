@@ -1,0 +1,216 @@
+package pmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/schema"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// ToolHandler serves tools/call for a raw tool. Arguments arrive already
+// validated against the tool's input schema.
+type ToolHandler func(ctx context.Context, extra *RequestHandlerExtra, p *CallToolParams) (*CallToolResult, error)
+
+// TypedToolHandler serves a typed tool: In is decoded from the validated
+// arguments; Out becomes structuredContent (checked against the inferred
+// output schema) plus a JSON text block.
+//
+// An error return becomes a result with isError:true whose text is the
+// error message, so the model can correct itself. Protocol errors pass
+// through instead: a *jsonrpc.Error, an *InputRequiredError (modern-era
+// input request) and a *MissingCapabilityError.
+type TypedToolHandler[In, Out any] func(ctx context.Context, extra *RequestHandlerExtra, in In) (Out, error)
+
+type serverTool struct {
+	tool    *Tool
+	input   *schema.Compiled
+	output  *schema.Compiled
+	handler ToolHandler
+}
+
+// AddRawTool registers a tool whose InputSchema (and optional OutputSchema)
+// are supplied as JSON by the caller and emitted verbatim. Arguments are
+// validated against InputSchema before h runs. A tool with the same name is
+// replaced. Clients are told through notifications/tools/list_changed.
+func (s *Server) AddRawTool(t *Tool, h ToolHandler) error {
+	if t == nil || h == nil {
+		return regErr("nil tool or handler")
+	}
+	if !validToolName(t.Name) {
+		return regErr("tool name %q must be 1-128 characters of [A-Za-z0-9_.-]", t.Name)
+	}
+	if len(t.InputSchema) == 0 {
+		return regErr("tool %q has no input schema", t.Name)
+	}
+	in, err := schema.Compile(t.InputSchema, schema.CompileOptions{})
+	if err != nil {
+		return regErr("tool %q input schema: %v", t.Name, err)
+	}
+	st := &serverTool{tool: t, input: in, handler: h}
+	if len(t.OutputSchema) > 0 {
+		out, err := schema.Compile(t.OutputSchema, schema.CompileOptions{})
+		if err != nil {
+			return regErr("tool %q output schema: %v", t.Name, err)
+		}
+		st.output = out
+	}
+	s.putTool(st)
+	return nil
+}
+
+// AddTool registers a typed tool. The input schema is inferred from In (it
+// must be a struct, a map or any) and the output schema from Out when Out is
+// a struct or a pointer to one; both are inferred once, here. If t already
+// carries an InputSchema it is used (verbatim) instead of the inferred one.
+func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error {
+	if t == nil || h == nil {
+		return regErr("nil tool or handler")
+	}
+	tool := *t
+	var in *schema.Compiled
+	var err error
+	if len(tool.InputSchema) > 0 {
+		in, err = schema.Compile(tool.InputSchema, schema.CompileOptions{})
+	} else {
+		in, err = schema.For[In](schema.ForOptions{})
+	}
+	if err != nil {
+		return regErr("tool %q input schema: %v", tool.Name, err)
+	}
+	tool.InputSchema = in.JSON()
+	var out *schema.Compiled
+	if isStructType(reflect.TypeFor[Out]()) {
+		if len(tool.OutputSchema) > 0 {
+			out, err = schema.Compile(tool.OutputSchema, schema.CompileOptions{})
+		} else {
+			out, err = schema.For[Out](schema.ForOptions{})
+		}
+		if err != nil {
+			return regErr("tool %q output schema: %v", tool.Name, err)
+		}
+		tool.OutputSchema = out.JSON()
+	}
+	if !validToolName(tool.Name) {
+		return regErr("tool name %q must be 1-128 characters of [A-Za-z0-9_.-]", tool.Name)
+	}
+	raw := func(ctx context.Context, extra *RequestHandlerExtra, p *CallToolParams) (*CallToolResult, error) {
+		var v In
+		args := p.Arguments
+		if len(args) == 0 || string(args) == "null" {
+			args = jsontext.Value("{}")
+		}
+		if err := json.Unmarshal(args, &v); err != nil {
+			return toolError(fmt.Sprintf("invalid arguments for tool %q: %v", p.Name, err)), nil
+		}
+		res, err := h(ctx, extra, v)
+		if err != nil {
+			return nil, err
+		}
+		return typedResult(res, out)
+	}
+	st := &serverTool{tool: &tool, input: in, output: out, handler: raw}
+	s.putTool(st)
+	return nil
+}
+
+func isStructType(t reflect.Type) bool {
+	if t == nil {
+		return false
+	}
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct
+}
+
+// typedResult builds the CallToolResult of a typed tool.
+func typedResult(v any, out *schema.Compiled) (*CallToolResult, error) {
+	switch r := v.(type) {
+	case *CallToolResult:
+		return r, nil
+	case string:
+		return &CallToolResult{Content: []Content{Text(r)}}, nil
+	case nil:
+		return &CallToolResult{Content: []Content{}}, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("pmcp: marshal tool output: %w", err)
+	}
+	res := &CallToolResult{Content: []Content{Text(string(b))}}
+	if out != nil {
+		if err := out.ValidateJSON(b); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tool output does not match its output schema: " + err.Error()}
+		}
+		res.StructuredContent = jsontext.Value(b)
+	}
+	return res, nil
+}
+
+func toolError(msg string) *CallToolResult {
+	return &CallToolResult{Content: []Content{Text(msg)}, IsError: true}
+}
+
+func (s *Server) putTool(st *serverTool) {
+	s.mu.Lock()
+	s.tools.put(st.tool.Name, st)
+	s.mu.Unlock()
+	s.notifyListChanged(listTools)
+}
+
+// RemoveTools unregisters tools by name and reports how many were removed.
+func (s *Server) RemoveTools(names ...string) int {
+	s.mu.Lock()
+	n := s.tools.remove(names...)
+	s.mu.Unlock()
+	if n > 0 {
+		s.notifyListChanged(listTools)
+	}
+	return n
+}
+
+// callTool runs tools/call.
+func (s *Server) callTool(ctx context.Context, extra *RequestHandlerExtra, p *CallToolParams) (Result, error) {
+	st, ok := s.tools.get(p.Name)
+	if !ok {
+		return nil, invalidParams("unknown tool %q", p.Name)
+	}
+	args := p.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = jsontext.Value("{}")
+	}
+	if args.Kind() != '{' {
+		return nil, invalidParams("tools/call arguments must be an object")
+	}
+	if err := st.input.ValidateJSON(args); err != nil {
+		return toolError(fmt.Sprintf("invalid arguments for tool %q: %v", p.Name, err)), nil
+	}
+	res, err := st.handler(ctx, extra, p)
+	if err != nil {
+		if isProtocolError(err) {
+			return nil, err
+		}
+		return toolError(err.Error()), nil
+	}
+	if res == nil {
+		res = &CallToolResult{}
+	}
+	if res.Content == nil {
+		res.Content = []Content{}
+	}
+	return res, nil
+}
+
+// isProtocolError reports errors that must reach the client as JSON-RPC
+// errors (or input_required results) rather than isError tool results.
+func isProtocolError(err error) bool {
+	var re *jsonrpc.Error
+	var ir *InputRequiredError
+	var mc *MissingCapabilityError
+	return errors.As(err, &re) || errors.As(err, &ir) || errors.As(err, &mc)
+}
