@@ -177,8 +177,13 @@ func analyze(doc any, d draft, lim Limits) (*graph, error) {
 	if err := g.checkCycles(); err != nil {
 		return nil, err
 	}
-	if c := g.root.closure; c > float64(lim.MaxValidationCost) {
-		return nil, limitErrorf("schema is too complex: validating a single value could take %.3g units of work (the limit is %d)", c, lim.MaxValidationCost)
+	// A subschema whose evaluation on a single value exceeds the budget
+	// makes every instance that reaches it fail; such schemas are not
+	// useful, and are a sign of a deliberately exponential construction.
+	for _, n := range g.nodes {
+		if n.closure > float64(lim.MaxValidationCost) {
+			return nil, limitErrorf("schema at %s is too complex: validating a single value against it could take %.3g units of work (the limit is %d)", displayPointer(n.path), n.closure, lim.MaxValidationCost)
+		}
 	}
 	return g, nil
 }
@@ -461,7 +466,7 @@ func programSizeOf(p string) float64 {
 		}
 		switch re.Op {
 		case syntax.OpLiteral:
-			return float64(len(re.Rune)) + 1
+			return float64(len(re.Rune))
 		case syntax.OpRepeat:
 			count := re.Max
 			if count < 0 {

@@ -139,7 +139,7 @@ func Compile(raw []byte, opts CompileOptions) (*Compiled, error) {
 	}
 
 	return &Compiled{
-		raw:      raw,
+		raw:      slices.Clone(raw),
 		label:    cmpOr(opts.Label, "value"),
 		limits:   lim,
 		schema:   s,

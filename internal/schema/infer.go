@@ -149,8 +149,8 @@ func (in *inspector) walk(t reflect.Type, where string) error {
 		return in.walk(t.Elem(), where+"[]")
 	case reflect.Struct:
 		for _, f := range reflect.VisibleFields(t) {
-			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name == "-" && opts == "" {
+			name, opts, hasOpts := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" && !hasOpts {
 				continue
 			}
 			fwhere := where + "." + f.Name
@@ -179,14 +179,19 @@ func (in *inspector) walk(t reflect.Type, where string) error {
 			if !f.IsExported() {
 				continue
 			}
-			if strings.HasPrefix(name, "'") {
+			if strings.ContainsAny(name, "'\"\\`") {
 				return fmt.Errorf("%s: quoted JSON names are not supported by schema inference", fwhere)
 			}
-			for opt := range strings.SplitSeq(opts, ",") {
-				switch {
-				case opt == "", opt == "omitempty", opt == "omitzero", strings.HasPrefix(opt, "case:"):
-				default:
-					return fmt.Errorf("%s: json tag option %q is not supported by schema inference (it changes the JSON representation); describe the type with ForOptions.TypeSchemas or use a raw schema", fwhere, opt)
+			if hasOpts {
+				for opt := range strings.SplitSeq(opts, ",") {
+					switch {
+					case opt == "":
+						return fmt.Errorf("%s: malformed json tag %q (json v2 rejects empty options)", fwhere, f.Tag.Get("json"))
+					case opt == "string", opt == "embed", strings.HasPrefix(opt, "format"):
+						return fmt.Errorf("%s: json tag option %q is not supported by schema inference (it changes the JSON representation); describe the type with ForOptions.TypeSchemas or use a raw schema", fwhere, opt)
+					}
+					// omitempty, omitzero and case:... are understood;
+					// json v2 ignores unknown options, and so do we.
 				}
 			}
 			if err := in.walk(f.Type, fwhere); err != nil {

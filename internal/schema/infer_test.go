@@ -38,7 +38,7 @@ type person struct {
 	IP       netip.Addr         `json:"ip,omitzero"`
 	Big      *big.Int           `json:"big,omitempty"`
 	Ignored  string             `json:"-"`
-	Dash     string             `json:"-,"`
+	Dash     string             `json:"-,omitempty"`
 	Untagged bool
 	private  int
 }
@@ -128,10 +128,10 @@ func TestForPersonProperties(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Type                 string                     `json:"type"`
+		Type                 string                    `json:"type"`
 		Properties           map[string]jsontext.Value `json:"properties"`
-		Required             []string                   `json:"required"`
-		AdditionalProperties bool                       `json:"additionalProperties"`
+		Required             []string                  `json:"required"`
+		AdditionalProperties bool                      `json:"additionalProperties"`
 	}
 	if err := json.Unmarshal(c.JSON(), &got); err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestForPersonProperties(t *testing.T) {
 			t.Errorf("property %q = %s, want %s", name, g, want)
 		}
 	}
-	wantRequired := []string{"name", "nick", "home", "born", "pair", "-", "Untagged"}
+	wantRequired := []string{"name", "nick", "home", "born", "pair", "Untagged"}
 	if !reflect.DeepEqual(got.Required, wantRequired) {
 		t.Errorf("required = %q, want %q", got.Required, wantRequired)
 	}
@@ -248,6 +248,11 @@ func TestForRejects(t *testing.T) {
 		{"recursive", func() (*Compiled, error) { return For[recursive](ForOptions{}) }, "cycle"},
 		{"custom marshaler", func() (*Compiled, error) { return For[struct{ V customJSON }](ForOptions{}) }, "has a MarshalJSON method"},
 		{"nil type", func() (*Compiled, error) { return ForType(nil, ForOptions{}) }, "nil type"},
+		{"trailing comma", func() (*Compiled, error) {
+			return For[struct {
+				A int `json:"a,"`
+			}](ForOptions{})
+		}, "malformed json tag"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -286,7 +291,7 @@ func TestForValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const valid = `{"name":"Al","nick":null,"home":{"street":"s","city":"c"},"born":"2025-01-01T00:00:00Z","pair":[1,2],"-":"","Untagged":true}`
+	const valid = `{"name":"Al","nick":null,"home":{"street":"s","city":"c"},"born":"2025-01-01T00:00:00Z","pair":[1,2],"Untagged":true}`
 	if err := c.ValidateJSON([]byte(valid)); err != nil {
 		t.Fatalf("ValidateJSON(valid) = %v", err)
 	}
