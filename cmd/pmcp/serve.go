@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/internal/everything"
 	"github.com/gopmcp/pmcp/transport/stdio"
 )
+
+// stdioShutdownGrace bounds how long `serve --stdio` waits after a signal.
+const stdioShutdownGrace = 2 * time.Second
 
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flagSet("serve", stderr)
@@ -29,7 +33,23 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if *useStdio {
 		// stdout carries protocol messages only; diagnostics go to stderr.
 		st := stdio.NewStream(stdin, stdout, stdio.Options{})
-		if err := srv.Serve(ctx, st); err != nil && !errors.Is(err, context.Canceled) {
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, st) }()
+		var err error
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			// A blocking read on a terminal or pipe cannot be interrupted;
+			// give in-flight requests a moment, then exit regardless.
+			t := time.NewTimer(stdioShutdownGrace)
+			select {
+			case err = <-done:
+			case <-t.C:
+				err = ctx.Err()
+			}
+			t.Stop()
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "pmcp: %v\n", err)
 			return exitError
 		}

@@ -127,6 +127,7 @@ type node struct {
 	hasDefault bool
 
 	closure float64 // cost of this node and everything applied in place (computed by checkCycles)
+	chain   int     // longest chain of in-place applicators from this node, itself included
 	state   uint8   // DFS state for checkCycles
 }
 
@@ -574,14 +575,19 @@ func (g *graph) checkCycles() error {
 		n.state = active
 		stack = append(stack, n)
 		c := n.weight
+		n.chain = 1
 		for _, t := range n.inPlace {
 			if err := visit(t, stack); err != nil {
 				return err
 			}
 			c += t.closure
+			n.chain = max(n.chain, t.chain+1)
 		}
 		n.closure = math.Min(c, 1e300)
 		n.state = done
+		if n.chain > maxValidationFrames {
+			return limitErrorf("schema at %s: chain of more than %d references or other in-place applicators", displayPointer(n.path), maxValidationFrames)
+		}
 		return nil
 	}
 	for _, n := range g.nodes {
@@ -613,6 +619,11 @@ func (e *estimator) over() bool { return e.used > e.budget }
 
 func (e *estimator) visit(v any, n *node, frames int) {
 	if e.used > e.budget {
+		return
+	}
+	if frames > maxValidationFrames {
+		// jsonschema-go's recursion would get this deep.
+		e.used = math.Inf(1)
 		return
 	}
 	e.used += n.weight

@@ -228,6 +228,7 @@ func TestCompileRejects(t *testing.T) {
 		{"anchor cycle", `{"type":"object","$defs":{"a":{"$anchor":"a","not":{"$ref":"#a"}}}}`, "reference cycle", false},
 		{"dynamic cycle", `{"type":"object","$dynamicAnchor":"n","$defs":{"a":{"$dynamicRef":"#n"}},"allOf":[{"$ref":"#/$defs/a"}]}`, "reference cycle", false},
 		{"exponential", exponential, "too complex", true},
+		{"long ref chain", longRefChain(maxValidationFrames + 5), "chain of more than", true},
 		{"missing def", `{"type":"object","properties":{"a":{"$ref":"#/$defs/nope"}}}`, "does not refer to a schema", false},
 		{"missing anchor", `{"type":"object","properties":{"a":{"$ref":"#nope"}}}`, `no anchor "nope"`, false},
 		{"duplicate $id", `{"type":"object","$id":"https://x.test/s","$defs":{"a":{"$id":"https://x.test/a"},"b":{"$id":"https://x.test/a"}}}`, "is also used", false},
@@ -340,4 +341,13 @@ func TestApplyDefaults(t *testing.T) {
 	if err := c2.ApplyDefaults(m); err != nil {
 		t.Error(err)
 	}
+}
+
+func longRefChain(n int) string {
+	var defs []string
+	for i := range n {
+		defs = append(defs, fmt.Sprintf(`"d%d":{"$ref":"#/$defs/d%d"}`, i, i+1))
+	}
+	defs = append(defs, fmt.Sprintf(`"d%d":{}`, n))
+	return `{"type":"object","$defs":{` + strings.Join(defs, ",") + `},"properties":{"a":{"$ref":"#/$defs/d0"}}}`
 }

@@ -116,6 +116,14 @@ func (x *explainer) chain(frames []string, leaf string, start *node, cur any, kn
 		switch st.kind {
 		case stepSame:
 		case stepKey:
+			if obj, ok := cur.(jobject); ok && known && n.properties[st.key] == next {
+				// jsonschema-go checks "properties" in map order, so which
+				// failing property it reports is random. Report the first
+				// one in name order instead, for stable messages.
+				if msgs, ok := x.firstFailingProperty(n, obj, st.key, path); ok {
+					return msgs
+				}
+			}
 			if obj, ok := cur.(jobject); ok && known {
 				cur, known = obj[st.key]
 				if !known {
@@ -310,6 +318,33 @@ func (x *explainer) findFailing(p, c *node, st stepInfo, cur any, path []pathSeg
 			return x.chain(frames[1:], leaf, c, cand.val, true, p2), true
 		}
 		return []string{x.message(p2, c, cand.val, true, leaf)}, true
+	}
+	return nil, false
+}
+
+// firstFailingProperty looks for a member of obj named before key (which is
+// known to fail) that fails its schema in n.properties, and explains it.
+func (x *explainer) firstFailingProperty(n *node, obj jobject, key string, path []pathSeg) ([]string, bool) {
+	for _, k := range sortedKeys(obj) {
+		if k >= key {
+			break
+		}
+		p := n.properties[k]
+		if p == nil {
+			continue
+		}
+		sub := x.c.subValidator(p)
+		if sub == nil || !x.spend(obj[k], p) {
+			return nil, false
+		}
+		if err := safeValidate(sub, obj[k]); err != nil {
+			frames, leaf := splitChain(err)
+			p2 := append(slices.Clip(path), pathSeg{key: k})
+			if len(frames) >= 2 {
+				return x.chain(frames[1:], leaf, p, obj[k], true, p2), true
+			}
+			return []string{x.message(p2, p, obj[k], true, leaf)}, true
+		}
 	}
 	return nil, false
 }

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -153,7 +154,8 @@ var errNotPlain = errors.New("not a plain JSON value")
 // convertInstance converts an already-decoded JSON value into the safe tree
 // types, enforcing the depth and (estimated) size limits. Values that are not
 // made of the types produced by unmarshaling into an any (nil, bool, float64,
-// string, []any, map[string]any) are round-tripped through JSON instead.
+// string, []any, map[string]any, and encoding/json's Number) are
+// round-tripped through JSON instead.
 func convertInstance(v any, lim Limits) (any, error) {
 	st := &decodeState{maxDepth: lim.MaxInstanceDepth, maxBytes: lim.MaxInstanceBytes}
 	out, err := st.convert(v, 0)
@@ -163,7 +165,8 @@ func convertInstance(v any, lim Limits) (any, error) {
 	if errors.Is(err, errNotPlain) {
 		data, merr := json.Marshal(v, json.Deterministic(true))
 		if merr != nil {
-			return nil, &ValidationError{Errors: []string{truncate("cannot be encoded as JSON: "+merr.Error(), maxMessageLen)}, cause: merr}
+			msg := strings.TrimPrefix(merr.Error(), "jsontext: ")
+			return nil, &ValidationError{Errors: []string{truncate("cannot be encoded as JSON: "+msg, maxMessageLen)}, cause: merr}
 		}
 		return decodeInstance(data, lim)
 	}
@@ -201,6 +204,12 @@ func (st *decodeState) convert(v any, depth int) (any, error) {
 		return jstring(v), st.grow(len(v) + 2)
 	case jstring:
 		return v, st.grow(len(v) + 2)
+	case stdjson.Number:
+		f, err := strconv.ParseFloat(string(v), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return nil, errNotPlain // let the JSON encoder report it
+		}
+		return f, st.grow(len(v))
 	case map[string]any:
 		return st.convertObject(v, depth)
 	case jobject:

@@ -20,6 +20,11 @@ const (
 	maxTotalPatternProgram = 200_000
 )
 
+// maxValidationFrames bounds the recursion depth of jsonschema-go's validator
+// (one frame per subschema being applied: instance depth times chains of
+// $ref, allOf and the like), and so the goroutine stack it uses.
+const maxValidationFrames = 10_000
+
 // ErrLimitExceeded is wrapped by the errors returned when a schema or an
 // instance exceeds one of the configured [Limits], as opposed to violating the
 // schema. Test with errors.Is.
