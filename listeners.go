@@ -89,7 +89,9 @@ func (s *Server) notifyListChanged(k listKind) { s.broadcast(event{kind: k}) }
 // NotifyResourceUpdated tells subscribed clients (legacy resources/subscribe
 // and modern subscriptions/listen with resourceSubscriptions) that the
 // resource at uri changed.
-func (s *Server) NotifyResourceUpdated(uri string) { s.broadcast(event{kind: resourceUpdated, uri: uri}) }
+func (s *Server) NotifyResourceUpdated(uri string) {
+	s.broadcast(event{kind: resourceUpdated, uri: uri})
+}
 
 // filterAccept builds the acceptance test of a modern listen stream.
 func filterAccept(f *SubscriptionFilter) func(event) bool {

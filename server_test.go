@@ -321,12 +321,16 @@ func TestRegistrationErrors(t *testing.T) {
 	s, _ := NewServer(ServerOptions{})
 	noop := func(ctx context.Context, e *RequestHandlerExtra, in struct{}) (string, error) { return "", nil }
 	for name, err := range map[string]error{
-		"bad name":     AddTool(s, &Tool{Name: "has space"}, noop),
-		"nil handler":  s.AddRawTool(&Tool{Name: "x"}, nil),
-		"no schema":    s.AddRawTool(&Tool{Name: "x"}, func(context.Context, *RequestHandlerExtra, *CallToolParams) (*CallToolResult, error) { return nil, nil }),
-		"non-object":   AddTool(s, &Tool{Name: "n"}, func(ctx context.Context, e *RequestHandlerExtra, in int) (string, error) { return "", nil }),
-		"bad template": s.AddResourceTemplate(&ResourceTemplate{URITemplate: "test://{", Name: "x"}, func(context.Context, *RequestHandlerExtra, *ResourceRequest) (*ReadResourceResult, error) { return nil, nil }),
-		"no uri":       s.AddResource(&Resource{Name: "x"}, func(context.Context, *RequestHandlerExtra, *ResourceRequest) (*ReadResourceResult, error) { return nil, nil }),
+		"bad name":    AddTool(s, &Tool{Name: "has space"}, noop),
+		"nil handler": s.AddRawTool(&Tool{Name: "x"}, nil),
+		"no schema":   s.AddRawTool(&Tool{Name: "x"}, func(context.Context, *RequestHandlerExtra, *CallToolParams) (*CallToolResult, error) { return nil, nil }),
+		"non-object":  AddTool(s, &Tool{Name: "n"}, func(ctx context.Context, e *RequestHandlerExtra, in int) (string, error) { return "", nil }),
+		"bad template": s.AddResourceTemplate(&ResourceTemplate{URITemplate: "test://{", Name: "x"}, func(context.Context, *RequestHandlerExtra, *ResourceRequest) (*ReadResourceResult, error) {
+			return nil, nil
+		}),
+		"no uri": s.AddResource(&Resource{Name: "x"}, func(context.Context, *RequestHandlerExtra, *ResourceRequest) (*ReadResourceResult, error) {
+			return nil, nil
+		}),
 	} {
 		if !errors.Is(err, ErrInvalidRegistration) {
 			t.Errorf("%s: %v", name, err)
@@ -547,7 +551,9 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 		t.Fatalf("updated: %s", n.Params)
 	}
 	// Prompts were not requested: nothing arrives for them.
-	_ = s.AddPrompt(&Prompt{Name: "p2"}, func(context.Context, *RequestHandlerExtra, *GetPromptParams) (*GetPromptResult, error) { return nil, nil })
+	_ = s.AddPrompt(&Prompt{Name: "p2"}, func(context.Context, *RequestHandlerExtra, *GetPromptParams) (*GetPromptResult, error) {
+		return nil, nil
+	})
 	s.NotifyResourceUpdated("test://a")
 	c.nextNote(NotificationResourceUpdated)
 	for _, n := range c.drainNotes() {

@@ -294,7 +294,9 @@ func (b *builder) modernTools() {
 			const name = "__transient_tool_for_list_changed"
 			if b.s.RemoveTools(name) == 0 {
 				if err := pmcp.AddTool(b.s, &pmcp.Tool{Name: name, Description: "Appears and disappears."},
-					func(ctx context.Context, _ *pmcp.RequestHandlerExtra, _ noArgs) (string, error) { return "transient", nil }); err != nil {
+					func(ctx context.Context, _ *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
+						return "transient", nil
+					}); err != nil {
 					return "", err
 				}
 			}

@@ -39,7 +39,9 @@ func acceptedString(r pmcp.InputResponses, key, field string) (string, bool) {
 func (b *builder) mrtrTools() {
 	tool := func(name, desc string, h func(ctx context.Context, extra *pmcp.RequestHandlerExtra) (string, error)) {
 		b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: name, Description: desc},
-			func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ noArgs) (string, error) { return h(ctx, extra) }))
+			func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
+				return h(ctx, extra)
+			}))
 	}
 	tool("test_input_required_result_elicitation", "Asks for the user's name through an input request.",
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra) (string, error) {
