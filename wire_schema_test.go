@@ -302,7 +302,11 @@ func wireErrSummary(err error) string {
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			leaves = append(leaves, "at /"+strings.Join(e.InstanceLocation, "/")+": "+e.ErrorKind.LocalizedString(nil))
+			msg := fmt.Sprintf("%T", e.ErrorKind)
+			if out := e.BasicOutput(); out.Error != nil {
+				msg = out.Error.String()
+			}
+			leaves = append(leaves, "at /"+strings.Join(e.InstanceLocation, "/")+": "+msg)
 			return
 		}
 		for _, c := range e.Causes {

@@ -1,0 +1,45 @@
+// Package pmcp is a Model Context Protocol (MCP) SDK for Go that serves both
+// protocol eras from one server: the legacy handshake era (2025-11-25,
+// 2025-06-18, 2025-03-26, 2024-11-05) and the modern stateless era
+// (2026-07-28). The era is decided per request: a request whose params
+// carry the modern _meta is served statelessly, anything else belongs to a
+// legacy session opened by initialize.
+//
+// # Quick start
+//
+//	srv, err := pmcp.NewServer(pmcp.ServerOptions{Name: "demo", Version: "1.0.0"})
+//	if err != nil { ... }
+//	type AddIn struct {
+//		A int `json:"a" jsonschema:"first addend"`
+//		B int `json:"b" jsonschema:"second addend"`
+//	}
+//	type AddOut struct {
+//		Sum int `json:"sum"`
+//	}
+//	err = pmcp.AddTool(srv, &pmcp.Tool{Name: "add", Description: "Adds two integers."},
+//		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, in AddIn) (AddOut, error) {
+//			_ = extra.Log(pmcp.LevelInfo, "adding")
+//			return AddOut{Sum: in.A + in.B}, nil
+//		})
+//	// Serve over stdio (import "github.com/gopmcp/pmcp/transport/stdio"):
+//	err = srv.Serve(ctx, stdio.Stdio(stdio.Options{}))
+//
+// The input schema of a typed tool is inferred from its Go type once, at
+// registration; arguments are validated against it before the handler
+// runs, and validation or handler errors come back to the model as a result
+// with isError set. The output value becomes structuredContent.
+//
+// # The handler context
+//
+// Every handler receives a ctx (the cancellation token) and a
+// *RequestHandlerExtra: request and session ids, auth, redacted metadata,
+// progress and logging sinks, the protocol context (era, version, client
+// identity and capabilities), typed extensions, the raw _meta with its W3C
+// trace context, and a Peer for sampling, roots and elicitation.
+//
+// Peer calls are written once for both eras: in the legacy era they are
+// real server-to-client requests; in the modern era the first call ends the
+// request with an input_required result and the handler is re-run when the
+// client retries with the answers, under a sealed requestState (see
+// package reqstate).
+package pmcp
