@@ -190,11 +190,30 @@ func (e *RequestHandlerExtra) RequireInput(reqs map[string]*InputRequest, contin
 	return &InputRequiredError{Requests: reqs, Continuation: cont}
 }
 
+// emptyObjectSchema is the requestedSchema of a form elicitation that did
+// not give one: the schema requires the member in form mode.
+var emptyObjectSchema = jsontext.Value(`{"type":"object","properties":{}}`)
+
+// normalizeElicit returns p with a requestedSchema in form mode, copying
+// rather than mutating the caller's value.
+func normalizeElicit(p *ElicitParams) *ElicitParams {
+	if p == nil {
+		return &ElicitParams{RequestedSchema: emptyObjectSchema}
+	}
+	if p.Mode != "url" && len(p.RequestedSchema) == 0 {
+		cp := *p
+		cp.RequestedSchema = emptyObjectSchema
+		return &cp
+	}
+	return p
+}
+
 func checkInputCapability(caps *ClientCapabilities, r *InputRequest) error {
 	switch r.Method {
 	case MethodElicitationCreate:
 		mode := ""
 		if p, ok := r.Params.(*ElicitParams); ok {
+			r.Params = normalizeElicit(p)
 			mode = p.Mode
 		}
 		if caps == nil || caps.Elicitation == nil {

@@ -56,6 +56,7 @@ func (p *legacyPeer) ListRoots(ctx context.Context) (*ListRootsResult, error) {
 }
 
 func (p *legacyPeer) Elicit(ctx context.Context, params *ElicitParams) (*ElicitResult, error) {
+	params = normalizeElicit(params)
 	if err := checkInputCapability(p.caps, &InputRequest{Method: MethodElicitationCreate, Params: params}); err != nil {
 		return nil, err
 	}

@@ -203,7 +203,24 @@ func (s *Server) callTool(ctx context.Context, extra *RequestHandlerExtra, p *Ca
 	if res.Content == nil {
 		res.Content = []Content{}
 	}
+	if res.StructuredContent != nil && extra.Era() != EraModern && !isJSONObject(res.StructuredContent) {
+		// Before 2026-07-28 structuredContent must be an object; the text
+		// content still carries the value.
+		res.StructuredContent = nil
+	}
 	return res, nil
+}
+
+// isJSONObject reports whether v encodes as a JSON object.
+func isJSONObject(v any) bool {
+	switch x := v.(type) {
+	case jsontext.Value:
+		return x.Kind() == '{'
+	case map[string]any:
+		return true
+	}
+	b, err := Marshal(v)
+	return err == nil && jsontext.Value(b).Kind() == '{'
 }
 
 // isProtocolError reports errors that must reach the client as JSON-RPC
