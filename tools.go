@@ -47,13 +47,13 @@ func (s *Server) AddRawTool(t *Tool, h ToolHandler) error {
 	if len(t.InputSchema) == 0 {
 		return regErr("tool %q has no input schema", t.Name)
 	}
-	in, err := schema.Compile(t.InputSchema, schema.CompileOptions{})
+	in, err := schema.Compile(t.InputSchema, schema.CompileOptions{Label: "arguments"})
 	if err != nil {
 		return regErr("tool %q input schema: %v", t.Name, err)
 	}
 	st := &serverTool{tool: t, input: in, handler: h}
 	if len(t.OutputSchema) > 0 {
-		out, err := schema.Compile(t.OutputSchema, schema.CompileOptions{})
+		out, err := schema.Compile(t.OutputSchema, schema.CompileOptions{Label: "structuredContent"})
 		if err != nil {
 			return regErr("tool %q output schema: %v", t.Name, err)
 		}
@@ -75,9 +75,9 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 	var in *schema.Compiled
 	var err error
 	if len(tool.InputSchema) > 0 {
-		in, err = schema.Compile(tool.InputSchema, schema.CompileOptions{})
+		in, err = schema.Compile(tool.InputSchema, schema.CompileOptions{Label: "arguments"})
 	} else {
-		in, err = schema.For[In](schema.ForOptions{})
+		in, err = schema.For[In](schema.ForOptions{Label: "arguments"})
 	}
 	if err != nil {
 		return regErr("tool %q input schema: %v", tool.Name, err)
@@ -86,9 +86,9 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 	var out *schema.Compiled
 	if isStructType(reflect.TypeFor[Out]()) {
 		if len(tool.OutputSchema) > 0 {
-			out, err = schema.Compile(tool.OutputSchema, schema.CompileOptions{})
+			out, err = schema.Compile(tool.OutputSchema, schema.CompileOptions{Label: "structuredContent"})
 		} else {
-			out, err = schema.For[Out](schema.ForOptions{})
+			out, err = schema.For[Out](schema.ForOptions{Label: "structuredContent"})
 		}
 		if err != nil {
 			return regErr("tool %q output schema: %v", tool.Name, err)

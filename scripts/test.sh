@@ -14,7 +14,7 @@ step "toolchain"
 go version
 
 step "gofmt"
-unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then
 	echo "gofmt: these files need formatting:"
 	echo "$unformatted"

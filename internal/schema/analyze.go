@@ -147,10 +147,9 @@ type graph struct {
 	byID   map[string][]*node // raw $id -> nodes
 	uris   map[string]*node   // resolved base URI -> node
 
-	maxPointerLen int
-	totalProgram  float64
-	hasDefaults   bool
-	refs          []pendingRef
+	totalProgram float64
+	hasDefaults  bool
+	refs         []pendingRef
 }
 
 type pendingRef struct {
@@ -192,12 +191,14 @@ func analyze(doc any, d draft, lim Limits) (*graph, error) {
 var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 func (g *graph) walk(v any, path string, parentBase *node) (*node, error) {
+	if len(path) > maxPointerLen {
+		// jsonschema-go prefixes its error messages with the pointer of
+		// every schema being applied; keep those bounded.
+		return nil, limitErrorf("schema at %s: JSON Pointer to the subschema is longer than %d bytes", displayPointer(path), maxPointerLen)
+	}
 	n := &node{idx: len(g.nodes), path: path}
 	g.nodes = append(g.nodes, n)
 	g.byPath[path] = n
-	if len(path) > g.maxPointerLen {
-		g.maxPointerLen = len(path)
-	}
 	switch v := v.(type) {
 	case bool:
 		n.boolean = v
@@ -392,8 +393,9 @@ func (g *graph) walk(v any, path string, parentBase *node) (*node, error) {
 
 	// The cost of evaluating the node's own keywords: loops over enum,
 	// required, properties (jsonschema-go looks up every listed property in
-	// the instance) and the like.
-	n.weight = 1
+	// the instance) and the like, and formatting the node's pointer into an
+	// error message.
+	n.weight = 1 + float64(len(path))/1024
 	for _, kw := range []string{"enum", "required"} {
 		if a, ok := obj[kw].([]any); ok {
 			n.weight += float64(len(a))

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"cmp"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
@@ -96,7 +97,11 @@ func Compile(raw []byte, opts CompileOptions) (*Compiled, error) {
 	}
 	if !opts.AllowNonObjectRoot {
 		if rootObj == nil {
-			return nil, fmt.Errorf(`schema: the root must be a JSON object with "type": "object", not %v`, doc)
+			what := jsonTypeOf(doc)
+			if b, ok := doc.(bool); ok {
+				what = fmt.Sprintf("the boolean schema %v", b)
+			}
+			return nil, fmt.Errorf(`schema: the root must be a JSON object with "type": "object", not %s`, what)
 		}
 		if t := rootObj["type"]; t != "object" {
 			if t == nil {
@@ -140,7 +145,7 @@ func Compile(raw []byte, opts CompileOptions) (*Compiled, error) {
 
 	return &Compiled{
 		raw:      slices.Clone(raw),
-		label:    cmpOr(opts.Label, "value"),
+		label:    cmp.Or(opts.Label, "value"),
 		limits:   lim,
 		schema:   s,
 		resolved: resolved,
@@ -151,13 +156,6 @@ func Compile(raw []byte, opts CompileOptions) (*Compiled, error) {
 
 func refuseRemote(u *url.URL) (*jsonschema.Schema, error) {
 	return nil, fmt.Errorf("remote reference %q: remote references are not supported", u)
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // JSON returns the schema document: for [Compile] the bytes passed to it,
@@ -437,7 +435,7 @@ type ValidationError struct {
 }
 
 func (e *ValidationError) Error() string {
-	return cmpOr(e.Label, "value") + ": " + strings.Join(e.Errors, "; ")
+	return cmp.Or(e.Label, "value") + ": " + strings.Join(e.Errors, "; ")
 }
 
 // Unwrap returns ErrLimitExceeded for limit errors, the decoding error for

@@ -45,7 +45,14 @@ type decodeState struct {
 
 var errInstanceDepth = errors.New("nested too deeply")
 
-var decoderPool = sync.Pool{New: func() any { return new(jsontext.Decoder) }}
+// pooledDecoder is a reusable decoder and the bytes.Buffer it reads from
+// (a bytes.Buffer lets the decoder parse the input in place, without copying).
+type pooledDecoder struct {
+	dec jsontext.Decoder
+	buf bytes.Buffer
+}
+
+var decoderPool = sync.Pool{New: func() any { return new(pooledDecoder) }}
 
 // decodeInstance parses data as a single JSON value into the safe tree types.
 // Duplicate object member names and invalid UTF-8 are rejected.
@@ -53,12 +60,14 @@ func decodeInstance(data []byte, lim Limits) (any, error) {
 	if len(data) > lim.MaxInstanceBytes {
 		return nil, limitError(fmt.Sprintf("too large (%d bytes; the limit is %d)", len(data), lim.MaxInstanceBytes))
 	}
-	dec := decoderPool.Get().(*jsontext.Decoder)
-	// bytes.Buffer lets the decoder read data in place, without copying.
-	dec.Reset(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false))
+	pd := decoderPool.Get().(*pooledDecoder)
+	pd.buf = *bytes.NewBuffer(data)
+	dec := &pd.dec
+	dec.Reset(&pd.buf, jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(false))
 	defer func() {
-		dec.Reset(bytes.NewBuffer(nil))
-		decoderPool.Put(dec)
+		pd.buf = bytes.Buffer{} // drop the reference to data
+		dec.Reset(&pd.buf)
+		decoderPool.Put(pd)
 	}()
 	st := &decodeState{maxDepth: lim.MaxInstanceDepth}
 	v, err := st.readValue(dec, 0)

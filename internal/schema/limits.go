@@ -25,6 +25,9 @@ const (
 // $ref, allOf and the like), and so the goroutine stack it uses.
 const maxValidationFrames = 10_000
 
+// maxPointerLen bounds the length of the JSON Pointer of any subschema.
+const maxPointerLen = 16 << 10
+
 // ErrLimitExceeded is wrapped by the errors returned when a schema or an
 // instance exceeds one of the configured [Limits], as opposed to violating the
 // schema. Test with errors.Is.

@@ -425,3 +425,18 @@ func TestValidateDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainBudget checks that explaining a failure is bounded too: beyond
+// its budget the message is less precise, but still names the keyword.
+func TestExplainBudget(t *testing.T) {
+	s := `{"type":"object","properties":{"a":{"type":"array","items":{"type":"object","properties":{"v":{"type":"integer"}}}}}}`
+	in := []byte(`{"a":[` + strings.Repeat(`{"v":1},`, 300) + `{"v":"x"}]}`)
+	c := mustCompile(t, s, CompileOptions{})
+	if err := c.ValidateJSON(in); err == nil || err.Error() != `value: property "a[300].v": expected integer, got string` {
+		t.Errorf("default budget: %v", err)
+	}
+	c = mustCompile(t, s, CompileOptions{Limits: Limits{MaxValidationCost: 1600}})
+	if err := c.ValidateJSON(in); err == nil || err.Error() != `value: property "a[*].v": expected integer` {
+		t.Errorf("small budget: %v", err)
+	}
+}
