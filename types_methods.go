@@ -360,7 +360,7 @@ type ListRootsResult struct {
 // elicitation, sampling or roots request without an id.
 type InputRequest struct {
 	Method string `json:"method"`
-	Params any    `json:"params"`
+	Params any    `json:"params,omitzero"`
 }
 
 // InputRequiredResult is a modern-era answer asking the client for input

@@ -10,9 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/yosida95/uritemplate/v3"
 
 	"github.com/gopmcp/pmcp/internal/schema"
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -164,6 +166,17 @@ func newWireSchemas(t *testing.T) *wireSchemas {
 	}
 	ws.c.UseLoader(wireLocalOnly{})
 	ws.c.AssertFormat()
+	// The library's uri-template check parses the template as a URL, so it
+	// rejects valid RFC 6570 query expansions such as "{?q}"; use the parser
+	// the SDK itself matches templates with.
+	ws.c.RegisterFormat(&jsonschema.Format{Name: "uri-template", Validate: func(v any) error {
+		s, ok := v.(string)
+		if !ok {
+			return nil
+		}
+		_, err := uritemplate.New(s)
+		return err
+	}})
 	// "byte" (base64) is not a standard format; check it too.
 	ws.c.RegisterFormat(&jsonschema.Format{Name: "byte", Validate: func(v any) error {
 		s, ok := v.(string)
@@ -270,7 +283,7 @@ func wireStrictify(node any, open bool) {
 			case "properties":
 				props, _ := v.(map[string]any)
 				for name, sub := range props {
-					wireStrictify(sub, name == "_meta")
+					wireStrictify(sub, wireOpenMembers[name])
 				}
 			case "$defs", "definitions":
 				defs, _ := v.(map[string]any)
@@ -290,6 +303,11 @@ func wireStrictify(node any, open bool) {
 		}
 	}
 }
+
+// wireOpenMembers name members whose own object stays open in the strict
+// variant: _meta objects, and members holding a JSON Schema supplied by the
+// application (any keyword may appear there).
+var wireOpenMembers = map[string]bool{"_meta": true, "inputSchema": true, "outputSchema": true, "requestedSchema": true}
 
 // wireErrSummary is the one-line form of a validation error: the innermost
 // causes with their instance locations.
@@ -653,13 +671,24 @@ func wireCases(t *testing.T) []wireCase {
 		}
 		add(era, "CallToolResult", "typed-text", stamp(typed))
 		add(era, "CallToolResult", "typed-structured", stamp(typedStructured))
-		add(era, "CallToolResult", "structured-with-meta", stamp(&CallToolResult{
+		withMeta := &CallToolResult{
 			ResultFields:      ResultFields{Meta: Meta{"com.example/cost": 3}},
-			Content:           []Content{Text("3 items")},
-			StructuredContent: []any{"a", "b", "c"},
-			IsError:           false,
-		}))
+			Content:           []Content{Text("1 item")},
+			StructuredContent: map[string]any{"items": []any{"a"}},
+		}
+		if !legacy {
+			withMeta.ResultType = ResultTypeComplete
+			withMeta.Meta[MetaServerInfo] = &wireServerInfo
+		}
+		add(era, "CallToolResult", "structured-with-meta", withMeta)
 	}
+	// 2026-07-28 lets structuredContent be any JSON value; 2025-11-25
+	// requires an object (see the report on CallToolResult.StructuredContent).
+	add(M, "CallToolResult", "structured-array", &CallToolResult{
+		ResultFields:      wireComplete(),
+		Content:           []Content{Text("3 items")},
+		StructuredContent: []any{"a", "b", "c"},
+	})
 
 	// --- resources ---
 	for _, era := range []string{L, M} {
@@ -732,6 +761,9 @@ func wireCases(t *testing.T) []wireCase {
 	add(M, "InputRequiredResult", "roots", ir(map[string]*InputRequest{"pmcp-input-1": roots}, "st.AAAA"))
 	add(M, "InputRequiredResult", "all-kinds", ir(map[string]*InputRequest{"a": elicit, "b": sample, "c": roots}, "st.AAAA"))
 	add(M, "InputRequiredResult", "state-only", ir(nil, "st.AAAA"))
+	// RequireInput callers build InputRequests themselves; roots/list has
+	// no params of its own.
+	add(M, "InputRequiredResult", "roots-without-params", ir(map[string]*InputRequest{"r": {Method: MethodRootsList}}, ""))
 	for key, r := range map[string]*InputRequest{"elicitation": elicit, "elicitation-url": elicitURL, "sampling": sample, "roots": roots} {
 		add(M, "InputRequest", key, r)
 	}
@@ -830,6 +862,22 @@ func wireCases(t *testing.T) []wireCase {
 		Meta:          wireModernRequestMeta(t),
 	})
 
+	// --- decorated by the dispatcher itself ---
+	srv, err := NewServer(ServerOptions{Name: "pmcp-wire-test", Version: "1.2.3", Title: "PMCP wire test", CacheTTL: 90 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decorated := func(r Result, env *requestEnv) Result {
+		srv.decorateModern(r, env)
+		return r
+	}
+	add(M, "DiscoverResult", "via-dispatcher", decorated(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: srv.capabilities()}, &requestEnv{}))
+	add(M, "ListToolsResult", "via-dispatcher", decorated(&ListToolsResult{Tools: wireTools(t, false)}, &requestEnv{}))
+	add(M, "ListResourcesResult", "via-dispatcher-authenticated", decorated(&ListResourcesResult{Resources: wireResources()}, &requestEnv{authInfo: &AuthInfo{}}))
+	add(M, "CallToolResult", "via-dispatcher", decorated(&CallToolResult{Content: wireAllContent()}, &requestEnv{}))
+	add(M, "InputRequiredResult", "via-dispatcher", decorated(&InputRequiredResult{InputRequests: map[string]*InputRequest{"a": elicit, "b": sample, "c": roots}, RequestState: "st.AAAA"}, &requestEnv{}))
+	add(L, "InitializeResult", "server-capabilities", &InitializeResult{ProtocolVersion: Version20251125, Capabilities: srv.capabilities(), ServerInfo: wireServerInfo})
+
 	// --- whole JSON-RPC messages ---
 	id1, idS := jsonrpc.Int64ID(1), jsonrpc.StringID("req-abc")
 	initRes := &InitializeResult{ProtocolVersion: Version20251125, Capabilities: wireServerCaps(), ServerInfo: wireServerInfo}
@@ -878,4 +926,61 @@ func wireCases(t *testing.T) []wireCase {
 	addMsg(M, "JSONRPCErrorResponse", "method-not-found", wireErrorResponse(idS, methodNotFound("initialize")))
 	addMsg(M, "CallToolRequest", "request", wireRequest(idS, MethodToolsCall, &CallToolParams{Name: "get_weather", Arguments: jsontext.Value(`{"city":"Paris"}`), Meta: wireModernRequestMeta(t)}))
 	return cs
+}
+
+// TestWireSchemaRejects checks that the checks of TestWireSchema can fail:
+// each payload below is wrong in a way one of them must catch.
+func TestWireSchemaRejects(t *testing.T) {
+	ws := newWireSchemas(t)
+	for _, tc := range []struct {
+		era, def, name, payload string
+		official                bool // the official schema must reject it
+		strict                  bool // the strict variant must reject it
+		legacyMember            bool // the legacy resultType check must reject it
+	}{
+		{wireLegacy, "CallToolResult", "text-without-text", `{"content":[{"type":"text"}]}`, true, true, false},
+		{wireLegacy, "CallToolResult", "content-null", `{"content":null}`, true, true, false},
+		{wireLegacy, "CallToolResult", "structured-array", `{"content":[],"structuredContent":[1]}`, true, true, false},
+		{wireLegacy, "InitializeResult", "resultType", `{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"},"resultType":"complete"}`, false, true, true},
+		{wireLegacy, "EmptyResult", "cache-hints", `{"ttlMs":5,"cacheScope":"public"}`, false, false, true},
+		{wireLegacy, "ListResourcesResult", "misspelled-member", `{"resources":[{"uri":"file:///a","name":"a","mimetype":"text/plain"}]}`, false, true, false},
+		{wireLegacy, "ListResourceTemplatesResult", "bad-template", `{"resourceTemplates":[{"uriTemplate":"file:///{a","name":"a"}]}`, true, true, false},
+		{wireLegacy, "ReadResourceResult", "bad-base64", `{"contents":[{"uri":"file:///a","blob":"***"}]}`, true, true, false},
+		{wireModern, "ListToolsResult", "no-resultType", `{"tools":[],"ttlMs":0,"cacheScope":"public"}`, true, true, false},
+		{wireModern, "ListToolsResult", "no-cache-hints", `{"tools":[],"resultType":"complete"}`, true, true, false},
+		{wireModern, "ListToolsResult", "input-schema-not-object", `{"tools":[{"name":"t","inputSchema":{"type":"string"}}],"resultType":"complete","ttlMs":0,"cacheScope":"public"}`, true, true, false},
+		{wireModern, "InputRequest", "null-params", `{"method":"roots/list","params":null}`, true, true, false},
+		{wireModern, "InputRequest", "elicitation-without-schema", `{"method":"elicitation/create","params":{"message":"m"}}`, true, true, false},
+		{wireModern, "ElicitRequestURLParams", "legacy-elicitationId", `{"mode":"url","message":"m","url":"https://example.com","elicitationId":"e"}`, false, true, false},
+		{wireModern, "SubscriptionsAcknowledgedNotificationParams", "meta-null", `{"notifications":{},"_meta":null}`, true, true, false},
+	} {
+		t.Run(tc.era+"/"+tc.def+"/"+tc.name, func(t *testing.T) {
+			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(tc.payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			version := wireEraVersion[tc.era]
+			if got := ws.validate(version, tc.def, false, inst) != nil; got != tc.official {
+				t.Errorf("official schema rejects = %v, want %v", got, tc.official)
+			}
+			if got := ws.validate(version, tc.def, true, inst) != nil; got != tc.strict {
+				t.Errorf("strict schema rejects = %v, want %v", got, tc.strict)
+			}
+			if tc.era == wireLegacy {
+				if got := wireNoModernMembers(wireCase{}, inst) != nil; got != tc.legacyMember {
+					t.Errorf("legacy member check rejects = %v, want %v", got, tc.legacyMember)
+				}
+			}
+		})
+	}
+	t.Run("loader-refuses-remote", func(t *testing.T) {
+		doc := map[string]any{"$ref": "https://example.com/schema.json"}
+		if err := ws.c.AddResource("file:///pmcp-wire-test/remote-ref.json", doc); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ws.c.Compile("file:///pmcp-wire-test/remote-ref.json")
+		if err == nil || !strings.Contains(err.Error(), "refusing to load") {
+			t.Fatalf("Compile = %v, want the local-only loader to refuse", err)
+		}
+	})
 }
