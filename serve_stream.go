@@ -2,6 +2,7 @@ package pmcp
 
 import (
 	"context"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -32,7 +33,17 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 		}
 		return res, err
 	})
-	conn = jsonrpc.NewConn(st, h, jsonrpc.ConnOptions{MaxConcurrent: s.opts.MaxConcurrentRequests, Logger: s.logger})
+	conn = jsonrpc.NewConn(st, h, jsonrpc.ConnOptions{
+		MaxConcurrent: s.opts.MaxConcurrentRequests,
+		Logger:        s.logger,
+		// A server-to-client request abandoned by its handler (timeout or
+		// cancellation) is cancelled at the client too.
+		OnCallCancelled: func(id jsonrpc.ID, method string, cause error) {
+			ctx, cancel := context.WithTimeout(context.Background(), cancelNotifyTimeout)
+			defer cancel()
+			_ = conn.Notify(ctx, NotificationCancelled, &cancelledParams{RequestID: id, Reason: cause.Error()})
+		},
+	})
 
 	// Legacy list-changed and resource-updated notifications for this
 	// connection, written by one pump goroutine owned by Serve.
@@ -61,6 +72,14 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 	stopPump()
 	<-pumpDone
 	return err
+}
+
+// cancelNotifyTimeout bounds the write of a notifications/cancelled.
+const cancelNotifyTimeout = 5 * time.Second
+
+type cancelledParams struct {
+	RequestID jsonrpc.ID `json:"requestId"`
+	Reason    string     `json:"reason,omitempty"`
 }
 
 // onNotification handles client notifications. It runs inline on the read

@@ -574,3 +574,43 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 	cancel()
 	<-done
 }
+
+func TestSetResultMetaVerbatim(t *testing.T) {
+	s := newTestServer(t, ServerOptions{})
+	err := s.AddRawTool(&Tool{Name: "raw", Description: "verbatim result", InputSchema: jsontext.Value(`{"type":"object"}`)},
+		func(ctx context.Context, e *RequestHandlerExtra, p *CallToolParams) (*CallToolResult, error) {
+			e.SetResultMeta(map[string]any{"shared": "handler", "added": 1})
+			e.SetResultMeta(map[string]any{"added": 2})
+			res := &CallToolResult{Content: []Content{Text("x")}}
+			res.Meta = Meta{"shared": "envelope", "widget": "kept"}
+			return res, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, s, nil)
+	res := c.mustCall(MethodToolsCall, modern(map[string]any{"name": "raw"}, nil, nil))
+	m := res["_meta"].(map[string]any)
+	if m["shared"] != "handler" || m["widget"] != "kept" || m["added"] != float64(2) || m[MetaServerInfo] == nil {
+		t.Fatalf("merged meta: %v", m)
+	}
+}
+
+func TestPeerRequestTimeoutCancelsAtClient(t *testing.T) {
+	s := newTestServer(t, ServerOptions{PeerRequestTimeout: 50 * time.Millisecond})
+	release := make(chan struct{})
+	c := startServer(t, s, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		<-release // never answer in time
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "late"}
+	})
+	defer close(release)
+	c.initialize(map[string]any{"elicitation": map[string]any{}, "sampling": map[string]any{}})
+	res := c.mustCall(MethodToolsCall, map[string]any{"name": "ask"})
+	if res["isError"] != true || !strings.Contains(getPath(res, "content", 0, "text").(string), "deadline") {
+		t.Fatalf("timeout result: %v", res)
+	}
+	n := c.nextNote(NotificationCancelled)
+	if !strings.Contains(string(n.Params), `"requestId":1`) {
+		t.Fatalf("cancel notification: %s", n.Params)
+	}
+}
