@@ -34,6 +34,9 @@ type requestEnv struct {
 	// streamDone, when not nil, is closed when the transport stops reading;
 	// listen streams end then.
 	streamDone <-chan struct{}
+	// closeStream, when not nil, ends the request's response stream while
+	// the request keeps running (see RequestHandlerExtra.CloseStream).
+	closeStream func() bool
 }
 
 // requestMeta is the typed view of a request's _meta.
@@ -255,6 +258,7 @@ func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *reques
 		LogLevel:        level,
 		ProtocolContext: pc,
 		resultMeta:      new(resultMetaSlot),
+		closeStream:     env.closeStream,
 	}
 	if len(rawMeta) > 0 {
 		extra.RequestMeta = rawMeta

@@ -63,8 +63,9 @@ type RequestHandlerExtra struct {
 	// elicitation and progress. Nil when there is none.
 	Peer Peer
 
-	resultMeta *resultMetaSlot
-	mrtr       *mrtrIn
+	resultMeta  *resultMetaSlot
+	mrtr        *mrtrIn
+	closeStream func() bool
 }
 
 // ProtocolContext is what the dispatcher resolved about the protocol for one
@@ -167,6 +168,19 @@ func (e *RequestHandlerExtra) Clone() *RequestHandlerExtra {
 		c.resultMeta = e.resultMeta
 	}
 	return &c
+}
+
+// CloseStream asks the transport to end this request's response stream now
+// while the request keeps running (SEP-1699 polling). A legacy Streamable
+// HTTP client then reconnects with GET and Last-Event-ID after the announced
+// retry delay and receives the rest, the result included, from the event
+// store. It reports whether a stream was closed; it is a no-op returning
+// false on other transports, in the modern era and for JSON responses.
+func (e *RequestHandlerExtra) CloseStream() bool {
+	if e.closeStream == nil {
+		return false
+	}
+	return e.closeStream()
 }
 
 // Era returns the era of the request, EraUnknown without a protocol context.

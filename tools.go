@@ -31,6 +31,9 @@ type serverTool struct {
 	input   *schema.Compiled
 	output  *schema.Compiled
 	handler ToolHandler
+	// headers is the x-mcp-header mapping of the input schema, computed
+	// once here for the Streamable HTTP transport (see http_headers.go).
+	headers []paramHeader
 }
 
 // AddRawTool registers a tool whose InputSchema (and optional OutputSchema)
@@ -51,7 +54,11 @@ func (s *Server) AddRawTool(t *Tool, h ToolHandler) error {
 	if err != nil {
 		return regErr("tool %q input schema: %v", t.Name, err)
 	}
-	st := &serverTool{tool: t, input: in, handler: h}
+	headers, err := paramHeadersOf(t.InputSchema)
+	if err != nil {
+		return regErr("tool %q input schema: %v", t.Name, err)
+	}
+	st := &serverTool{tool: t, input: in, handler: h, headers: headers}
 	if len(t.OutputSchema) > 0 {
 		out, err := schema.Compile(t.OutputSchema, schema.CompileOptions{Label: "structuredContent"})
 		if err != nil {
@@ -84,7 +91,8 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 	}
 	tool.InputSchema = in.JSON()
 	var out *schema.Compiled
-	if isStructType(reflect.TypeFor[Out]()) {
+	if ot := reflect.TypeFor[Out](); isStructType(ot) && ot != reflect.TypeFor[*CallToolResult]() && ot != reflect.TypeFor[CallToolResult]() {
+		// A handler returning a whole CallToolResult has no output schema.
 		if len(tool.OutputSchema) > 0 {
 			out, err = schema.Compile(tool.OutputSchema, schema.CompileOptions{Label: "structuredContent"})
 		} else {
@@ -113,7 +121,11 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 		}
 		return typedResult(res, out)
 	}
-	st := &serverTool{tool: &tool, input: in, output: out, handler: raw}
+	headers, err := paramHeadersOf(tool.InputSchema)
+	if err != nil {
+		return regErr("tool %q input schema: %v", tool.Name, err)
+	}
+	st := &serverTool{tool: &tool, input: in, output: out, handler: raw, headers: headers}
 	s.putTool(st)
 	return nil
 }

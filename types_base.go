@@ -37,9 +37,9 @@ type Object = map[string]any
 // it arrives once at initialize; in the modern era on every request.
 type ClientCapabilities struct {
 	Experimental map[string]Object      `json:"experimental,omitzero"`
-	Roots        *RootsCapability       `json:"roots,omitempty"`
-	Sampling     *SamplingCapability    `json:"sampling,omitempty"`
-	Elicitation  *ElicitationCapability `json:"elicitation,omitempty"`
+	Roots        *RootsCapability       `json:"roots,omitzero"`
+	Sampling     *SamplingCapability    `json:"sampling,omitzero"`
+	Elicitation  *ElicitationCapability `json:"elicitation,omitzero"`
 	Tasks        jsontext.Value         `json:"tasks,omitempty"`
 	Extensions   map[string]Object      `json:"extensions,omitzero"`
 }

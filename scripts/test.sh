@@ -3,8 +3,9 @@
 # suite (goleak in every package, fuzz seeds replayed as unit tests) and the
 # scripted stdio sessions against `pmcp serve --stdio`.
 #
-# Later stages (official conformance suite over HTTP, Redis-backed tests)
-# plug in here as they land; this script installs what they need itself.
+# The official conformance suite needs Node >= 22; scripts/conformance.sh
+# installs it (and the pinned suite versions) from npm on first use.
+# Set PMCP_SKIP_CONFORMANCE=1 to skip that stage locally.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +27,27 @@ go vet ./...
 
 step "go test -race"
 go test -race -count=1 ./...
+
+if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
+	step "conformance: build the everything server"
+	bin_dir=$(mktemp -d)
+	trap 'rm -rf "$bin_dir"' EXIT
+	go build -o "$bin_dir/pmcp" ./cmd/pmcp
+	serve=("$bin_dir/pmcp" serve --http '127.0.0.1:{port}')
+	baseline=conformance/baseline-server.yml
+
+	step "conformance: suite 0.1.16, --suite all (legacy era)"
+	scripts/conformance.sh server --suite-version 0.1.16 --suite all --port 3611 \
+		--expected-failures "$baseline" -- "${serve[@]}"
+
+	step "conformance: suite 0.2.0-alpha.12, --requirements 2025-11-25,2026-07-28 (both eras, one server)"
+	scripts/conformance.sh server --suite-version 0.2.0-alpha.12 --requirements 2025-11-25,2026-07-28 \
+		--port 3612 --expected-failures "$baseline" -- "${serve[@]}"
+
+	step "conformance: suite 0.2.0-alpha.12, --spec-version 2026-07-28 (modern era, every scenario)"
+	scripts/conformance.sh server --suite-version 0.2.0-alpha.12 --spec-version 2026-07-28 \
+		--port 3613 --expected-failures "$baseline" -- "${serve[@]}"
+fi
 
 echo
 echo "all checks passed"

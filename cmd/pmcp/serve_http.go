@@ -2,15 +2,79 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
 
 	"github.com/gopmcp/pmcp"
 )
 
-// serveHTTP is replaced by the streamable HTTP transport.
+// HTTP server settings of `pmcp serve`. There is deliberately no
+// WriteTimeout or ReadTimeout: either would cut long-lived SSE streams
+// (the handler bounds body reads and each write itself).
+const (
+	httpReadHeaderTimeout = 10 * time.Second
+	httpIdleTimeout       = 2 * time.Minute
+	httpMaxHeaderBytes    = 64 << 10
+	httpShutdownGrace     = 5 * time.Second
+)
+
+// serveHTTP serves srv over Streamable HTTP at addr and path until ctx is
+// done (SIGINT/SIGTERM), then shuts down gracefully.
 func serveHTTP(ctx context.Context, srv *pmcp.Server, addr, path string, logger *slog.Logger, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "pmcp: the streamable HTTP transport is not built yet; use --stdio")
-	return exitError
+	if !strings.HasPrefix(path, "/") {
+		fmt.Fprintf(stderr, "pmcp: --path must start with /, got %q\n", path)
+		return exitUsage
+	}
+	h := pmcp.NewStreamableHTTPHandler(srv, nil)
+	mux := http.NewServeMux()
+	mux.Handle(path, h)
+	hs := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: httpReadHeaderTimeout,
+		IdleTimeout:       httpIdleTimeout,
+		MaxHeaderBytes:    httpMaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		h.Close()
+		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		return exitError
+	}
+	logger.Info("pmcp: serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+path)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+
+	select {
+	case err = <-served:
+		// The listener failed; nothing was shut down yet.
+		h.Close()
+		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		return exitError
+	case <-ctx.Done():
+	}
+	logger.Info("pmcp: shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), httpShutdownGrace)
+	defer cancel()
+	// The handler ends its idle streams first, so the server's wait for
+	// idle connections can complete.
+	hdone := make(chan error, 1)
+	go func() { hdone <- h.Shutdown(sctx) }()
+	serr := hs.Shutdown(sctx)
+	herr := <-hdone
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		return exitError
+	}
+	if serr != nil || herr != nil {
+		_ = hs.Close()
+		logger.Warn("pmcp: shutdown grace period expired", "server", serr, "handler", herr)
+	}
+	return exitOK
 }

@@ -142,12 +142,18 @@ func (b *builder) behaviourTools() {
 	b.check(b.s.AddRawTool(&pmcp.Tool{
 		Name:        "json_schema_2020_12_tool",
 		Description: "Has a JSON Schema 2020-12 input schema that must be served verbatim.",
-		InputSchema: jsontext.Value(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}`),
+		InputSchema: jsontext.Value(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",` +
+			`"$defs":{"address":{"$anchor":"address","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
+			`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contact":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},` +
+			`"allOf":[{"anyOf":[{"required":["name"]},{"required":["address"]}]}],` +
+			`"if":{"properties":{"contact":{"const":"phone"}},"required":["contact"]},"then":{"required":["phone"]},"else":{"not":{"required":["phone"]}},` +
+			`"additionalProperties":false}`),
 	}, func(ctx context.Context, _ *pmcp.RequestHandlerExtra, p *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
 		return &pmcp.CallToolResult{Content: []pmcp.Content{pmcp.Text("Received: " + string(p.Arguments))}}, nil
 	}))
-	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "test_reconnection", Description: "Runs long enough for a client to reconnect mid-call."},
-		func(ctx context.Context, _ *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
+	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "test_reconnection", Description: "Closes its SSE stream mid-call (SEP-1699); the result arrives when the client reconnects with Last-Event-ID."},
+		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
+			extra.CloseStream()
 			for range 4 {
 				if err := b.sleep(ctx); err != nil {
 					return "", err

@@ -1,0 +1,593 @@
+package pmcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// Defaults of StreamableHTTPOptions. Each limit is on by default; the
+// option field documents what zero and negative values mean.
+const (
+	// DefaultMaxBodyBytes caps a POST body (4 MiB). Larger bodies, whether
+	// declared by Content-Length or sent chunked, get 413.
+	DefaultMaxBodyBytes = 4 << 20
+	// DefaultMaxSessions caps the live legacy sessions; initialize gets 503
+	// while the cap is reached.
+	DefaultMaxSessions = 4096
+	// DefaultSessionIdleTimeout ends a legacy session that has served no
+	// request and held no stream for this long.
+	DefaultSessionIdleTimeout = 10 * time.Minute
+	// DefaultNotificationBuffer is the capacity of the bounded queue of
+	// progress and log notifications of one request (and of the standalone
+	// GET stream). When it is full the newest notification is dropped and
+	// counted in StreamableHTTPStats.DroppedNotifications.
+	DefaultNotificationBuffer = 64
+	// DefaultKeepAliveInterval is the period of the ": keep-alive" SSE
+	// comments on idle streams.
+	DefaultKeepAliveInterval = 15 * time.Second
+	// DefaultSSERetry is the reconnection delay announced with "retry:" in
+	// the priming event of every legacy SSE stream.
+	DefaultSSERetry = time.Second
+	// DefaultMaxListenStreams caps the open subscriptions/listen streams of
+	// one handler; more get 503.
+	DefaultMaxListenStreams = 1024
+	// DefaultBodyReadTimeout bounds reading one request body.
+	DefaultBodyReadTimeout = 30 * time.Second
+	// DefaultStreamWriteTimeout bounds each write to a client (one SSE
+	// batch or one JSON reply); a client that stops reading for longer
+	// loses the stream (a legacy client can resume it).
+	DefaultStreamWriteTimeout = 30 * time.Second
+)
+
+// StreamableHTTPOptions configures a StreamableHTTPHandler. The zero value
+// (and a nil pointer) is ready to use: every field says what zero means.
+type StreamableHTTPOptions struct {
+	// JSONResponse answers every request with one application/json body
+	// instead of an SSE stream. Progress and log notifications are then
+	// not sent (legacy sessions route them to the standalone GET stream).
+	JSONResponse bool
+	// MaxBodyBytes caps a POST body. Zero means DefaultMaxBodyBytes;
+	// negative disables the cap (the JSON-RPC decoder's limit then too).
+	MaxBodyBytes int64
+	// MaxSessions caps the live legacy sessions. Zero means
+	// DefaultMaxSessions; negative disables the cap.
+	MaxSessions int
+	// SessionIdleTimeout ends idle legacy sessions. Zero means
+	// DefaultSessionIdleTimeout; negative disables expiry.
+	SessionIdleTimeout time.Duration
+	// NotificationBuffer is the per-request notification queue capacity.
+	// Zero or negative means DefaultNotificationBuffer.
+	NotificationBuffer int
+	// KeepAliveInterval is the period of SSE keep-alive comments. Zero
+	// means DefaultKeepAliveInterval; negative disables them.
+	KeepAliveInterval time.Duration
+	// SSERetry is the "retry:" value of legacy priming events. Zero or
+	// negative means DefaultSSERetry.
+	SSERetry time.Duration
+	// MaxListenStreams caps open subscriptions/listen streams. Zero means
+	// DefaultMaxListenStreams; negative disables the cap.
+	MaxListenStreams int
+	// BodyReadTimeout bounds reading a request body. Zero means
+	// DefaultBodyReadTimeout; negative disables it.
+	BodyReadTimeout time.Duration
+	// StreamWriteTimeout bounds each write to a client. Zero means
+	// DefaultStreamWriteTimeout; negative disables it.
+	StreamWriteTimeout time.Duration
+	// EventStore keeps legacy SSE events for Last-Event-ID resumption. Nil
+	// means a MemoryEventStore with default bounds.
+	EventStore EventStore
+
+	// AllowedHosts lists Host values (a hostname, matching any port, or
+	// host:port) accepted besides localhost, 127.0.0.1 and [::1]. When
+	// empty, the Host header is checked only on connections that arrived on
+	// a loopback address (DNS-rebinding protection); when not empty, it is
+	// checked on every connection. A mismatch gets 403.
+	AllowedHosts []string
+	// DisableHostCheck turns the Host check off.
+	DisableHostCheck bool
+	// AllowedOrigins lists Origin values (scheme://host[:port], compared
+	// case-insensitively) accepted besides loopback origins; "*" accepts
+	// every origin. Requests without Origin are accepted; any other Origin
+	// gets 403.
+	AllowedOrigins []string
+	// CORS answers preflight requests and adds Access-Control-* headers for
+	// allowed origins. Off by default: no CORS headers are ever sent.
+	CORS bool
+
+	// Authenticate, when set, runs for every request before anything else
+	// is read. An error gets 401. The principal (AuthContext.Subject, else
+	// AuthInfo.ClientID) is bound to legacy sessions at initialize; a
+	// session used by another principal answers 404, as if unknown.
+	Authenticate func(r *http.Request) (*AuthInfo, *AuthContext, error)
+}
+
+// StreamableHTTPStats are the counters of a StreamableHTTPHandler.
+type StreamableHTTPStats struct {
+	// Sessions is the number of live legacy sessions.
+	Sessions int
+	// SessionsRejected counts initialize requests refused with 503 because
+	// MaxSessions was reached.
+	SessionsRejected uint64
+	// SessionsExpired counts sessions ended by the idle timeout.
+	SessionsExpired uint64
+	// InFlight is the number of HTTP requests being served, streams
+	// included.
+	InFlight int64
+	// ListenStreams is the number of open subscriptions/listen streams.
+	ListenStreams int64
+	// DroppedNotifications counts progress, log and list-changed
+	// notifications dropped because a per-request or per-stream queue was
+	// full (a slow reader). List-changed events dropped earlier, in the
+	// server's listener queue, are counted in ServerStats instead.
+	DroppedNotifications uint64
+	// Resumptions counts GET requests that resumed a stream with
+	// Last-Event-ID.
+	Resumptions uint64
+}
+
+// StreamableHTTPHandler serves a Server over Streamable HTTP, both eras at
+// one endpoint, decided per request: a POST whose params carry modern _meta
+// (or whose MCP-Protocol-Version header is 2026-07-28) is served statelessly;
+// initialize opens a legacy (2025-11-25) session, identified by the
+// Mcp-Session-Id header, with its GET stream, DELETE and resumable SSE.
+//
+// It must be closed (Close or Shutdown) to stop its session reaper and end
+// its sessions and streams.
+type StreamableHTTPHandler struct {
+	s     *Server
+	opts  StreamableHTTPOptions // defaults resolved
+	log   *slog.Logger
+	store EventStore
+	lim   jsonrpc.Limits
+	now   func() time.Time
+
+	ctx       context.Context // cancelled by Close
+	cancel    context.CancelFunc
+	drain     chan struct{} // closed by Shutdown and Close: idle streams end
+	drainOnce sync.Once
+
+	life   sync.RWMutex // guards closed; read-held to register work in reqWG
+	closed bool
+	reqWG  sync.WaitGroup // ServeHTTP calls and the goroutines they start
+	bgWG   sync.WaitGroup // the reaper
+
+	smu           sync.RWMutex
+	sessions      map[string]*httpSession
+	reaperStarted bool
+	reaperStop    chan struct{}
+	closeOnce     sync.Once
+
+	inFlight  atomic.Int64
+	listens   atomic.Int64
+	dropped   atomic.Uint64
+	rejected  atomic.Uint64
+	expired   atomic.Uint64
+	resumed   atomic.Uint64
+	storeErrs atomic.Uint64
+}
+
+// NewStreamableHTTPHandler returns a handler serving s. opts may be nil.
+func NewStreamableHTTPHandler(s *Server, opts *StreamableHTTPOptions) *StreamableHTTPHandler {
+	var o StreamableHTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxSessions == 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.SessionIdleTimeout == 0 {
+		o.SessionIdleTimeout = DefaultSessionIdleTimeout
+	}
+	if o.NotificationBuffer <= 0 {
+		o.NotificationBuffer = DefaultNotificationBuffer
+	}
+	if o.KeepAliveInterval == 0 {
+		o.KeepAliveInterval = DefaultKeepAliveInterval
+	}
+	if o.SSERetry <= 0 {
+		o.SSERetry = DefaultSSERetry
+	}
+	if o.MaxListenStreams == 0 {
+		o.MaxListenStreams = DefaultMaxListenStreams
+	}
+	if o.BodyReadTimeout == 0 {
+		o.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if o.StreamWriteTimeout == 0 {
+		o.StreamWriteTimeout = DefaultStreamWriteTimeout
+	}
+	h := &StreamableHTTPHandler{
+		s:          s,
+		opts:       o,
+		log:        s.logger,
+		store:      o.EventStore,
+		now:        time.Now,
+		drain:      make(chan struct{}),
+		sessions:   make(map[string]*httpSession),
+		reaperStop: make(chan struct{}),
+	}
+	if h.store == nil {
+		h.store = NewMemoryEventStore(MemoryEventStoreOptions{})
+	}
+	h.lim = jsonrpc.Limits{MaxMessageBytes: int(o.MaxBodyBytes)}
+	if o.MaxBodyBytes < 0 {
+		h.lim.MaxMessageBytes = -1
+	}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	return h
+}
+
+// Stats returns a snapshot of the handler's counters.
+func (h *StreamableHTTPHandler) Stats() StreamableHTTPStats {
+	h.smu.RLock()
+	n := len(h.sessions)
+	h.smu.RUnlock()
+	return StreamableHTTPStats{
+		Sessions:             n,
+		SessionsRejected:     h.rejected.Load(),
+		SessionsExpired:      h.expired.Load(),
+		InFlight:             h.inFlight.Load(),
+		ListenStreams:        h.listens.Load(),
+		DroppedNotifications: h.dropped.Load(),
+		Resumptions:          h.resumed.Load(),
+	}
+}
+
+// Shutdown stops the handler gracefully: new requests get 503, idle
+// streams (legacy GET streams, subscriptions/listen) end at once, and
+// requests in flight may finish until ctx is done. It then closes the
+// handler as Close does, and returns ctx.Err() if ctx ended first. Call it
+// before (or together with) http.Server.Shutdown, whose wait for idle
+// connections would otherwise outlast open SSE streams.
+func (h *StreamableHTTPHandler) Shutdown(ctx context.Context) error {
+	h.life.Lock()
+	h.closed = true
+	h.life.Unlock()
+	h.drainOnce.Do(func() { close(h.drain) })
+	done := make(chan struct{})
+	go func() {
+		h.reqWG.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	h.Close()
+	<-done
+	return err
+}
+
+// Close ends every session and stream, cancels the requests in flight,
+// waits for the goroutines the handler started and stops the session
+// reaper. Later requests get 503. It is safe to call more than once, but
+// not from a request handler (it waits for the handlers to return).
+func (h *StreamableHTTPHandler) Close() error {
+	h.closeOnce.Do(func() {
+		h.life.Lock()
+		h.closed = true
+		h.life.Unlock()
+		h.drainOnce.Do(func() { close(h.drain) })
+		h.cancel()
+		h.endAllSessions()
+		h.reqWG.Wait()
+		// An initialize that raced with Close may have added a session.
+		h.endAllSessions()
+		close(h.reaperStop)
+		h.bgWG.Wait()
+	})
+	return nil
+}
+
+// begin registers one unit of work; false once the handler is closed.
+func (h *StreamableHTTPHandler) begin() bool {
+	h.life.RLock()
+	defer h.life.RUnlock()
+	if h.closed {
+		return false
+	}
+	h.reqWG.Add(1)
+	return true
+}
+
+// authResult is the outcome of Authenticate for one request.
+type authResult struct {
+	info *AuthInfo
+	ctx  *AuthContext
+}
+
+func (a authResult) principal() string {
+	if a.ctx != nil && a.ctx.Subject != "" {
+		return a.ctx.Subject
+	}
+	if a.info != nil {
+		return a.info.ClientID
+	}
+	return ""
+}
+
+// ServeHTTP implements http.Handler.
+func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.hostAllowed(r) {
+		writeTransportError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: Host not allowed")
+		return
+	}
+	origin := r.Header.Get("Origin")
+	if origin != "" && !h.originAllowed(origin) {
+		writeTransportError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: Origin not allowed")
+		return
+	}
+	if h.opts.CORS && origin != "" {
+		h.corsHeaders(w, origin)
+		if r.Method == http.MethodOptions {
+			h.preflight(w, r)
+			return
+		}
+	}
+	if !h.begin() {
+		writeTransportError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server is shutting down")
+		return
+	}
+	defer h.reqWG.Done()
+	h.inFlight.Add(1)
+	defer h.inFlight.Add(-1)
+
+	var auth authResult
+	if h.opts.Authenticate != nil {
+		info, actx, err := h.opts.Authenticate(r)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			writeTransportError(w, http.StatusUnauthorized, jsonrpc.CodeInvalidRequest, "Unauthorized")
+			return
+		}
+		auth = authResult{info: info, ctx: actx}
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.servePost(w, r, auth)
+	case http.MethodGet, http.MethodDelete:
+		if v, ok := headerValue(r.Header, headerProtocolVersion); ok && IsModernVersion(v) {
+			w.Header().Set("Allow", http.MethodPost)
+			writeTransportError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed: the 2026-07-28 protocol only uses POST")
+			return
+		}
+		if r.Method == http.MethodGet {
+			h.legacyGet(w, r, auth)
+		} else {
+			h.legacyDelete(w, r, auth)
+		}
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeTransportError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed")
+	}
+}
+
+// servePost reads, decodes and routes one POSTed JSON-RPC message.
+func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request, auth authResult) {
+	if !isJSONContentType(r.Header.Get("Content-Type")) {
+		writeTransportError(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
+		return
+	}
+	body, status, msg := h.readBody(w, r)
+	if status != 0 {
+		writeTransportError(w, status, jsonrpc.CodeInvalidRequest, msg)
+		return
+	}
+	m, err := jsonrpc.Decode(body, h.lim)
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		if errors.As(err, &de) {
+			if resp := de.Response(); resp != nil {
+				writeResponse(w, http.StatusBadRequest, resp)
+				return
+			}
+		}
+		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "invalid JSON-RPC message")
+		return
+	}
+	hv, hasHV := headerValue(r.Header, headerProtocolVersion)
+	headerModern := hasHV && IsModernVersion(hv)
+	switch m := m.(type) {
+	case *jsonrpc.Response:
+		if headerModern {
+			writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "clients do not send responses in the 2026-07-28 protocol")
+			return
+		}
+		h.legacyClientResponse(w, r, m, auth)
+	case *jsonrpc.Request:
+		pk := peekRequest(m.Method, m.Params)
+		if pk.modern || (headerModern && m.Method != MethodInitialize) {
+			h.serveModern(w, r, m, &pk, auth)
+			return
+		}
+		h.legacyPost(w, r, m, auth)
+	}
+}
+
+// readBody reads the whole body within the size cap and the read timeout.
+// A non-zero status reports a failure to send back.
+func (h *StreamableHTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
+	max := h.opts.MaxBodyBytes
+	if max > 0 && r.ContentLength > max {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", max)
+	}
+	if d := h.opts.BodyReadTimeout; d > 0 {
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(d)) == nil {
+			// Clear it afterwards: the server's background read of a
+			// long-lived stream must not time out.
+			defer rc.SetReadDeadline(time.Time{})
+		}
+	}
+	src := r.Body
+	if max > 0 {
+		src = http.MaxBytesReader(w, r.Body, max)
+	}
+	size := 512
+	if r.ContentLength > 0 {
+		size = int(r.ContentLength) + 1 // +1 so EOF needs no growth
+	}
+	buf := make([]byte, 0, size)
+	for {
+		n, err := src.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, 0, ""
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", max)
+			}
+			return nil, http.StatusBadRequest, "cannot read the request body"
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}
+
+func isJSONContentType(ct string) bool {
+	if ct == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
+// accepts reports what the Accept header allows: JSON and explicitly SSE.
+// An absent Accept header allows JSON only.
+func accepts(r *http.Request) (json, sse bool) {
+	vals := r.Header.Values("Accept")
+	if len(vals) == 0 {
+		return true, false
+	}
+	for _, v := range vals {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			switch mt {
+			case "application/json", "application/*", "*/*":
+				json = true
+			case "text/event-stream":
+				sse = true
+			}
+		}
+	}
+	return json, sse
+}
+
+// newSessionID returns 128 random bits as visible ASCII.
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// writeTransportError writes an HTTP error with a JSON-RPC error body
+// whose id is null.
+func writeTransportError(w http.ResponseWriter, status int, code int64, msg string) {
+	writeResponse(w, status, &jsonrpc.Response{Error: &jsonrpc.Error{Code: code, Message: msg}})
+}
+
+func writeResponse(w http.ResponseWriter, status int, resp *jsonrpc.Response) {
+	b, err := jsonrpc.AppendMessage(make([]byte, 0, 128), resp)
+	if err != nil {
+		b, _ = jsonrpc.AppendMessage(nil, &jsonrpc.Response{ID: resp.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot encode the response")})
+	}
+	writeJSONBody(w, status, b)
+}
+
+func writeJSONBody(w http.ResponseWriter, status int, b []byte) {
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// encodeResponse builds and encodes the response of a dispatched request,
+// marshaling the result once. It mirrors jsonrpc.Conn: a *jsonrpc.Error
+// keeps its code, any other error becomes -32603.
+func (h *StreamableHTTPHandler) encodeResponse(id jsonrpc.ID, res any, err error) (b []byte, code int64) {
+	resp := &jsonrpc.Response{ID: id}
+	if err != nil {
+		var e *jsonrpc.Error
+		if errors.As(err, &e) && e != nil {
+			resp.Error = e
+		} else {
+			resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())
+		}
+	} else if raw, merr := h.marshalResult(id, res); merr != nil {
+		resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot marshal result")
+	} else {
+		resp.Result = raw
+	}
+	b, aerr := jsonrpc.AppendMessage(make([]byte, 0, 256+len(resp.Result)), resp)
+	if aerr != nil {
+		h.log.Error("pmcp: cannot encode response", "id", id.String(), "error", aerr)
+		resp = &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot encode the response")}
+		b, _ = jsonrpc.AppendMessage(nil, resp)
+	}
+	if resp.Error != nil {
+		code = resp.Error.Code
+	}
+	return b, code
+}
+
+func (h *StreamableHTTPHandler) marshalResult(id jsonrpc.ID, res any) (raw jsontext.Value, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			h.log.Error("pmcp: marshaling a result panicked", "id", id.String(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			raw, err = nil, errors.New("marshal panicked")
+		}
+	}()
+	switch v := res.(type) {
+	case nil:
+		return jsontext.Value("null"), nil
+	case jsontext.Value:
+		if !v.IsValid() {
+			return nil, errors.New("invalid raw result")
+		}
+		return v, nil
+	}
+	b, err := Marshal(res)
+	return jsontext.Value(b), err
+}
+
+// encodeMessage encodes an outgoing request or notification.
+func encodeMessage(id jsonrpc.ID, method string, params any) ([]byte, error) {
+	var raw jsontext.Value
+	if params != nil {
+		b, err := Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("pmcp: marshal params of %s: %w", method, err)
+		}
+		if string(b) != "null" {
+			raw = b
+		}
+	}
+	return jsonrpc.AppendMessage(make([]byte, 0, 64+len(raw)), &jsonrpc.Request{ID: id, Method: method, Params: raw})
+}

@@ -1,0 +1,606 @@
+package pmcp
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// noID is the id of notifications.
+var noID jsonrpc.ID
+
+var (
+	errSessionEnded = errors.New("pmcp: the HTTP session ended")
+	errStreamDone   = errors.New("pmcp: the request's stream is complete")
+)
+
+// standaloneStreamID names the GET stream of a session; POST streams are
+// numbered from 1.
+const standaloneStreamID = "0"
+
+// httpSession is one legacy Streamable HTTP session: the dispatcher's
+// session state plus the transport's streams and outgoing calls.
+type httpSession struct {
+	h         *StreamableHTTPHandler
+	id        string
+	principal string
+	ss        *session
+	ctx       context.Context // cancelled when the session ends
+	cancel    context.CancelFunc
+	sem       chan struct{} // bounds requests in flight; nil: unbounded
+	lastUsed  atomic.Int64  // unix nanoseconds
+	active    atomic.Int32  // requests in flight plus attached writers
+
+	mu         sync.Mutex
+	ended      bool
+	inflight   map[jsonrpc.ID]context.CancelFunc
+	streams    map[string]*eventStream // streams of requests still running
+	nextStream uint64
+	standalone *eventStream
+	listener   *listener
+	pending    *jsonrpc.Pending // server-to-client calls; made on first use
+}
+
+func (sess *httpSession) touch() { sess.lastUsed.Store(sess.h.now().UnixNano()) }
+
+// newSession creates and registers a session, or returns nil when
+// MaxSessions is reached.
+func (h *StreamableHTTPHandler) newSession(principal string) *httpSession {
+	sess := &httpSession{h: h, id: newSessionID(), principal: principal, ss: &session{}}
+	sess.ss.id = sess.id
+	sess.ctx, sess.cancel = context.WithCancel(h.ctx)
+	if n := h.s.opts.MaxConcurrentRequests; n >= 0 {
+		if n == 0 {
+			n = jsonrpc.DefaultMaxConcurrent
+		}
+		sess.sem = make(chan struct{}, n)
+	}
+	sess.touch()
+	h.smu.Lock()
+	if max := h.opts.MaxSessions; max > 0 && len(h.sessions) >= max {
+		h.smu.Unlock()
+		sess.cancel()
+		h.rejected.Add(1)
+		return nil
+	}
+	h.sessions[sess.id] = sess
+	if !h.reaperStarted && h.opts.SessionIdleTimeout > 0 {
+		h.reaperStarted = true
+		h.bgWG.Add(1)
+		go h.reapLoop()
+	}
+	h.smu.Unlock()
+	return sess
+}
+
+// lookupSession finds the session of a request, or answers 400 (no id) or
+// 404 (unknown, ended, or bound to another principal) and returns nil.
+func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Request, auth authResult) *httpSession {
+	id, ok := headerValue(r.Header, headerSessionID)
+	if !ok || id == "" {
+		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first, or per-request _meta for protocol 2026-07-28)")
+		return nil
+	}
+	h.smu.RLock()
+	sess := h.sessions[id]
+	h.smu.RUnlock()
+	if sess == nil || subtle.ConstantTimeCompare([]byte(sess.principal), []byte(auth.principal())) != 1 {
+		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
+		return nil
+	}
+	if v, ok := headerValue(r.Header, headerProtocolVersion); ok && !IsLegacyVersion(v) {
+		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v))
+		return nil
+	}
+	sess.touch()
+	return sess
+}
+
+// endSession removes the session and ends it.
+func (h *StreamableHTTPHandler) endSession(sess *httpSession) {
+	h.smu.Lock()
+	if h.sessions[sess.id] == sess {
+		delete(h.sessions, sess.id)
+	}
+	h.smu.Unlock()
+	sess.end()
+}
+
+func (h *StreamableHTTPHandler) endAllSessions() {
+	h.smu.Lock()
+	all := make([]*httpSession, 0, len(h.sessions))
+	for _, sess := range h.sessions {
+		all = append(all, sess)
+	}
+	clear(h.sessions)
+	h.smu.Unlock()
+	for _, sess := range all {
+		sess.end()
+	}
+}
+
+// end cancels the session's requests, ends its streams and calls, and
+// drops its stored events.
+func (sess *httpSession) end() {
+	sess.mu.Lock()
+	if sess.ended {
+		sess.mu.Unlock()
+		return
+	}
+	sess.ended = true
+	l, p := sess.listener, sess.pending
+	sess.listener = nil
+	sess.mu.Unlock()
+	sess.cancel()
+	if l != nil {
+		sess.h.s.listeners.remove(l)
+	}
+	if p != nil {
+		p.CloseAll(errSessionEnded)
+	}
+	if err := sess.h.store.DeleteSession(context.Background(), sess.id); err != nil {
+		sess.h.log.Warn("pmcp: event store cleanup failed", "session", sess.id, "error", err)
+	}
+}
+
+// reapLoop ends idle sessions until Close.
+func (h *StreamableHTTPHandler) reapLoop() {
+	defer h.bgWG.Done()
+	every := min(max(h.opts.SessionIdleTimeout/4, 100*time.Millisecond), time.Minute)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.reaperStop:
+			return
+		case <-t.C:
+			h.reapIdle(h.now())
+		}
+	}
+}
+
+// reapIdle ends the sessions idle since before now-SessionIdleTimeout and
+// returns how many.
+func (h *StreamableHTTPHandler) reapIdle(now time.Time) int {
+	if h.opts.SessionIdleTimeout <= 0 {
+		return 0
+	}
+	cutoff := now.Add(-h.opts.SessionIdleTimeout).UnixNano()
+	var idle []*httpSession
+	h.smu.RLock()
+	for _, sess := range h.sessions {
+		if sess.active.Load() == 0 && sess.lastUsed.Load() < cutoff {
+			idle = append(idle, sess)
+		}
+	}
+	h.smu.RUnlock()
+	for _, sess := range idle {
+		h.endSession(sess)
+		h.expired.Add(1)
+	}
+	return len(idle)
+}
+
+func (sess *httpSession) acquire() bool {
+	if sess.sem != nil {
+		select {
+		case sess.sem <- struct{}{}:
+		default:
+			return false
+		}
+	}
+	sess.active.Add(1)
+	return true
+}
+
+func (sess *httpSession) release() {
+	if sess.sem != nil {
+		<-sess.sem
+	}
+	sess.active.Add(-1)
+	sess.touch()
+}
+
+// track registers a request for notifications/cancelled; false when a
+// request with the same id is still in flight.
+func (sess *httpSession) track(id jsonrpc.ID, cancel context.CancelFunc) bool {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if _, dup := sess.inflight[id]; dup {
+		return false
+	}
+	if sess.inflight == nil {
+		sess.inflight = make(map[jsonrpc.ID]context.CancelFunc)
+	}
+	sess.inflight[id] = cancel
+	return true
+}
+
+func (sess *httpSession) untrack(id jsonrpc.ID) {
+	sess.mu.Lock()
+	delete(sess.inflight, id)
+	sess.mu.Unlock()
+}
+
+func (sess *httpSession) cancelInflight(id jsonrpc.ID) {
+	sess.mu.Lock()
+	cancel := sess.inflight[id]
+	sess.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// newStream registers the stream of a new POSTed request.
+func (sess *httpSession) newStream() *eventStream {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	sess.nextStream++
+	st := newEventStream(sess, strconv.FormatUint(sess.nextStream, 10))
+	if sess.streams == nil {
+		sess.streams = make(map[string]*eventStream)
+	}
+	sess.streams[st.id] = st
+	return st
+}
+
+func (sess *httpSession) removeStream(st *eventStream) {
+	sess.mu.Lock()
+	delete(sess.streams, st.id)
+	sess.mu.Unlock()
+}
+
+// liveStream returns a stream that can still receive events, or nil.
+func (sess *httpSession) liveStream(id string) *eventStream {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if id == standaloneStreamID {
+		return sess.standalone
+	}
+	return sess.streams[id]
+}
+
+// standaloneStream returns the GET stream, creating it (and registering
+// the session for list-changed events) on first use; nil once ended.
+func (sess *httpSession) standaloneStream() (*eventStream, <-chan event) {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.ended {
+		return nil, nil
+	}
+	if sess.standalone == nil {
+		sess.standalone = newEventStream(sess, standaloneStreamID)
+		sess.listener = sess.h.s.newListener(sess.ss.accept)
+		sess.h.s.listeners.add(sess.listener)
+	}
+	return sess.standalone, sess.listener.q
+}
+
+func (sess *httpSession) standaloneOrNil() *eventStream {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	return sess.standalone
+}
+
+// calls returns the tracker of server-to-client calls, nil once ended.
+func (sess *httpSession) calls(create bool) *jsonrpc.Pending {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.ended {
+		return nil
+	}
+	if sess.pending == nil && create {
+		sess.pending = jsonrpc.NewPending()
+	}
+	return sess.pending
+}
+
+// notifyOn sends request-related notifications on a stream (droppable).
+func notifyOn(st *eventStream) func(ctx context.Context, method string, params any) error {
+	return func(_ context.Context, method string, params any) error {
+		b, err := encodeMessage(noID, method, params)
+		if err != nil {
+			return err
+		}
+		st.send(b, true)
+		return nil
+	}
+}
+
+// callOn sends server-to-client requests on a stream; the answers arrive
+// as separate POSTs and are matched by id.
+func (sess *httpSession) callOn(st *eventStream) func(ctx context.Context, method string, params any) (jsontext.Value, error) {
+	return func(ctx context.Context, method string, params any) (jsontext.Value, error) {
+		p := sess.calls(true)
+		if p == nil {
+			return nil, errSessionEnded
+		}
+		id, ch := p.Add()
+		b, err := encodeMessage(id, method, params)
+		if err != nil {
+			p.Forget(id)
+			return nil, err
+		}
+		if !st.send(b, false) {
+			p.Forget(id)
+			return nil, errStreamDone
+		}
+		return p.Await(ctx, id, ch)
+	}
+}
+
+// requestCtx is the context of a legacy request: a disconnect is not a
+// cancellation in this era, so it ends with the session (or with
+// notifications/cancelled), not with the HTTP request.
+func (sess *httpSession) requestCtx(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	stop := context.AfterFunc(sess.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// legacyPost serves a POSTed legacy request or notification.
+func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, auth authResult) {
+	if req.IsNotification() {
+		sess := h.lookupSession(w, r, auth)
+		if sess == nil {
+			return
+		}
+		h.legacyNotification(sess, req)
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	jsonOK, sseOK := accepts(r)
+	useSSE := sseOK && !h.opts.JSONResponse
+	if !useSSE && !jsonOK {
+		writeTransportError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: accept application/json or text/event-stream")
+		return
+	}
+	isInit := req.Method == MethodInitialize
+	var sess *httpSession
+	if isInit {
+		if sess = h.newSession(auth.principal()); sess == nil {
+			w.Header().Set("Retry-After", "5")
+			writeResponse(w, http.StatusServiceUnavailable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")})
+			return
+		}
+	} else if sess = h.lookupSession(w, r, auth); sess == nil {
+		return
+	}
+	if !sess.acquire() {
+		w.Header().Set("Retry-After", "1")
+		writeResponse(w, http.StatusServiceUnavailable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Service Unavailable: too many requests in flight on this session")})
+		return
+	}
+	ctx, cancel := sess.requestCtx(r)
+	if !sess.track(req.ID, cancel) {
+		cancel()
+		sess.release()
+		writeResponse(w, http.StatusBadRequest, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "duplicate request id: a request with this id is still in flight")})
+		return
+	}
+	finish := func() {
+		sess.untrack(req.ID)
+		cancel()
+		sess.release()
+	}
+	env := &requestEnv{session: sess.ss, sessionID: sess.id, authInfo: auth.info, authCtx: auth.ctx}
+
+	if !useSSE {
+		// JSON reply: request-related messages can only reach the client
+		// over its standalone GET stream, if it has one.
+		if st := sess.standaloneOrNil(); st != nil {
+			env.notify = notifyOn(st)
+			env.call = sess.callOn(st)
+		}
+		res, err := h.s.handle(ctx, req, env)
+		finish()
+		b, code := h.encodeResponse(req.ID, res, err)
+		if isInit && code != 0 {
+			h.endSession(sess)
+		} else {
+			w.Header().Set(headerSessionID, sess.id)
+		}
+		if d := h.opts.StreamWriteTimeout; d > 0 {
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+		}
+		writeJSONBody(w, http.StatusOK, b)
+		return
+	}
+
+	st := sess.newStream()
+	env.notify = notifyOn(st)
+	env.call = sess.callOn(st)
+	env.closeStream = st.requestClose
+	sw := newSSEWriter(w, h.opts.StreamWriteTimeout)
+	sw.start(sess.id)
+	a, _, _ := st.attach()
+	sw.priming(eventID(st.id, 0), h.opts.SSERetry)
+	// The priming event goes out before the handler can close the stream.
+	primed := sw.flush() == nil
+	h.reqWG.Add(1) // this ServeHTTP holds a count, so Add cannot race Wait
+	go func() {
+		defer h.reqWG.Done()
+		res, err := h.s.handle(ctx, req, env)
+		finish()
+		b, code := h.encodeResponse(req.ID, res, err)
+		st.finish(b)
+		sess.removeStream(st)
+		st.logDrops(req)
+		if isInit && code != 0 {
+			h.endSession(sess)
+		}
+	}()
+	sess.active.Add(1)
+	if primed {
+		h.pump(r.Context(), sw, st, a, pumpOptions{})
+	}
+	st.detach(a)
+	sess.active.Add(-1)
+	sess.touch()
+}
+
+// logDrops logs once per request how many notifications a slow client
+// missed.
+func (st *eventStream) logDrops(req *jsonrpc.Request) {
+	st.mu.Lock()
+	n := st.drops
+	st.mu.Unlock()
+	if n > 0 {
+		st.sess.h.log.Warn("pmcp: dropped notifications for a slow HTTP client", "session", st.sess.id, "method", req.Method, "id", req.ID.String(), "dropped", n)
+	}
+}
+
+// legacyNotification handles a client notification; it must stay quick.
+func (h *StreamableHTTPHandler) legacyNotification(sess *httpSession, req *jsonrpc.Request) {
+	switch req.Method {
+	case NotificationCancelled:
+		var p struct {
+			RequestID jsonrpc.ID `json:"requestId"`
+		}
+		if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) == nil && p.RequestID.IsValid() {
+			sess.cancelInflight(p.RequestID)
+		}
+	case NotificationRootsListChanged:
+		if fn := h.s.opts.RootsListChanged; fn != nil {
+			fn(sess.ctx)
+		}
+	}
+	// notifications/initialized and the rest need no action.
+}
+
+// legacyClientResponse routes the client's answer to a server-to-client
+// request to the call waiting for it.
+func (h *StreamableHTTPHandler) legacyClientResponse(w http.ResponseWriter, r *http.Request, resp *jsonrpc.Response, auth authResult) {
+	sess := h.lookupSession(w, r, auth)
+	if sess == nil {
+		return
+	}
+	if p := sess.calls(false); p != nil {
+		p.Resolve(resp)
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// legacyGet opens the standalone SSE stream, or resumes a stream with
+// Last-Event-ID.
+func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request, auth authResult) {
+	sess := h.lookupSession(w, r, auth)
+	if sess == nil {
+		return
+	}
+	if _, sse := accepts(r); !sse {
+		writeTransportError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: the GET stream needs Accept: text/event-stream")
+		return
+	}
+	sess.active.Add(1)
+	defer func() {
+		sess.active.Add(-1)
+		sess.touch()
+	}()
+	sw := newSSEWriter(w, h.opts.StreamWriteTimeout)
+	if last, ok := headerValue(r.Header, headerLastEventID); ok {
+		sid, n, ok := parseEventID(last)
+		if !ok {
+			writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: malformed Last-Event-ID")
+			return
+		}
+		h.resumed.Add(1)
+		h.resume(r, sw, sess, sid, n)
+		return
+	}
+	st, events := sess.standaloneStream()
+	if st == nil {
+		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
+		return
+	}
+	a, _, floor := st.attach()
+	sw.start(sess.id)
+	sw.priming(eventID(st.id, floor), h.opts.SSERetry)
+	h.pump(r.Context(), sw, st, a, pumpOptions{written: floor, events: events, idle: true})
+	st.detach(a)
+}
+
+// resume replays the events of stream sid after sequence number n and, if
+// the stream is still live, takes it over. A stream that is complete (or
+// unknown) is replayed from the event store and then held open idle, so
+// clients that reconnect after every stream end do not loop.
+func (h *StreamableHTTPHandler) resume(r *http.Request, sw *sseWriter, sess *httpSession, sid string, n uint64) {
+	st := sess.liveStream(sid)
+	sw.start(sess.id)
+	sw.priming(eventID(sid, n), h.opts.SSERetry)
+	if st == nil {
+		evs, err := h.store.After(r.Context(), sess.id, sid, n)
+		if err != nil {
+			h.log.Warn("pmcp: event store replay failed", "session", sess.id, "stream", sid, "error", err)
+		}
+		for _, ev := range evs {
+			sw.event(eventID(sid, ev.Seq), ev.Data)
+		}
+		if sw.flush() != nil {
+			return
+		}
+		h.idle(r.Context(), sw, sess)
+		return
+	}
+	a, upTo, _ := st.attach()
+	defer st.detach(a)
+	written := n
+	evs, err := h.store.After(r.Context(), sess.id, sid, n)
+	if err != nil {
+		h.log.Warn("pmcp: event store replay failed", "session", sess.id, "stream", sid, "error", err)
+	}
+	for _, ev := range evs {
+		if ev.Seq > upTo {
+			break
+		}
+		sw.event(eventID(sid, ev.Seq), ev.Data)
+		written = ev.Seq
+	}
+	po := pumpOptions{written: written}
+	if sid == standaloneStreamID {
+		_, po.events = sess.standaloneStream()
+		po.idle = true
+	}
+	h.pump(r.Context(), sw, st, a, po)
+}
+
+// idle holds a stream with nothing more to send open, with keep-alives,
+// until the client, the session or the handler ends it.
+func (h *StreamableHTTPHandler) idle(ctx context.Context, sw *sseWriter, sess *httpSession) {
+	tick, stop := h.keepAlive()
+	defer stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sess.ctx.Done():
+			return
+		case <-h.drain:
+			return
+		case <-tick:
+			sw.comment()
+			if sw.flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// legacyDelete ends a session.
+func (h *StreamableHTTPHandler) legacyDelete(w http.ResponseWriter, r *http.Request, auth authResult) {
+	sess := h.lookupSession(w, r, auth)
+	if sess == nil {
+		return
+	}
+	h.endSession(sess)
+	w.WriteHeader(http.StatusOK)
+}

@@ -1,0 +1,218 @@
+package pmcp
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// modernStatus maps a JSON-RPC error code to the HTTP status of a modern
+// reply (SEP-2575, SEP-2243).
+func modernStatus(code int64) int {
+	switch code {
+	case 0:
+		return http.StatusOK
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, jsonrpc.CodeInvalidParams,
+		jsonrpc.CodeHeaderMismatch, jsonrpc.CodeMissingRequiredClientCapability, jsonrpc.CodeUnsupportedProtocolVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+// serveModern serves one stateless (2026-07-28) request or notification.
+func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, pk *peekedRequest, auth authResult) {
+	if err := h.checkModernHeaders(r, req, pk); err != nil {
+		writeResponse(w, http.StatusBadRequest, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeHeaderMismatch, err.Error())})
+		return
+	}
+	if req.IsNotification() {
+		// No client notification is defined over HTTP in this era (a
+		// request is cancelled by closing its stream).
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	jsonOK, sseOK := accepts(r)
+	multi := sseOK && !h.opts.JSONResponse
+	if !multi && !jsonOK {
+		writeResponse(w, http.StatusNotAcceptable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Not Acceptable: accept application/json or text/event-stream")})
+		return
+	}
+	if req.Method == MethodSubscriptionsListen && multi {
+		n := h.listens.Add(1)
+		defer h.listens.Add(-1)
+		if max := h.opts.MaxListenStreams; max > 0 && n > int64(max) {
+			w.Header().Set("Retry-After", "5")
+			writeResponse(w, http.StatusServiceUnavailable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Service Unavailable: too many subscription streams")})
+			return
+		}
+	}
+	// Closing the response stream cancels the request, and so does Close.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(h.ctx, cancel)
+	defer stop()
+	env := &requestEnv{authInfo: auth.info, authCtx: auth.ctx}
+	if !multi {
+		res, err := h.s.handle(ctx, req, env)
+		h.writeModernJSON(w, req, res, err)
+		return
+	}
+	h.serveModernStream(ctx, cancel, w, req, env)
+}
+
+// checkModernHeaders validates the SEP-2243 headers against the body.
+func (h *StreamableHTTPHandler) checkModernHeaders(r *http.Request, req *jsonrpc.Request, pk *peekedRequest) error {
+	if err := checkStandardHeaders(r.Header, req.Method, pk); err != nil {
+		return err
+	}
+	if req.Method != MethodToolsCall || pk.name.Kind() != '"' {
+		return nil
+	}
+	var name string
+	if json.Unmarshal(pk.name, &name) != nil {
+		return nil
+	}
+	if st, ok := h.s.tools.get(name); ok && len(st.headers) > 0 {
+		var a argsPeek
+		_ = json.Unmarshal(req.Params, &a)
+		return checkParamHeaders(r.Header, st.headers, a.Arguments)
+	}
+	return nil
+}
+
+func (h *StreamableHTTPHandler) writeModernJSON(w http.ResponseWriter, req *jsonrpc.Request, res any, err error) {
+	if err == errListenEnded {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	b, code := h.encodeResponse(req.ID, res, err)
+	if d := h.opts.StreamWriteTimeout; d > 0 {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+	}
+	writeJSONBody(w, modernStatus(code), b)
+}
+
+// modernOutcome is what the handler goroutine of a streamed request
+// produced.
+type modernOutcome struct {
+	res any
+	err error
+}
+
+// serveModernStream serves a request whose client accepts SSE. The handler
+// runs in its own goroutine; its progress and log notifications go through
+// a bounded queue (drop-newest) that this goroutine writes out, always
+// before the response. The reply stays plain JSON, with its proper HTTP
+// status, unless something must be streamed first: a notification, a
+// listen frame or a keep-alive.
+func (h *StreamableHTTPHandler) serveModernStream(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, req *jsonrpc.Request, env *requestEnv) {
+	q := make(chan []byte, h.opts.NotificationBuffer)
+	var drops atomic.Int64
+	env.notify = func(_ context.Context, method string, params any) error {
+		b, err := encodeMessage(noID, method, params)
+		if err != nil {
+			return err
+		}
+		select {
+		case q <- b:
+		default:
+			drops.Add(1)
+			h.dropped.Add(1)
+		}
+		return nil
+	}
+	if req.Method == MethodSubscriptionsListen {
+		// Listen frames wait for room (the listener's own queue drops when
+		// the client is slow); they end with the stream.
+		env.listenSend = func(sctx context.Context, method string, params any) error {
+			b, err := encodeMessage(noID, method, params)
+			if err != nil {
+				return err
+			}
+			select {
+			case q <- b:
+				return nil
+			case <-sctx.Done():
+				return sctx.Err()
+			}
+		}
+		env.streamDone = h.drain
+	}
+	done := make(chan modernOutcome, 1)
+	h.reqWG.Add(1) // this ServeHTTP holds a count, so Add cannot race Wait
+	go func() {
+		defer h.reqWG.Done()
+		res, err := h.s.handle(ctx, req, env)
+		done <- modernOutcome{res, err}
+	}()
+	sw := newSSEWriter(w, h.opts.StreamWriteTimeout)
+	tick, stopTick := h.keepAlive()
+	defer stopTick()
+	var out modernOutcome
+	broken := false
+	write := func() {
+		if !sw.started {
+			sw.start("")
+		}
+		if !broken && sw.flush() != nil {
+			broken = true
+		}
+	}
+loop:
+	for {
+		select {
+		case b := <-q:
+			sw.event("", b)
+			for more := true; more; {
+				select {
+				case b := <-q:
+					sw.event("", b)
+				default:
+					more = false
+				}
+			}
+			write()
+		case <-tick:
+			sw.comment()
+			write()
+		case out = <-done:
+			break loop
+		}
+		if broken {
+			// The client is gone: cancel the handler and wait for it.
+			cancel()
+			out = <-done
+			break loop
+		}
+	}
+	if n := drops.Load(); n > 0 {
+		h.log.Warn("pmcp: dropped notifications for a slow HTTP client", "method", req.Method, "id", req.ID.String(), "dropped", n)
+	}
+	if broken {
+		return
+	}
+	// Notifications of the request go out before its response.
+	for more := true; more; {
+		select {
+		case b := <-q:
+			sw.event("", b)
+		default:
+			more = false
+		}
+	}
+	if !sw.started && len(sw.buf) == 0 {
+		h.writeModernJSON(w, req, out.res, out.err)
+		return
+	}
+	if out.err != errListenEnded {
+		b, _ := h.encodeResponse(req.ID, out.res, out.err)
+		sw.event("", b)
+	}
+	write()
+}

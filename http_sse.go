@@ -1,0 +1,328 @@
+package pmcp
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// sseWriter frames server-sent events onto one HTTP response. It is used
+// by one goroutine at a time: the one serving the response.
+type sseWriter struct {
+	w            http.ResponseWriter
+	rc           *http.ResponseController
+	writeTimeout time.Duration
+	buf          []byte
+	started      bool
+}
+
+func newSSEWriter(w http.ResponseWriter, writeTimeout time.Duration) *sseWriter {
+	return &sseWriter{w: w, rc: http.NewResponseController(w), writeTimeout: writeTimeout}
+}
+
+// start sends the status line and the SSE headers.
+func (s *sseWriter) start(sessionID string) {
+	hd := s.w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache, no-transform")
+	hd.Set("X-Accel-Buffering", "no")
+	if sessionID != "" {
+		hd.Set(headerSessionID, sessionID)
+	}
+	s.w.WriteHeader(http.StatusOK)
+	s.started = true
+}
+
+// event appends one message event; data is a single-line JSON text.
+func (s *sseWriter) event(id string, data []byte) {
+	if id != "" {
+		s.buf = append(s.buf, "id: "...)
+		s.buf = append(s.buf, id...)
+		s.buf = append(s.buf, '\n')
+	}
+	s.buf = append(s.buf, "event: message\ndata: "...)
+	s.buf = append(s.buf, data...)
+	s.buf = append(s.buf, "\n\n"...)
+}
+
+// priming appends the SEP-1699 priming event: an id, the reconnection
+// delay and empty data.
+func (s *sseWriter) priming(id string, retry time.Duration) {
+	s.buf = append(s.buf, "id: "...)
+	s.buf = append(s.buf, id...)
+	s.buf = append(s.buf, "\nretry: "...)
+	s.buf = strconv.AppendInt(s.buf, retry.Milliseconds(), 10)
+	s.buf = append(s.buf, "\ndata: \n\n"...)
+}
+
+func (s *sseWriter) comment() { s.buf = append(s.buf, ": keep-alive\n\n"...) }
+
+// flush writes what was appended, within the write timeout.
+func (s *sseWriter) flush() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	if s.writeTimeout > 0 {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+	}
+	_, err := s.w.Write(s.buf)
+	if err == nil {
+		err = s.rc.Flush()
+	}
+	if cap(s.buf) > 64<<10 {
+		s.buf = nil // do not pin a burst's worth of memory
+	} else {
+		s.buf = s.buf[:0]
+	}
+	return err
+}
+
+// keepAlive returns a ticker channel for keep-alive comments, or nil.
+func (h *StreamableHTTPHandler) keepAlive() (<-chan time.Time, func()) {
+	if h.opts.KeepAliveInterval <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTicker(h.opts.KeepAliveInterval)
+	return t.C, t.Stop
+}
+
+// eventID formats the SSE id of event seq of a stream. Ids are unique
+// within a session and name their stream, so Last-Event-ID finds it.
+func eventID(stream string, seq uint64) string {
+	return stream + "-" + strconv.FormatUint(seq, 10)
+}
+
+// parseEventID parses an id made by eventID.
+func parseEventID(id string) (stream string, seq uint64, ok bool) {
+	i := strings.LastIndexByte(id, '-')
+	if i <= 0 || len(id) > 64 {
+		return "", 0, false
+	}
+	if _, err := strconv.ParseUint(id[:i], 10, 64); err != nil {
+		return "", 0, false
+	}
+	seq, err := strconv.ParseUint(id[i+1:], 10, 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return id[:i], seq, true
+}
+
+// streamEvent is one queued event of a legacy stream.
+type streamEvent struct {
+	seq       uint64
+	data      []byte
+	droppable bool
+}
+
+// eventStream is one logical SSE stream of a legacy session: the stream of
+// one POSTed request, or the standalone GET stream. Producers (the request
+// handler, the list-changed pump) never block on the client: events get
+// the next sequence number, go to the EventStore and to a queue that the
+// attached writer drains. At most one writer (an HTTP response) is attached
+// at a time; a resuming GET takes over. Notifications are droppable: beyond
+// NotificationBuffer queued ones the newest is dropped and counted.
+// Requests and the final response are never dropped.
+type eventStream struct {
+	sess   *httpSession
+	id     string
+	signal chan struct{} // capacity 1: "the queue changed"
+
+	mu       sync.Mutex
+	seq      uint64
+	q        []streamEvent
+	queued   int // droppable events in q
+	drops    int
+	att      *attachment
+	complete bool // the final response is queued
+}
+
+// attachment is one writer of a stream; stop ends it.
+type attachment struct {
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+func (a *attachment) close() { a.stopOnce.Do(func() { close(a.stop) }) }
+
+func newEventStream(sess *httpSession, id string) *eventStream {
+	return &eventStream{sess: sess, id: id, signal: make(chan struct{}, 1)}
+}
+
+func (st *eventStream) wake() {
+	select {
+	case st.signal <- struct{}{}:
+	default:
+	}
+}
+
+// send queues one event and reports whether it was accepted.
+func (st *eventStream) send(data []byte, droppable bool) bool {
+	return st.push(data, droppable, false)
+}
+
+// finish queues the final response; the stream completes once it is
+// written.
+func (st *eventStream) finish(data []byte) { st.push(data, false, true) }
+
+func (st *eventStream) push(data []byte, droppable, final bool) bool {
+	h := st.sess.h
+	st.mu.Lock()
+	if st.complete {
+		st.mu.Unlock()
+		return false
+	}
+	if droppable && st.queued >= h.opts.NotificationBuffer {
+		st.drops++
+		st.mu.Unlock()
+		h.dropped.Add(1)
+		return false
+	}
+	st.seq++
+	st.q = append(st.q, streamEvent{seq: st.seq, data: data, droppable: droppable})
+	if droppable {
+		st.queued++
+	}
+	st.complete = final
+	if st.sess.ctx.Err() == nil {
+		if err := h.store.Append(st.sess.ctx, st.sess.id, st.id, st.seq, data); err != nil {
+			h.storeErrs.Add(1)
+			h.log.Warn("pmcp: event store append failed", "session", st.sess.id, "stream", st.id, "error", err)
+		}
+	}
+	st.mu.Unlock()
+	st.wake()
+	return true
+}
+
+// attach makes a the stream's writer, ending any previous one. It returns
+// the last sequence number assigned so far and the sequence number just
+// before the oldest queued event.
+func (st *eventStream) attach() (a *attachment, upTo, floor uint64) {
+	a = &attachment{stop: make(chan struct{})}
+	st.mu.Lock()
+	if st.att != nil {
+		st.att.close()
+	}
+	st.att = a
+	upTo = st.seq
+	floor = st.seq
+	if len(st.q) > 0 {
+		floor = st.q[0].seq - 1
+	}
+	st.mu.Unlock()
+	st.wake()
+	return a, upTo, floor
+}
+
+func (st *eventStream) detach(a *attachment) {
+	st.mu.Lock()
+	if st.att == a {
+		st.att = nil
+	}
+	st.mu.Unlock()
+}
+
+// take removes the queued events for writer a. ok is false when a is no
+// longer the attached writer.
+func (st *eventStream) take(a *attachment) (evs []streamEvent, complete, ok bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.att != a {
+		st.wake() // the signal may have been meant for the new writer
+		return nil, false, false
+	}
+	evs, st.q, st.queued = st.q, nil, 0
+	return evs, st.complete, true
+}
+
+// requestClose ends the attached writer (RequestHandlerExtra.CloseStream).
+// It detaches at once, so nothing queued from now on reaches the closed
+// response: it waits for the client to resume.
+func (st *eventStream) requestClose() bool {
+	st.mu.Lock()
+	a := st.att
+	st.att = nil
+	st.mu.Unlock()
+	if a == nil {
+		return false
+	}
+	a.close()
+	return true
+}
+
+// pumpOptions are the per-stream variations of pump.
+type pumpOptions struct {
+	written uint64       // sequence numbers up to this one are delivered
+	events  <-chan event // list-changed events to turn into messages (standalone stream)
+	idle    bool         // an idle stream: ends on Shutdown
+}
+
+// pump writes the stream's events to sw until the stream completes, the
+// writer is stopped (CloseStream, take-over), the client goes away, the
+// session ends, or (for idle streams) the handler shuts down.
+func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eventStream, a *attachment, po pumpOptions) {
+	tick, stopTick := h.keepAlive()
+	defer stopTick()
+	var drain <-chan struct{}
+	if po.idle {
+		drain = h.drain
+	}
+	sess := st.sess
+	sessDone, ending := sess.ctx.Done(), false
+	for {
+		evs, complete, ok := st.take(a)
+		if !ok {
+			_ = sw.flush() // a replay may be buffered
+			return
+		}
+		for _, ev := range evs {
+			if ev.seq <= po.written {
+				continue
+			}
+			sw.event(eventID(st.id, ev.seq), ev.data)
+			po.written = ev.seq
+		}
+		if err := sw.flush(); err != nil {
+			return
+		}
+		if complete || ending {
+			return
+		}
+		sess.touch()
+		select {
+		case <-a.stop:
+			return
+		case <-st.signal:
+		case <-ctx.Done():
+			return
+		case <-sessDone:
+			if h.ctx.Err() != nil {
+				return // Close: do not wait on slow clients
+			}
+			// Write what was queued before the session ended, then stop.
+			ending = true
+		case <-drain:
+			return
+		case ev := <-po.events:
+			h.sendListEvent(st, ev)
+		case <-tick:
+			sw.comment()
+		}
+	}
+}
+
+// sendListEvent turns a list-changed or resource-updated event into a
+// notification on a legacy stream.
+func (h *StreamableHTTPHandler) sendListEvent(st *eventStream, ev event) {
+	var params any = struct{}{}
+	if ev.kind == resourceUpdated {
+		params = &ResourceUpdatedParams{URI: ev.uri}
+	}
+	if b, err := encodeMessage(noID, listMethods[ev.kind], params); err == nil {
+		st.send(b, true)
+	}
+}
