@@ -1,0 +1,440 @@
+package pmcp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// Defaults of ClientOptions. Every limit is on by default; each option field
+// says what its zero value means.
+const (
+	// DefaultClientCallTimeout bounds each request a client sends when the
+	// caller's ctx has no deadline of its own.
+	DefaultClientCallTimeout = 60 * time.Second
+	// DefaultProbeTimeout bounds the server/discover probe that decides the
+	// era on a stream transport. A server that does not answer in time is
+	// treated as a legacy server (the spec's rule for stdio).
+	DefaultProbeTimeout = 5 * time.Second
+	// DefaultClientMaxInputRounds caps the input_required rounds one
+	// modern-era call may go through before the client gives up.
+	DefaultClientMaxInputRounds = 8
+	// DefaultMaxPages caps the pages the list iterators and the All*
+	// helpers fetch for one listing.
+	DefaultMaxPages = 1000
+	// DefaultClientNotificationQueue is the capacity of the bounded queue
+	// between the connection's read loop and the worker that runs the
+	// notification handlers. When it is full the newest notification is
+	// dropped and counted in ClientStats.DroppedNotifications.
+	DefaultClientNotificationQueue = 256
+	// MaxPeerStringBytes caps every server-controlled string (error
+	// messages, tool names, versions) before it enters an error or a log
+	// record.
+	MaxPeerStringBytes = 1024
+)
+
+// SamplingHandler answers a server's sampling/createMessage: a real
+// server-to-client request in the legacy era, an entry of an
+// input_required result in the modern era. Both eras go through the same
+// handler.
+type SamplingHandler func(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error)
+
+// ElicitationHandler answers a server's elicitation/create (form mode, and
+// URL mode when ClientOptions.ElicitationURL is set). Declining or
+// cancelling is an ElicitResult with Action "decline" or "cancel", not an
+// error.
+type ElicitationHandler func(ctx context.Context, p *ElicitParams) (*ElicitResult, error)
+
+// RootsHandler answers a server's roots/list.
+type RootsHandler func(ctx context.Context) (*ListRootsResult, error)
+
+// ProgressHandler receives the notifications/progress of one call (see
+// WithProgress).
+type ProgressHandler func(ctx context.Context, p *ProgressParams)
+
+// ClientNotificationHandlers receive the server's notifications. Every
+// field may be nil (the notification is then ignored).
+//
+// They run one at a time, in arrival order, on a worker goroutine owned by
+// the session and fed by a bounded queue (see
+// DefaultClientNotificationQueue), so they may call the session (for
+// example ListTools after a list change) but should not take long: while
+// one runs, later notifications wait and, once the queue is full, are
+// dropped. Their ctx ends when the session closes.
+type ClientNotificationHandlers struct {
+	// LogMessage receives notifications/message. In the modern era a
+	// server only logs for requests that asked for a level (see
+	// ClientOptions.LogLevel); in the legacy era the session-wide level
+	// applies (logging/setLevel, sent by Connect when LogLevel is set).
+	LogMessage func(ctx context.Context, p *LoggingMessageParams)
+	// ToolsListChanged, PromptsListChanged and ResourcesListChanged receive
+	// the list-changed notifications: pushed by a legacy server, delivered
+	// on a Listen subscription by a modern one.
+	ToolsListChanged     func(ctx context.Context)
+	PromptsListChanged   func(ctx context.Context)
+	ResourcesListChanged func(ctx context.Context)
+	// ResourceUpdated receives notifications/resources/updated (after
+	// Subscribe in the legacy era, on a Listen subscription in the modern).
+	ResourceUpdated func(ctx context.Context, p *ResourceUpdatedParams)
+	// SubscriptionAcknowledged receives the filter a modern server agreed
+	// to honour for a Listen subscription; p.Meta carries the
+	// subscription id.
+	SubscriptionAcknowledged func(ctx context.Context, p *SubscriptionsAckParams)
+}
+
+// ClientOptions configures a Client. The zero value works: each field says
+// what its zero value means.
+type ClientOptions struct {
+	// Name and Version identify the client (clientInfo). Empty Name means
+	// "pmcp-client", empty Version means "0.0.0". Title is optional.
+	Name, Version, Title string
+
+	// Sampling, Elicitation and Roots answer the server's requests for
+	// input, in both eras. The capabilities the client declares are derived
+	// from which of them are set: a nil handler declares nothing, so a
+	// well-behaved server never asks for that kind of input.
+	Sampling    SamplingHandler
+	Elicitation ElicitationHandler
+	Roots       RootsHandler
+	// SamplingTools additionally declares sampling.tools (the handler can
+	// deal with tools and toolChoice). Ignored without Sampling.
+	SamplingTools bool
+	// ElicitationURL additionally declares URL-mode elicitation. Ignored
+	// without Elicitation.
+	ElicitationURL bool
+
+	// Notifications receive the server's notifications. The zero value
+	// ignores them all.
+	Notifications ClientNotificationHandlers
+	// NotificationQueue is the capacity of the notification queue. Zero
+	// means DefaultClientNotificationQueue.
+	NotificationQueue int
+
+	// LogLevel is the minimum level of the log records the client asks
+	// for. LevelUnset (zero) and LevelOff ask for none: modern requests
+	// then carry no logLevel (so the server sends no log records), and
+	// Connect does not call logging/setLevel in the legacy era (where the
+	// server's own default level applies).
+	LogLevel LoggingLevel
+
+	// Era forces a protocol era. EraUnknown (zero) negotiates: probe
+	// server/discover, fall back to initialize. EraModern skips the
+	// fallback; EraLegacy skips the probe.
+	Era Era
+	// ProbeTimeout bounds the server/discover probe. Zero means
+	// DefaultProbeTimeout.
+	ProbeTimeout time.Duration
+	// CallTimeout bounds each request whose ctx has no deadline. Zero
+	// means DefaultClientCallTimeout; negative means no bound. In the
+	// modern era it applies to each round of a multi-round-trip call, not
+	// to the time the input handlers take.
+	CallTimeout time.Duration
+	// MaxInputRounds caps the input_required rounds of one modern call.
+	// Zero means DefaultClientMaxInputRounds.
+	MaxInputRounds int
+	// MaxPages caps the pages fetched by the list iterators and the All*
+	// helpers. Zero means DefaultMaxPages.
+	MaxPages int
+
+	// Logger receives the client's diagnostics (dropped notifications,
+	// handler panics). Nil discards them.
+	Logger *slog.Logger
+}
+
+// clientDrainTimeout bounds how long the session lets the handlers of
+// server-to-client requests run once the server has closed its side.
+const clientDrainTimeout = 5 * time.Second
+
+// Client is an MCP client configuration: identity, handlers and limits. It
+// is immutable and may open any number of sessions with Connect.
+type Client struct {
+	opts ClientOptions
+	info Implementation
+	log  *slog.Logger
+	// modern lists the modern versions the client speaks, newest (and
+	// preferred) first; tests substitute it.
+	modern []string
+}
+
+// NewClient returns a Client for opts.
+func NewClient(opts ClientOptions) *Client {
+	c := &Client{opts: opts, modern: modernVersions}
+	c.info = Implementation{Name: opts.Name, Version: opts.Version, Title: opts.Title}
+	if c.info.Name == "" {
+		c.info.Name = "pmcp-client"
+	}
+	if c.info.Version == "" {
+		c.info.Version = "0.0.0"
+	}
+	c.log = opts.Logger
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Capabilities returns the capabilities the client declares in era e,
+// derived from the handlers that are set. In the legacy era a roots
+// handler also declares roots.listChanged (see
+// ClientSession.NotifyRootsListChanged); the modern era has no such flag.
+func (c *Client) Capabilities(e Era) *ClientCapabilities {
+	caps := &ClientCapabilities{}
+	if c.opts.Sampling != nil {
+		caps.Sampling = &SamplingCapability{}
+		if c.opts.SamplingTools {
+			caps.Sampling.Tools = Object{}
+		}
+	}
+	if c.opts.Elicitation != nil {
+		caps.Elicitation = &ElicitationCapability{Form: Object{}}
+		if c.opts.ElicitationURL {
+			caps.Elicitation.URL = Object{}
+		}
+	}
+	if c.opts.Roots != nil {
+		caps.Roots = &RootsCapability{ListChanged: e == EraLegacy}
+	}
+	return caps
+}
+
+func (c *Client) callTimeout() time.Duration {
+	if c.opts.CallTimeout == 0 {
+		return DefaultClientCallTimeout
+	}
+	return c.opts.CallTimeout
+}
+
+func (c *Client) probeTimeout() time.Duration {
+	if c.opts.ProbeTimeout <= 0 {
+		return DefaultProbeTimeout
+	}
+	return c.opts.ProbeTimeout
+}
+
+func (c *Client) maxInputRounds() int {
+	if c.opts.MaxInputRounds <= 0 {
+		return DefaultClientMaxInputRounds
+	}
+	return c.opts.MaxInputRounds
+}
+
+func (c *Client) maxPages() int {
+	if c.opts.MaxPages <= 0 {
+		return DefaultMaxPages
+	}
+	return c.opts.MaxPages
+}
+
+// negotiated is what Connect learned about the server. Immutable once
+// stored.
+type negotiated struct {
+	era          Era
+	version      string
+	serverInfo   *Implementation
+	caps         ServerCapabilities
+	instructions string
+	// meta is the pre-encoded static part of the modern request _meta:
+	// protocolVersion, clientCapabilities, clientInfo and logLevel.
+	meta map[string]jsontext.Value
+}
+
+// ClientSession is one connection to a server, opened by Client.Connect.
+// Its methods are safe for concurrent use. Close it when done: it owns a
+// goroutine that reads the connection and one that runs the notification
+// handlers.
+type ClientSession struct {
+	c    *Client
+	conn *jsonrpc.Conn
+	neg  atomic.Pointer[negotiated]
+
+	// ctx is the session's lifetime: cancelled when the connection ends.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	progressMu  sync.Mutex
+	progress    map[int64]ProgressHandler
+	progressSeq atomic.Int64
+
+	listenMu sync.Mutex
+	listens  map[jsonrpc.ID]context.CancelCauseFunc
+
+	queue      chan clientEvent
+	workerDone chan struct{}
+	dropped    atomic.Uint64
+	// queuedBytes is the size of the params waiting in queue.
+	queuedBytes atomic.Int64
+	// handlers counts client handlers running on session goroutines
+	// (notification handlers and legacy server-to-client requests), so
+	// that Close called from one of them does not wait for itself.
+	handlers atomic.Int64
+
+	runDone   chan struct{}
+	runErr    error
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Connect opens a session over st (stdio, an in-memory pipe, a command
+// transport: any jsonrpc.Stream) and negotiates the protocol era: it probes
+// server/discover at 2026-07-28 and falls back to the legacy initialize
+// handshake when the server does not speak the modern protocol (see
+// ClientOptions.Era to force one). ctx bounds the negotiation only, not the
+// session. The session owns st from now on; on failure st is closed and
+// nothing keeps running.
+func (c *Client) Connect(ctx context.Context, st jsonrpc.Stream) (*ClientSession, error) {
+	if st == nil {
+		return nil, errors.New("pmcp: Connect: nil stream")
+	}
+	s := &ClientSession{
+		c:          c,
+		progress:   make(map[int64]ProgressHandler),
+		listens:    make(map[jsonrpc.ID]context.CancelCauseFunc),
+		workerDone: make(chan struct{}),
+		runDone:    make(chan struct{}),
+	}
+	n := c.opts.NotificationQueue
+	if n <= 0 {
+		n = DefaultClientNotificationQueue
+	}
+	s.queue = make(chan clientEvent, n)
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	s.conn = jsonrpc.NewConn(&idStream{Stream: st}, jsonrpc.HandlerFunc(s.handle), jsonrpc.ConnOptions{
+		MarshalResult:   func(v any) (jsontext.Value, error) { b, err := Marshal(v); return b, err },
+		Logger:          c.log,
+		OnCallCancelled: s.onCallCancelled,
+		// After the server closes its side, handlers still answering it
+		// (a legacy sampling request waiting for a user) get this long.
+		DrainTimeout: clientDrainTimeout,
+	})
+	go s.worker()
+	go func() {
+		err := s.conn.Run(s.ctx)
+		// Release the stream as soon as the connection ends (for a command
+		// transport this reaps the process).
+		_ = s.conn.Close()
+		s.cancel()
+		s.runErr = err
+		close(s.runDone)
+	}()
+	if err := s.negotiate(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close ends the session: it closes the stream (which, for a command
+// transport, shuts the server process down), cancels the calls and
+// handlers in flight, and waits for the session's goroutines. When called
+// from one of the session's own handlers it does not wait for that handler
+// (which could never return); the goroutines then end as soon as the
+// handlers return. Later calls return the first call's result.
+func (s *ClientSession) Close() error {
+	s.closeOnce.Do(func() {
+		err := s.conn.Close()
+		if errors.Is(err, jsonrpc.ErrClosed) {
+			err = nil
+		}
+		s.closeErr = err
+		s.cancel()
+	})
+	if s.handlers.Load() == 0 {
+		<-s.runDone
+		<-s.workerDone
+	}
+	return s.closeErr
+}
+
+// Wait blocks until the connection has ended (Close, the server closing
+// its side, a fatal transport error) and the session's goroutines have
+// returned, and reports why: nil when the server closed the connection
+// cleanly or Close was called.
+func (s *ClientSession) Wait() error {
+	<-s.runDone
+	<-s.workerDone
+	if errors.Is(s.runErr, jsonrpc.ErrClosed) || errors.Is(s.runErr, context.Canceled) {
+		return nil
+	}
+	return s.runErr
+}
+
+// Done returns a channel closed when the connection has ended, for
+// instance because the server process exited.
+func (s *ClientSession) Done() <-chan struct{} { return s.runDone }
+
+func (s *ClientSession) negotiation() *negotiated {
+	if n := s.neg.Load(); n != nil {
+		return n
+	}
+	return &negotiated{}
+}
+
+// Era returns the negotiated protocol era.
+func (s *ClientSession) Era() Era { return s.negotiation().era }
+
+// ProtocolVersion returns the negotiated protocol version.
+func (s *ClientSession) ProtocolVersion() string { return s.negotiation().version }
+
+// ServerInfo returns the server's self-reported implementation (nil when
+// it sent none). Informational only: never use it for authorization.
+func (s *ClientSession) ServerInfo() *Implementation {
+	if i := s.negotiation().serverInfo; i != nil {
+		cp := *i
+		return &cp
+	}
+	return nil
+}
+
+// ServerCapabilities returns a copy of the capabilities the server
+// declared at initialize or server/discover. The maps inside are shared
+// with the session: do not modify them.
+func (s *ClientSession) ServerCapabilities() *ServerCapabilities {
+	caps := s.negotiation().caps
+	return &caps
+}
+
+// Instructions returns the server's usage instructions, "" when none.
+func (s *ClientSession) Instructions() string { return s.negotiation().instructions }
+
+// ClientStats is a snapshot of a session's counters.
+type ClientStats struct {
+	// DroppedNotifications counts notifications dropped because the
+	// notification queue was full.
+	DroppedNotifications uint64
+	// Conn is the snapshot of the underlying JSON-RPC connection.
+	Conn jsonrpc.ConnStats
+}
+
+// Stats returns a snapshot of the session's counters.
+func (s *ClientSession) Stats() ClientStats {
+	return ClientStats{DroppedNotifications: s.dropped.Load(), Conn: s.conn.Stats()}
+}
+
+// idSlotKey is the context key of an *idSlot: a Call made with such a ctx
+// reports the JSON-RPC id it was given, before the request is written.
+type idSlotKey struct{}
+
+type idSlot struct {
+	onID func(id jsonrpc.ID)
+}
+
+// idStream wraps the session's stream to learn the ids of chosen calls
+// (subscriptions/listen), which jsonrpc.Conn allocates internally.
+type idStream struct {
+	jsonrpc.Stream
+}
+
+func (st *idStream) Write(ctx context.Context, m jsonrpc.Message) error {
+	if r, ok := m.(*jsonrpc.Request); ok && r.ID.IsValid() {
+		if slot, ok := ctx.Value(idSlotKey{}).(*idSlot); ok && slot.onID != nil {
+			slot.onID(r.ID)
+		}
+	}
+	return st.Stream.Write(ctx, m)
+}

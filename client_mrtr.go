@@ -1,0 +1,434 @@
+package pmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// Errors of the client's request machinery; test with errors.Is.
+var (
+	// ErrUnexpectedResultType: a result carried a resultType the client
+	// does not know, or input_required where the method does not allow it.
+	ErrUnexpectedResultType = errors.New("pmcp: unexpected resultType")
+	// ErrTooManyInputRounds: a modern call was still input_required after
+	// ClientOptions.MaxInputRounds retries.
+	ErrTooManyInputRounds = errors.New("pmcp: too many input rounds")
+	// ErrNoInputHandler: the server asked for a kind of input (sampling,
+	// elicitation, roots) the client has no handler for. A well-behaved
+	// server never does, because the capability is then not declared.
+	ErrNoInputHandler = errors.New("pmcp: no handler for the server's input request")
+	// ErrMalformedInputRequest: an input_required result, or one of its
+	// input requests, is not well-formed.
+	ErrMalformedInputRequest = errors.New("pmcp: malformed input request")
+)
+
+// maxPeerErrorData bounds the data member kept from a server's error.
+const maxPeerErrorData = 64 << 10
+
+// CallOption tunes one call (CallTool, ReadResource, GetPrompt, Complete).
+type CallOption func(*callConfig)
+
+type callConfig struct {
+	progress ProgressHandler
+	meta     Meta
+}
+
+// WithProgress asks the server for progress updates on this call (a fresh
+// _meta.progressToken) and routes the matching notifications/progress to
+// h until the call returns. h runs on the connection's read loop, before
+// the call's own result is read: it must be quick and must not call the
+// session (start a goroutine for more).
+func WithProgress(h ProgressHandler) CallOption {
+	return func(c *callConfig) { c.progress = h }
+}
+
+// WithMeta adds members to the request's _meta (for example W3C trace
+// context: traceparent, tracestate). Keys the client manages itself (every
+// io.modelcontextprotocol/ key and progressToken) are ignored here: they
+// would change how the server reads the request.
+func WithMeta(m Meta) CallOption {
+	return func(c *callConfig) { c.meta = m }
+}
+
+func callConfigOf(opts []CallOption) *callConfig {
+	cfg := &callConfig{}
+	for _, o := range opts {
+		if o != nil {
+			o(cfg)
+		}
+	}
+	return cfg
+}
+
+// call sends one request and waits for its result. The default call
+// timeout applies when ctx has no deadline. A peer error comes back as a
+// *jsonrpc.Error (errors.As) whose message is capped.
+func (s *ClientSession) call(ctx context.Context, method string, params any) (jsontext.Value, error) {
+	ctx, cancel := s.withCallTimeout(ctx)
+	defer cancel()
+	raw, err := s.conn.Call(ctx, method, params)
+	if err != nil {
+		return nil, peerError(method, err)
+	}
+	return raw, nil
+}
+
+func (s *ClientSession) withCallTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d := s.c.callTimeout(); d > 0 {
+		if _, ok := ctx.Deadline(); !ok {
+			return context.WithTimeout(ctx, d)
+		}
+	}
+	return ctx, func() {}
+}
+
+// notify sends a notification, bounded like a call.
+func (s *ClientSession) notify(ctx context.Context, method string, params any) error {
+	ctx, cancel := s.withCallTimeout(ctx)
+	defer cancel()
+	if err := s.conn.Notify(ctx, method, params); err != nil {
+		return fmt.Errorf("pmcp: %s: %w", method, err)
+	}
+	return nil
+}
+
+// onCallCancelled tells the server that a call was abandoned. initialize
+// is never cancelled (the spec forbids it), nor a subscription the server
+// itself ended.
+func (s *ClientSession) onCallCancelled(id jsonrpc.ID, method string, cause error) {
+	if method == MethodInitialize || errors.Is(cause, errSubscriptionEndedByServer) {
+		return
+	}
+	reason := "request cancelled"
+	if cause != nil {
+		reason = capPeerString(cause.Error())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cancelNotifyTimeout)
+	defer cancel()
+	_ = s.conn.Notify(ctx, NotificationCancelled, &cancelledParams{RequestID: id, Reason: reason})
+}
+
+// peerError wraps a call failure; a peer's JSON-RPC error is copied with
+// its message capped and its data bounded.
+func peerError(method string, err error) error {
+	var re *jsonrpc.Error
+	if errors.As(err, &re) {
+		cp := &jsonrpc.Error{Code: re.Code, Message: capPeerString(re.Message), Data: re.Data}
+		if len(cp.Data) > maxPeerErrorData {
+			cp.Data = nil
+		}
+		return fmt.Errorf("pmcp: %s: %w", method, cp)
+	}
+	return fmt.Errorf("pmcp: %s: %w", method, err)
+}
+
+// capPeerString bounds a server-controlled string before it enters an
+// error or a log record: at most MaxPeerStringBytes (cut on a rune
+// boundary, marked with "..."), control characters replaced, invalid
+// UTF-8 repaired.
+func capPeerString(s string) string {
+	if len(s) > MaxPeerStringBytes {
+		cut := MaxPeerStringBytes - 3
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || (r >= 0x20 && r != 0x7f && !(r >= 0x80 && r < 0xa0)) {
+			return r
+		}
+		return ' '
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+}
+
+// encodeMeta builds a request's _meta: the caller's members, then the
+// client-managed static members and the progress token. It returns nil
+// when there is nothing to send.
+func encodeMeta(static map[string]jsontext.Value, extra Meta, token jsontext.Value) (jsontext.Value, error) {
+	if len(static) == 0 && len(extra) == 0 && token == nil {
+		return nil, nil
+	}
+	m := make(map[string]any, len(static)+len(extra)+1)
+	for k, v := range extra {
+		if k == MetaProgressToken || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue // managed by the client, never taken from the caller
+		}
+		m[k] = v
+	}
+	for k, v := range static {
+		m[k] = v
+	}
+	if token != nil {
+		m[MetaProgressToken] = token
+	}
+	b, err := json.Marshal(m, jsonOpts, json.Deterministic(true))
+	if err != nil {
+		return nil, fmt.Errorf("pmcp: encode _meta: %w", err)
+	}
+	return b, nil
+}
+
+// requestMeta returns the _meta of one request in the negotiated era.
+func (s *ClientSession) requestMeta(cfg *callConfig, token jsontext.Value) (jsontext.Value, error) {
+	var extra Meta
+	if cfg != nil {
+		extra = cfg.meta
+	}
+	return encodeMeta(s.negotiation().meta, extra, token)
+}
+
+// callMeta returns the _meta of a call configured by cfg and, when cfg
+// asks for progress, registers a fresh progress token until done is
+// called.
+func (s *ClientSession) callMeta(cfg *callConfig) (meta jsontext.Value, done func(), err error) {
+	done = func() {}
+	var token jsontext.Value
+	if cfg.progress != nil {
+		id := s.progressSeq.Add(1)
+		token = strconv.AppendInt(nil, id, 10)
+		s.progressMu.Lock()
+		s.progress[id] = cfg.progress
+		s.progressMu.Unlock()
+		done = func() {
+			s.progressMu.Lock()
+			delete(s.progress, id)
+			s.progressMu.Unlock()
+		}
+	}
+	meta, err = s.requestMeta(cfg, token)
+	if err != nil {
+		done()
+		return nil, func() {}, err
+	}
+	return meta, done, nil
+}
+
+// resultTypeOf reads a result's resultType: "" (absent, which counts as
+// complete), complete or input_required. Anything else is an error.
+func resultTypeOf(method string, raw jsontext.Value) (string, error) {
+	if raw.Kind() != '{' {
+		return "", fmt.Errorf("pmcp: %s: malformed result: not a JSON object", method)
+	}
+	var probe struct {
+		ResultType *string `json:"resultType"`
+	}
+	if err := Unmarshal(raw, &probe); err != nil {
+		return "", fmt.Errorf("pmcp: %s: malformed result: %s", method, capPeerString(err.Error()))
+	}
+	if probe.ResultType == nil {
+		return "", nil
+	}
+	switch rt := *probe.ResultType; rt {
+	case ResultTypeComplete, ResultTypeInputRequired:
+		return rt, nil
+	default:
+		return "", fmt.Errorf("%w %q in the result of %s", ErrUnexpectedResultType, capPeerString(rt), method)
+	}
+}
+
+// decodeResult decodes the complete result of a method that cannot ask
+// for input.
+func decodeResult(method string, raw jsontext.Value, out any) error {
+	rt, err := resultTypeOf(method, raw)
+	if err != nil {
+		return err
+	}
+	if rt == ResultTypeInputRequired {
+		return fmt.Errorf("%w: %s cannot answer input_required", ErrUnexpectedResultType, method)
+	}
+	return decodeInto(method, raw, out)
+}
+
+func decodeInto(method string, raw jsontext.Value, out any) error {
+	if err := Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("pmcp: %s: malformed result: %s", method, capPeerString(err.Error()))
+	}
+	return nil
+}
+
+// roundParams builds the params of one round of a multi-round-trip call
+// from the round's _meta, inputResponses and requestState (both nil on
+// the first round).
+type roundParams func(meta, responses jsontext.Value, state *string) any
+
+// roundTrip runs a method that may answer input_required (tools/call,
+// prompts/get, resources/read) and returns the raw complete result. Each
+// input_required round is answered through the client's handlers, then the
+// call is retried under a new request id with the answers and the
+// requestState of that round only (sent back verbatim, and only when the
+// server sent one).
+func (s *ClientSession) roundTrip(ctx context.Context, method string, opts []CallOption, build roundParams) (jsontext.Value, error) {
+	cfg := callConfigOf(opts)
+	meta, done, err := s.callMeta(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	var responses jsontext.Value
+	var state *string
+	for round := 0; ; round++ {
+		raw, err := s.call(ctx, method, build(meta, responses, state))
+		if err != nil {
+			return nil, err
+		}
+		rt, err := resultTypeOf(method, raw)
+		if err != nil {
+			return nil, err
+		}
+		if rt != ResultTypeInputRequired {
+			return raw, nil
+		}
+		if s.Era() != EraModern {
+			return nil, fmt.Errorf("%w: a legacy-era %s answered input_required", ErrUnexpectedResultType, method)
+		}
+		if round >= s.c.maxInputRounds() {
+			return nil, fmt.Errorf("%w: %s still needs input after %d rounds", ErrTooManyInputRounds, method, round)
+		}
+		responses, state, err = s.answerInput(ctx, method, raw)
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// wireInputRequest is one inputRequests entry as it came off the wire.
+type wireInputRequest struct {
+	Method string         `json:"method"`
+	Params jsontext.Value `json:"params"`
+}
+
+// answerInput answers one input_required result through the handlers and
+// returns the next round's inputResponses and requestState.
+func (s *ClientSession) answerInput(ctx context.Context, method string, raw jsontext.Value) (jsontext.Value, *string, error) {
+	var ir struct {
+		InputRequests map[string]*wireInputRequest `json:"inputRequests"`
+		RequestState  *string                      `json:"requestState"`
+	}
+	if err := Unmarshal(raw, &ir); err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %s", ErrMalformedInputRequest, method, capPeerString(err.Error()))
+	}
+	if len(ir.InputRequests) == 0 && ir.RequestState == nil {
+		return nil, nil, fmt.Errorf("%w: %s: input_required without inputRequests or requestState", ErrMalformedInputRequest, method)
+	}
+	if len(ir.InputRequests) > DefaultMaxInputResponses {
+		return nil, nil, fmt.Errorf("%w: %s: more than %d input requests", ErrMalformedInputRequest, method, DefaultMaxInputResponses)
+	}
+	if len(ir.InputRequests) == 0 {
+		// State only (load shedding): retry at once.
+		return nil, ir.RequestState, nil
+	}
+	keys := make([]string, 0, len(ir.InputRequests))
+	for k := range ir.InputRequests {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // one input at a time, in a stable order
+	answers := make(map[string]any, len(keys))
+	for _, k := range keys {
+		r := ir.InputRequests[k]
+		if r == nil {
+			return nil, nil, fmt.Errorf("%w: %s: input request %q is null", ErrMalformedInputRequest, method, capPeerString(k))
+		}
+		res, err := s.serveInput(ctx, r.Method, r.Params)
+		if err != nil {
+			return nil, nil, fmt.Errorf("pmcp: %s: input %q: %w", method, capPeerString(k), err)
+		}
+		answers[k] = res
+	}
+	b, err := json.Marshal(answers, jsonOpts, json.Deterministic(true))
+	if err != nil {
+		return nil, nil, fmt.Errorf("pmcp: encode inputResponses: %w", err)
+	}
+	return b, ir.RequestState, nil
+}
+
+// serveInput answers one request for input (a legacy server-to-client
+// request or a modern input request) through the matching handler, and
+// checks the handler's answer so that nothing malformed goes back.
+func (s *ClientSession) serveInput(ctx context.Context, method string, params jsontext.Value) (res any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.c.log.Error("pmcp: client input handler panicked", "method", method, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			res, err = nil, fmt.Errorf("pmcp: %s handler panicked", method)
+		}
+	}()
+	o := &s.c.opts
+	if len(params) == 0 || string(params) == "null" {
+		params = jsontext.Value("{}")
+	}
+	switch method {
+	case MethodElicitationCreate:
+		if o.Elicitation == nil {
+			return nil, fmt.Errorf("%w: elicitation/create (ClientOptions.Elicitation is nil)", ErrNoInputHandler)
+		}
+		var p ElicitParams
+		if err := Unmarshal(params, &p); err != nil {
+			return nil, fmt.Errorf("%w: elicitation/create params: %s", ErrMalformedInputRequest, capPeerString(err.Error()))
+		}
+		if p.Mode == "url" && !o.ElicitationURL {
+			return nil, fmt.Errorf("%w: URL-mode elicitation was not declared", ErrNoInputHandler)
+		}
+		r, err := o.Elicitation(ctx, &p)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil || !validAction(r.Action) {
+			return nil, errors.New("pmcp: the elicitation handler returned no result or an invalid action")
+		}
+		if r.Action != "accept" && r.Content != nil {
+			cp := *r
+			cp.Content = nil
+			r = &cp
+		}
+		return r, nil
+	case MethodSamplingCreateMessage:
+		if o.Sampling == nil {
+			return nil, fmt.Errorf("%w: sampling/createMessage (ClientOptions.Sampling is nil)", ErrNoInputHandler)
+		}
+		var p CreateMessageParams
+		if err := Unmarshal(params, &p); err != nil {
+			return nil, fmt.Errorf("%w: sampling/createMessage params: %s", ErrMalformedInputRequest, capPeerString(err.Error()))
+		}
+		r, err := o.Sampling(ctx, &p)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil || r.Content == nil || r.Model == "" {
+			return nil, errors.New("pmcp: the sampling handler returned no result, no content or no model")
+		}
+		if r.Role == "" {
+			cp := *r
+			cp.Role = "assistant"
+			r = &cp
+		}
+		return r, nil
+	case MethodRootsList:
+		if o.Roots == nil {
+			return nil, fmt.Errorf("%w: roots/list (ClientOptions.Roots is nil)", ErrNoInputHandler)
+		}
+		r, err := o.Roots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			return nil, errors.New("pmcp: the roots handler returned no result")
+		}
+		if r.Roots == nil {
+			cp := *r
+			cp.Roots = []*Root{}
+			r = &cp
+		}
+		return r, nil
+	}
+	return nil, fmt.Errorf("%w: unknown input method %q", ErrMalformedInputRequest, capPeerString(method))
+}
