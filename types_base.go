@@ -75,9 +75,9 @@ type ServerCapabilities struct {
 	Experimental map[string]Object      `json:"experimental,omitzero"`
 	Logging      Object                 `json:"logging,omitzero"`
 	Completions  Object                 `json:"completions,omitzero"`
-	Prompts      *ListChangedCapability `json:"prompts,omitempty"`
-	Resources    *ResourcesCapability   `json:"resources,omitempty"`
-	Tools        *ListChangedCapability `json:"tools,omitempty"`
+	Prompts      *ListChangedCapability `json:"prompts,omitzero"`
+	Resources    *ResourcesCapability   `json:"resources,omitzero"`
+	Tools        *ListChangedCapability `json:"tools,omitzero"`
 	Tasks        jsontext.Value         `json:"tasks,omitempty"`
 	Extensions   map[string]Object      `json:"extensions,omitzero"`
 }
