@@ -160,6 +160,10 @@ type Client struct {
 	// modern lists the modern versions the client speaks, newest (and
 	// preferred) first; tests substitute it.
 	modern []string
+
+	// eras caches the era negotiated per HTTP origin (ConnectHTTP).
+	eraMu sync.Mutex
+	eras  map[string]Era
 }
 
 // NewClient returns a Client for opts.
@@ -252,6 +256,13 @@ type ClientSession struct {
 	c    *Client
 	conn *jsonrpc.Conn
 	neg  atomic.Pointer[negotiated]
+	// http is the Streamable HTTP transport of a ConnectHTTP session
+	// (nil over a stream). Cancelling a modern call over HTTP closes its
+	// response stream instead of sending notifications/cancelled.
+	http *httpTransport
+	// eraHint is the era remembered for the server (ConnectHTTP's
+	// per-origin cache), used like ClientOptions.Era.
+	eraHint Era
 
 	// ctx is the session's lifetime: cancelled when the connection ends.
 	ctx    context.Context
@@ -291,7 +302,20 @@ func (c *Client) Connect(ctx context.Context, st jsonrpc.Stream) (*ClientSession
 	if st == nil {
 		return nil, errors.New("pmcp: Connect: nil stream")
 	}
+	return c.connect(ctx, st, connectConfig{})
+}
+
+// connectConfig carries what a transport-specific Connect adds.
+type connectConfig struct {
+	http    *httpTransport
+	eraHint Era
+}
+
+// connect opens a session over st: the one code path of every transport.
+func (c *Client) connect(ctx context.Context, st jsonrpc.Stream, cfg connectConfig) (*ClientSession, error) {
 	s := &ClientSession{
+		http:       cfg.http,
+		eraHint:    cfg.eraHint,
 		c:          c,
 		progress:   make(map[int64]ProgressHandler),
 		listens:    make(map[jsonrpc.ID]context.CancelCauseFunc),
@@ -312,6 +336,9 @@ func (c *Client) Connect(ctx context.Context, st jsonrpc.Stream) (*ClientSession
 		// (a legacy sampling request waiting for a user) get this long.
 		DrainTimeout: clientDrainTimeout,
 	})
+	if s.http != nil {
+		s.http.onAbandon = s.onCallCancelled
+	}
 	go s.worker()
 	go func() {
 		err := s.conn.Run(s.ctx)

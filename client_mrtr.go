@@ -109,6 +109,12 @@ func (s *ClientSession) onCallCancelled(id jsonrpc.ID, method string, cause erro
 	if method == MethodInitialize || errors.Is(cause, errSubscriptionEndedByServer) {
 		return
 	}
+	if s.http != nil && s.Era() != EraLegacy {
+		// Over HTTP a modern request is cancelled by closing its response
+		// stream (the transport has done that); the probe of an unknown
+		// era likewise.
+		return
+	}
 	reason := "request cancelled"
 	if cause != nil {
 		reason = capPeerString(cause.Error())

@@ -22,6 +22,9 @@ const maxSupportedVersions = 64
 // outcome.
 func (s *ClientSession) negotiate(ctx context.Context) error {
 	forced := s.c.opts.Era
+	if forced == EraUnknown {
+		forced = s.eraHint
+	}
 	if forced == EraLegacy {
 		return s.initialize(ctx, LatestLegacyVersion)
 	}
@@ -33,17 +36,24 @@ func (s *ClientSession) negotiate(ctx context.Context) error {
 	res, err := s.discover(pctx, version)
 	cancel()
 	if err == nil {
-		return s.adoptDiscover(version, res)
+		if len(res.SupportedVersions) > 0 {
+			return s.adoptDiscover(ctx, version, res, forced)
+		}
+		// A result without supportedVersions is no DiscoverResult: a
+		// legacy server answering unknown methods with an empty result.
+		err = errNotDiscoverResult
 	}
 	var re *jsonrpc.Error
 	if errors.As(err, &re) && re.Code == jsonrpc.CodeUnsupportedProtocolVersion {
 		supported := supportedVersionsOf(re.Data)
-		if v := pickVersion(supported, s.c.modern); v != "" && v != version {
+		// Retry once with the best version both speak, even when it is the
+		// one just offered: the rejection may have been transient.
+		if v := pickVersion(supported, s.c.modern); v != "" {
 			res, err := s.discover(ctx, v)
 			if err != nil {
 				return fmt.Errorf("pmcp: renegotiated at %s: %w", v, err)
 			}
-			return s.adoptDiscover(v, res)
+			return s.adoptDiscover(ctx, v, res, forced)
 		}
 		if v := pickVersion(supported, legacyVersions); v != "" && forced != EraModern {
 			return s.initialize(ctx, v)
@@ -55,8 +65,12 @@ func (s *ClientSession) negotiate(ctx context.Context) error {
 		return err
 	case ctx.Err() != nil:
 		return fmt.Errorf("pmcp: connect: %w", context.Cause(ctx))
-	case errors.Is(err, jsonrpc.ErrClosed):
+	case errors.Is(err, jsonrpc.ErrClosed), isTransportFailure(err), isAuthFailure(err):
 		return err
+	case errors.As(err, &re) && isModernErrorCode(re.Code):
+		// A recognised modern error: the server is modern but refused the
+		// probe. Falling back to initialize would not help.
+		return fmt.Errorf("pmcp: the server speaks the modern protocol but refused server/discover: %w", err)
 	}
 	// Any other error, or no answer within the probe timeout: a legacy
 	// server. The rule is deliberately not tied to one error code.
@@ -64,6 +78,16 @@ func (s *ClientSession) negotiate(ctx context.Context) error {
 		return fmt.Errorf("%w (after the server/discover probe failed: %v)", ierr, err)
 	}
 	return nil
+}
+
+// errNotDiscoverResult: server/discover was answered with a result that
+// lacks supportedVersions.
+var errNotDiscoverResult = errors.New("pmcp: server/discover answered without supportedVersions")
+
+// isModernErrorCode reports whether code is one only modern servers send
+// (HeaderMismatch, MissingRequiredClientCapability).
+func isModernErrorCode(code int64) bool {
+	return code == jsonrpc.CodeHeaderMismatch || code == jsonrpc.CodeMissingRequiredClientCapability
 }
 
 // discover sends server/discover at version and decodes the result.
@@ -87,13 +111,21 @@ func (s *ClientSession) discover(ctx context.Context, version string) (*Discover
 	return &res, nil
 }
 
-// adoptDiscover stores a modern negotiation.
-func (s *ClientSession) adoptDiscover(requested string, res *DiscoverResult) error {
+// adoptDiscover stores a modern negotiation. A server whose discover
+// result lists no modern version we speak, only legacy ones (a stateful
+// server that answers discover but serves sessions only), gets the legacy
+// handshake instead, unless the modern era is forced.
+func (s *ClientSession) adoptDiscover(ctx context.Context, requested string, res *DiscoverResult, forced Era) error {
 	version := requested
 	if !slices.Contains(res.SupportedVersions, requested) {
-		if v := pickVersion(res.SupportedVersions, s.c.modern); v != "" {
-			version = v
+		version = pickVersion(res.SupportedVersions, s.c.modern)
+	}
+	if version == "" {
+		supported := res.SupportedVersions[:min(len(res.SupportedVersions), maxSupportedVersions)]
+		if v := pickVersion(supported, legacyVersions); v != "" && forced != EraModern {
+			return s.initialize(ctx, v)
 		}
+		return fmt.Errorf("%w: server/discover lists %s", ErrNoCommonVersion, capPeerString(fmt.Sprint(supported)))
 	}
 	meta, err := s.c.modernMeta(version)
 	if err != nil {

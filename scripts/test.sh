@@ -28,6 +28,9 @@ go vet ./...
 step "go test -race"
 go test -race -count=1 ./...
 
+step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1 (separate module)"
+(cd interop && go vet ./... && go test -race -count=1 ./...)
+
 if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
 	step "conformance: build the everything server"
 	bin_dir=$(mktemp -d)
@@ -47,6 +50,17 @@ if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
 	step "conformance: suite 0.2.0-alpha.12, --spec-version 2026-07-28 (modern era, every scenario)"
 	scripts/conformance.sh server --suite-version 0.2.0-alpha.12 --spec-version 2026-07-28 \
 		--port 3613 --expected-failures "$baseline" -- "${serve[@]}"
+
+	go build -o "$bin_dir/pmcp-conformance-client" ./cmd/pmcp-conformance-client
+	client_baseline=conformance/baseline-client.yml
+
+	step "conformance: client, suite 0.1.16, --suite all (auth scenarios are the only expected failures)"
+	scripts/conformance.sh client --suite-version 0.1.16 \
+		--expected-failures "$client_baseline" -- "$bin_dir/pmcp-conformance-client"
+
+	step "conformance: client, suite 0.2.0-alpha.12, --requirements 2025-11-25,2026-07-28"
+	scripts/conformance.sh client --suite-version 0.2.0-alpha.12 --requirements 2025-11-25,2026-07-28 \
+		--expected-failures "$client_baseline" -- "$bin_dir/pmcp-conformance-client"
 fi
 
 echo

@@ -1,7 +1,15 @@
-// Command pmcp runs the pmcp everything server and, later, client tools.
+// Command pmcp runs the pmcp everything server and talks to MCP servers
+// as a client.
 //
 //	pmcp serve --stdio        serve MCP over stdin/stdout (both eras)
 //	pmcp serve [--http ADDR]  serve MCP over streamable HTTP
+//	pmcp inspect --url URL    describe a server (or: pmcp inspect -- CMD ARGS...)
+//	pmcp tools|resources|prompts list ...
+//	pmcp call TOOL key=value ...
+//	pmcp read URI
+//	pmcp get PROMPT key=value ...
+//
+// Run "pmcp help" for the flags and the exit codes.
 package main
 
 import (
@@ -16,7 +24,7 @@ import (
 	"syscall"
 )
 
-// Exit codes.
+// Exit codes (exitConn, 3, is in client.go); documented in usage.
 const (
 	exitOK    = 0
 	exitError = 1
@@ -37,6 +45,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdin, stdout, stderr)
+	case "inspect", "tools", "resources", "prompts", "call", "read", "get":
+		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return exitOK
@@ -49,10 +59,52 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: pmcp <command> [flags]
 
-commands:
-  serve     run the everything server (streamable HTTP by default, --stdio for stdio)
+server:
+  serve                      run the everything server (streamable HTTP by
+                             default, --stdio for stdio); "pmcp serve -h"
 
-Run "pmcp serve -h" for the flags of serve.
+client (talk to any MCP server; the protocol era is negotiated):
+  inspect                    server info, era, capabilities, and the tool,
+                             resource and prompt lists
+  tools list                 list the tools
+  resources list             list the resources and resource templates
+  prompts list               list the prompts
+  call TOOL [key=value ...]  call a tool; a value is read as JSON when it
+                             parses (42, true, null, {"a":1}, "quoted"),
+                             else as a plain string. Or give the arguments
+                             as one JSON object: call TOOL '{"a":1}'
+  read URI                   read a resource
+  get PROMPT [key=value ...] render a prompt (values are strings)
+
+Every client command needs a server, either
+  --url URL                  a Streamable HTTP endpoint (http://host:port/mcp)
+or, last on the line,
+  -- COMMAND ARGS...         a server started as a child process (stdio)
+
+client flags (anywhere before --):
+  --json                     print results as JSON (for scripts)
+  --header 'Name: value'     add an HTTP header (repeatable; -H)
+  --era auto|modern|legacy   force the protocol era (default auto)
+  --timeout DURATION         bound connecting and each request (default 60s)
+  --log-level LEVEL          server log records to show on stderr: off,
+                             debug ... emergency (default info)
+  --no-progress              do not show progress on stderr
+
+Progress of calls and the server's log records go to stderr; results to
+stdout.
+
+exit codes:
+  0  success
+  1  the server answered with an error, or the tool reported one (isError)
+  2  usage error
+  3  connection or protocol failure (server unreachable, negotiation or
+     transport failed, malformed answers)
+
+examples:
+  pmcp inspect --url http://127.0.0.1:8080/mcp
+  pmcp inspect -- go run ./cmd/pmcp serve --stdio
+  pmcp call --url http://127.0.0.1:8080/mcp add a=1 b=2
+  pmcp tools list --json -- ./my-server --stdio
 `)
 }
 

@@ -1,0 +1,158 @@
+package pmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+)
+
+// The client does not implement OAuth yet. When a server answers 401 it
+// does the first, read-only step of MCP authorization (RFC 9728 protected
+// resource metadata discovery), so that the error says what the server
+// wants and a metadata document naming another resource is rejected
+// outright, then stops before any authorization request.
+
+// ErrAuthorizationRequired: the server answered 401. The error names the
+// authorization servers its protected resource metadata lists, when it
+// could be read. Pass a token with HTTPClientOptions.Header until the
+// client implements OAuth.
+var ErrAuthorizationRequired = errors.New("pmcp: the server requires authorization")
+
+// ErrResourceMismatch: the server's protected resource metadata names a
+// resource other than the endpoint; the client refuses to go on (a
+// metadata document may only speak for the server that serves it).
+var ErrResourceMismatch = errors.New("pmcp: protected resource metadata names another resource")
+
+const (
+	prmMaxBytes = 64 << 10
+	prmTimeout  = 10 * time.Second
+)
+
+// authError explains a 401 answer, reading the server's protected
+// resource metadata from the same origin as the endpoint.
+func authError(ctx context.Context, client *http.Client, header http.Header, endpoint string, se *HTTPStatusError) error {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrAuthorizationRequired, se)
+	}
+	var candidates []string
+	if m := authParam(se.WWWAuthenticate, "resource_metadata"); m != "" {
+		if mu, err := u.Parse(m); err == nil && sameOrigin(u, mu) {
+			candidates = append(candidates, mu.String())
+		}
+	}
+	wk := &url.URL{Scheme: u.Scheme, Host: u.Host}
+	if p := strings.TrimSuffix(u.Path, "/"); p != "" {
+		wk.Path = "/.well-known/oauth-protected-resource" + p
+		candidates = append(candidates, wk.String())
+	}
+	wk.Path = "/.well-known/oauth-protected-resource"
+	candidates = append(candidates, wk.String())
+
+	ctx, cancel := context.WithTimeout(ctx, prmTimeout)
+	defer cancel()
+	for _, c := range candidates {
+		prm, ok := fetchPRM(ctx, client, header, c)
+		if !ok {
+			continue
+		}
+		if !sameResource(prm.Resource, u) {
+			return fmt.Errorf("%w: %q (metadata at %s) is not %s", ErrResourceMismatch, capPeerString(prm.Resource), c, endpoint)
+		}
+		servers := make([]string, 0, min(len(prm.AuthorizationServers), 8))
+		for i, s := range prm.AuthorizationServers {
+			if i == 8 {
+				break
+			}
+			servers = append(servers, capPeerString(s))
+		}
+		return fmt.Errorf("%w (OAuth; authorization servers %v; the client implements no OAuth flow yet: pass a token in HTTPClientOptions.Header): %w",
+			ErrAuthorizationRequired, servers, se)
+	}
+	return fmt.Errorf("%w: %w", ErrAuthorizationRequired, se)
+}
+
+type protectedResourceMetadata struct {
+	Resource             string   `json:"resource"`
+	AuthorizationServers []string `json:"authorization_servers"`
+}
+
+func fetchPRM(ctx context.Context, client *http.Client, header http.Header, u string) (*protectedResourceMetadata, bool) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, false
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, false
+	}
+	defer drainClose(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, prmMaxBytes+1))
+	if err != nil || len(b) > prmMaxBytes {
+		return nil, false
+	}
+	var prm protectedResourceMetadata
+	if json.Unmarshal(b, &prm) != nil || prm.Resource == "" {
+		return nil, false
+	}
+	return &prm, true
+}
+
+// sameOrigin reports whether a and b share scheme and host (with port).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
+}
+
+// sameResource reports whether the resource identifier res designates the
+// endpoint u: the same origin, and a path equal to the endpoint's or a
+// prefix of it at a segment boundary.
+func sameResource(res string, u *url.URL) bool {
+	r, err := url.Parse(res)
+	if err != nil || r.Fragment != "" || !sameOrigin(r, u) {
+		return false
+	}
+	rp, up := strings.TrimSuffix(r.Path, "/"), strings.TrimSuffix(u.Path, "/")
+	return rp == up || strings.HasPrefix(up, rp+"/")
+}
+
+// authParam extracts an auth-param of a WWW-Authenticate challenge
+// (quoted or token form).
+func authParam(h, name string) string {
+	lower := strings.ToLower(h)
+	for i := 0; ; {
+		j := strings.Index(lower[i:], name+"=")
+		if j < 0 {
+			return ""
+		}
+		j += i
+		if j > 0 && lower[j-1] != ' ' && lower[j-1] != ',' && lower[j-1] != '\t' {
+			i = j + len(name)
+			continue
+		}
+		v := h[j+len(name)+1:]
+		if strings.HasPrefix(v, `"`) {
+			if k := strings.IndexByte(v[1:], '"'); k >= 0 {
+				return v[1 : k+1]
+			}
+			return ""
+		}
+		if k := strings.IndexAny(v, ", \t"); k >= 0 {
+			v = v[:k]
+		}
+		return v
+	}
+}

@@ -1,0 +1,168 @@
+package pmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+func TestClientHTTPEraDetection(t *testing.T) {
+	rpcErr := func(status int, code int64, data string) func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Request) bool {
+		return func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Request) bool {
+			if m.Method != MethodDiscover {
+				return false
+			}
+			e := &jsonrpc.Error{Code: code, Message: "no"}
+			if data != "" {
+				e.Data = jsontext.Value(data)
+			}
+			writeRPC(w, status, &jsonrpc.Response{ID: m.ID, Error: e})
+			return true
+		}
+	}
+	plain := func(status int, body string) func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Request) bool {
+		return func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Request) bool {
+			if m.Method != MethodDiscover {
+				return false
+			}
+			if body == "" {
+				w.WriteHeader(status)
+			} else {
+				http.Error(w, body, status)
+			}
+			return true
+		}
+	}
+	for name, tc := range map[string]struct {
+		probe func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Request) bool
+		era   Era
+		err   bool
+	}{
+		"400 text":             {plain(400, "Bad Request: no session"), EraLegacy, false},
+		"404":                  {plain(404, ""), EraLegacy, false},
+		"405":                  {plain(405, ""), EraLegacy, false},
+		"400 legacy -32000":    {rpcErr(400, -32000, ""), EraLegacy, false},
+		"200 -32601":           {rpcErr(200, jsonrpc.CodeMethodNotFound, ""), EraLegacy, false},
+		"400 -32022 legacy":    {rpcErr(400, jsonrpc.CodeUnsupportedProtocolVersion, `{"supported":["2025-11-25"]}`), EraLegacy, false},
+		"400 -32020 is modern": {rpcErr(400, jsonrpc.CodeHeaderMismatch, ""), EraUnknown, true},
+		"400 -32021 is modern": {rpcErr(400, jsonrpc.CodeMissingRequiredClientCapability, `{"requiredCapabilities":{}}`), EraUnknown, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFakeHTTP(t, legacyServer("s1", tc.probe))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			s, err := NewClient(ClientOptions{}).ConnectHTTP(ctx, f.url(), nil)
+			if tc.err {
+				if err == nil || len(f.requests(MethodInitialize)) != 0 {
+					t.Fatalf("err %v, %d initialize", err, len(f.requests(MethodInitialize)))
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if s.Era() != tc.era {
+				t.Fatalf("era %v", s.Era())
+			}
+		})
+	}
+
+	t.Run("-32022 retry", func(t *testing.T) {
+		rejected := false
+		f := newFakeHTTP(t, func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Request) {
+			if !rejected {
+				rejected = true
+				writeRPC(w, 400, &jsonrpc.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "no",
+					Data: jsontext.Value(`{"supported":["2026-07-28"],"requested":"2026-07-28"}`)}})
+				return
+			}
+			modernServer(`[]`)(w, r, m)
+		})
+		s := connectFake(t, NewClient(ClientOptions{}), f, nil)
+		if s.Era() != EraModern || len(f.requests(MethodDiscover)) != 2 {
+			t.Fatalf("era %v, %d discovers", s.Era(), len(f.requests(MethodDiscover)))
+		}
+	})
+}
+
+func TestClientHTTPEraCache(t *testing.T) {
+	f := newFakeHTTP(t, legacyServer("s1", func(w http.ResponseWriter, r *http.Request, m *jsonrpc.Request) bool {
+		if m.Method == MethodDiscover {
+			w.WriteHeader(http.StatusNotFound)
+			return true
+		}
+		return false
+	}))
+	c := NewClient(ClientOptions{})
+	for i := 0; i < 3; i++ {
+		s := connectFake(t, c, f, nil)
+		if s.Era() != EraLegacy {
+			t.Fatalf("era %v", s.Era())
+		}
+		_ = s.Close()
+	}
+	if n := len(f.requests(MethodDiscover)); n != 1 {
+		t.Fatalf("%d discover probes, want 1 (the era is cached per origin)", n)
+	}
+	// A server that changed its era: the cached entry is dropped.
+	f.serve = modernServer(`[]`)
+	if s := connectFake(t, c, f, nil); s.Era() != EraModern {
+		t.Fatalf("era after upgrade %v", s.Era())
+	}
+}
+
+func TestClientHTTPAuthorization(t *testing.T) {
+	for name, tc := range map[string]struct {
+		resource string
+		want     error
+	}{
+		"matching": {"/mcp", ErrAuthorizationRequired},
+		"foreign":  {"https://evil.example.com/mcp", ErrResourceMismatch},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var base string
+			mux := http.NewServeMux()
+			mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp"`)
+				http.Error(w, "unauthorized", http.StatusUnauthorized)
+			})
+			mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+				res := tc.resource
+				if strings.HasPrefix(res, "/") {
+					res = base + res
+				}
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprintf(w, `{"resource":%q,"authorization_servers":["https://as.example.com"]}`, res)
+			})
+			ts := httptest.NewServer(mux)
+			defer ts.Close()
+			base = ts.URL
+			_, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), ts.URL+"/mcp", nil)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAuthParam(t *testing.T) {
+	h := `Bearer realm="x", error="invalid_token", resource_metadata="https://a/b", scope=read`
+	if got := authParam(h, "resource_metadata"); got != "https://a/b" {
+		t.Errorf("resource_metadata %q", got)
+	}
+	if got := authParam(h, "scope"); got != "read" {
+		t.Errorf("scope %q", got)
+	}
+	if got := authParam(`Bearer xresource_metadata="no"`, "resource_metadata"); got != "" {
+		t.Errorf("prefix match %q", got)
+	}
+}

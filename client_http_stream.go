@@ -1,0 +1,288 @@
+package pmcp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// This file holds the reading side of the Streamable HTTP client
+// transport: SSE reply streams, their resumption, the legacy standalone
+// GET stream, and what the transport learns from the server's messages.
+
+// readReplyStream reads the SSE reply of a request. A legacy stream that
+// ends before the response is resumed by GET with Last-Event-ID after the
+// announced retry delay; a modern one is lost.
+func (t *httpTransport) readReplyStream(ctx context.Context, rc *replyContext, body io.ReadCloser) error {
+	lastID, retry := "", t.retry
+	attempts := 0
+	for {
+		err := t.readEvents(ctx, rc, body, &lastID, &retry)
+		body.Close()
+		if rc.done() {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if t.closed() {
+			return jsonrpc.ErrClosed
+		}
+		if err != nil && errors.Is(err, ErrSSEEventTooLarge) {
+			return fmt.Errorf("pmcp: %s: %w", rc.req.Method, err)
+		}
+		if rc.modern || lastID == "" || t.maxReconnects < 0 || attempts >= t.maxReconnects {
+			if err != nil {
+				return fmt.Errorf("%w (%s): %v", ErrHTTPStreamEnded, rc.req.Method, err)
+			}
+			return fmt.Errorf("%w (%s)", ErrHTTPStreamEnded, rc.req.Method)
+		}
+		attempts++
+		if err := t.sleep(ctx, retry, rc.answered); err != nil {
+			if rc.done() {
+				return nil
+			}
+			return err
+		}
+		resp, err := t.get(ctx, lastID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			continue
+		}
+		if resp.StatusCode/100 != 2 {
+			serr := t.statusError(resp)
+			drainClose(resp.Body)
+			if errors.Is(serr, ErrHTTPSessionExpired) {
+				return serr
+			}
+			continue
+		}
+		body = resp.Body
+	}
+}
+
+// get opens a GET stream, resuming after lastID when it is not empty.
+func (t *httpTransport) get(ctx context.Context, lastID string) (*http.Response, error) {
+	hr, err := t.newRequest(ctx, http.MethodGet, nil)
+	if err != nil {
+		return nil, err
+	}
+	if lastID != "" {
+		hr.Header.Set(headerLastEventID, lastID)
+	}
+	return t.client.Do(hr)
+}
+
+// sleep waits d, or until ctx ends, the transport closes or stop fires
+// (then it returns an error).
+func (t *httpTransport) sleep(ctx context.Context, d time.Duration, stop <-chan struct{}) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.done:
+		return jsonrpc.ErrClosed
+	case <-stop:
+		return errors.New("answered")
+	}
+}
+
+// readEvents reads one SSE body, queueing its messages, until it ends or
+// rc (when not nil) is answered. It keeps the last event id and retry.
+func (t *httpTransport) readEvents(ctx context.Context, rc *replyContext, body io.Reader, lastID *string, retry *time.Duration) error {
+	sr := newSSEDecoder(body, t.maxMsg)
+	for {
+		ev, err := sr.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if ev.hasID {
+			*lastID = ev.id
+		}
+		if ev.hasRetry {
+			*retry = ev.retry
+		}
+		if (ev.event != "" && ev.event != "message") || len(bytes.TrimSpace(ev.data)) == 0 {
+			continue // priming event, or an event type that is not MCP
+		}
+		m, err := jsonrpc.Decode(ev.data, jsonrpc.Limits{MaxMessageBytes: t.maxMsg})
+		if err != nil {
+			t.log.Warn("pmcp: client: malformed message in an SSE stream dropped", "error", capPeerString(err.Error()))
+			continue
+		}
+		if err := t.deliver(ctx, rc, m); err != nil {
+			return err
+		}
+		if rc != nil && rc.done() {
+			return nil
+		}
+	}
+}
+
+// deliver post-processes a message of the server (legacy version
+// bookkeeping, the tools/list filter) and queues it for Read. A response
+// is matched against the requests waiting for one.
+func (t *httpTransport) deliver(ctx context.Context, rc *replyContext, m jsonrpc.Message) error {
+	if r, ok := m.(*jsonrpc.Response); ok && rc != nil && r.ID == rc.req.ID && r.Error == nil {
+		switch {
+		case rc.req.Method == MethodInitialize:
+			t.adoptLegacyVersion(r.Result)
+		case rc.req.Method == MethodToolsList && rc.modern:
+			r.Result = t.filterToolList(r.Result)
+		}
+	}
+	select {
+	case t.incoming <- m:
+	case <-t.done:
+		return jsonrpc.ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if r, ok := m.(*jsonrpc.Response); ok {
+		t.mu.Lock()
+		w, ok := t.waiting[r.ID]
+		delete(t.waiting, r.ID)
+		t.mu.Unlock()
+		if ok {
+			close(w.answered)
+			w.cancel()
+		}
+	}
+	return nil
+}
+
+// adoptLegacyVersion records the version a legacy server chose, sent as
+// MCP-Protocol-Version from then on.
+func (t *httpTransport) adoptLegacyVersion(result jsontext.Value) {
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(result, &r) == nil && IsLegacyVersion(r.ProtocolVersion) {
+		t.mu.Lock()
+		t.legacyVersion = r.ProtocolVersion
+		t.mu.Unlock()
+	}
+}
+
+// maxToolBindings bounds the tools whose header bindings are remembered.
+const maxToolBindings = 10000
+
+// filterToolList applies the x-mcp-header rules to a modern tools/list
+// result: invalid tools are dropped (and logged), the bindings of the
+// valid ones remembered for tools/call.
+func (t *httpTransport) filterToolList(result jsontext.Value) jsontext.Value {
+	out, bindings, dropped := filterTools(result)
+	for _, d := range dropped {
+		t.log.Warn("pmcp: client: tool dropped from tools/list: invalid x-mcp-header", "tool", d)
+	}
+	t.mu.Lock()
+	for name, bs := range bindings {
+		if len(t.tools) >= maxToolBindings {
+			break
+		}
+		t.tools[name] = bs
+	}
+	t.mu.Unlock()
+	return out
+}
+
+// sessionStarted is called once the legacy handshake is complete: it
+// opens the standalone GET stream and waits (bounded by ctx) until the
+// server has answered it, so that nothing the server sends there right
+// after the handshake is lost.
+func (t *httpTransport) sessionStarted(ctx context.Context) {
+	t.mu.Lock()
+	start := t.standalone && !t.getStarted && t.legacyVersion != ""
+	t.getStarted = true
+	t.mu.Unlock()
+	if !start || t.closed() {
+		return
+	}
+	ready := make(chan struct{})
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		t.standaloneLoop(ready)
+	}()
+	select {
+	case <-ready:
+	case <-ctx.Done():
+	case <-t.done:
+	}
+}
+
+// standaloneLoop keeps the legacy GET stream open: the server sends on it
+// what belongs to no request. A graceful close is reconnected after the
+// retry delay with Last-Event-ID; repeated failures (or 405, meaning the
+// server offers no such stream) end it. ready is closed once the first
+// attempt has been answered.
+func (t *httpTransport) standaloneLoop(ready chan struct{}) {
+	defer func() {
+		select {
+		case <-ready:
+		default:
+			close(ready)
+		}
+	}()
+	lastID, retry := "", t.retry
+	failures := 0
+	for t.ctx.Err() == nil {
+		resp, err := t.get(t.ctx, lastID)
+		select {
+		case <-ready:
+		default:
+			close(ready)
+		}
+		if err == nil && resp.StatusCode/100 != 2 {
+			serr := t.statusError(resp)
+			drainClose(resp.Body)
+			if resp.StatusCode == http.StatusMethodNotAllowed || errors.Is(serr, ErrHTTPSessionExpired) {
+				return
+			}
+			err = serr
+		}
+		if err == nil {
+			ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+			if ct != "text/event-stream" {
+				drainClose(resp.Body)
+				return
+			}
+			before := lastID
+			err = t.readEvents(t.ctx, nil, resp.Body, &lastID, &retry)
+			drainClose(resp.Body)
+			if err == nil || lastID != before {
+				failures = 0
+			}
+		}
+		if t.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			failures++
+			if t.maxReconnects < 0 || failures > t.maxReconnects {
+				t.log.Warn("pmcp: client: standalone SSE stream given up", "error", capPeerString(err.Error()))
+				return
+			}
+		}
+		if t.sleep(t.ctx, retry, nil) != nil {
+			return
+		}
+	}
+}
