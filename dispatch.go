@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -37,6 +38,12 @@ type requestEnv struct {
 	// closeStream, when not nil, ends the request's response stream while
 	// the request keeps running (see RequestHandlerExtra.CloseStream).
 	closeStream func() bool
+	// params, when not nil, is the transport's scan of the request's
+	// params (see dispatch_params.go); handle scans them itself otherwise.
+	params *reqParams
+	// state, when not nil, is the per-request state the transport
+	// allocated (it holds this env); handle allocates one otherwise.
+	state *reqState
 }
 
 // requestMeta is the typed view of a request's _meta.
@@ -77,6 +84,10 @@ type paramsEnvelope struct {
 
 // handle is the one dispatcher: every transport and both eras come through
 // here. It never panics: a panicking handler becomes -32603.
+//
+// The params are read once (reqParams.scan) for the era decision, _meta
+// and, for tools/call, the method's params; the original decodes run
+// instead whenever that one pass is not conclusive.
 func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestEnv) (res any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -90,26 +101,65 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 	if len(req.Params) > 0 && req.Params.Kind() != '{' {
 		return nil, invalidParams("params must be an object")
 	}
-	var envl paramsEnvelope
-	if len(req.Params) > 0 {
-		if err := json.Unmarshal(req.Params, &envl); err != nil {
-			return nil, invalidParams("invalid params: %v", err)
-		}
+	rs := env.state
+	if rs == nil {
+		rs = new(reqState)
 	}
-	var meta requestMeta
-	if len(envl.Meta) > 0 {
-		if envl.Meta.Kind() != '{' {
-			return nil, invalidParams("_meta must be an object")
+	rp := env.params
+	if rp == nil {
+		rp = &rs.params
+		rp.scan(req.Params)
+	}
+	meta := &rs.meta
+	rawMeta := rp.call.Meta
+	if !rp.ok || !rp.decodeMeta(meta) {
+		*meta = requestMeta{}
+		var envl paramsEnvelope
+		if len(req.Params) > 0 {
+			if err := json.Unmarshal(req.Params, &envl); err != nil {
+				return nil, invalidParams("invalid params: %v", err)
+			}
 		}
-		if err := Unmarshal(envl.Meta, &meta); err != nil {
-			return nil, invalidParams("invalid _meta: %v", err)
+		if len(envl.Meta) > 0 {
+			if envl.Meta.Kind() != '{' {
+				return nil, invalidParams("_meta must be an object")
+			}
+			if err := Unmarshal(envl.Meta, meta); err != nil {
+				return nil, invalidParams("invalid _meta: %v", err)
+			}
 		}
+		rawMeta = envl.Meta
 	}
 	modern := meta.ProtocolVersion != nil || meta.ClientCapabilities != nil || req.Method == MethodDiscover
 	if modern {
-		return s.handleModern(ctx, req, env, envl.Meta, &meta)
+		return s.handleModern(ctx, req, env, rs, rp, rawMeta)
 	}
-	return s.handleLegacy(ctx, req, env, envl.Meta, &meta)
+	return s.handleLegacy(ctx, req, env, rs, rp, rawMeta)
+}
+
+// reqState holds the per-request values of the transport and of the
+// dispatcher, allocated together once per request.
+type reqState struct {
+	env        requestEnv
+	params     reqParams
+	meta       requestMeta
+	extra      RequestHandlerExtra
+	resultMeta resultMetaSlot
+	pc         ProtocolContext
+	sink       notifySink
+	legacy     legacyPeer
+	mrtr       mrtrIn
+	mrtrPeer   mrtrPeer
+}
+
+// notifySink is the LogSink of a request with a back-channel.
+type notifySink struct {
+	ctx    context.Context
+	notify func(ctx context.Context, method string, params any) error
+}
+
+func (n *notifySink) Log(rec *LoggingMessageParams) {
+	_ = n.notify(n.ctx, NotificationMessage, rec)
 }
 
 // UnsupportedVersionError builds the -32022 error for a requested version.
@@ -118,7 +168,8 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version: " + requested, Data: data}
 }
 
-func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rawMeta jsontext.Value, meta *requestMeta) (any, error) {
+func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rs *reqState, rp *reqParams, rawMeta jsontext.Value) (any, error) {
+	meta := &rs.meta
 	if meta.ProtocolVersion == nil {
 		return nil, invalidParams("missing required _meta %q", MetaProtocolVersion)
 	}
@@ -139,9 +190,10 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 	if methodsRemovedInModern[req.Method] || !s.methodDeclared(req.Method) {
 		return nil, methodNotFound(req.Method)
 	}
-	pc := &ProtocolContext{Era: EraModern, ProtocolVersion: *meta.ProtocolVersion, ClientInfo: meta.ClientInfo, ClientCapabilities: meta.ClientCapabilities}
-	extra := s.newExtra(ctx, req, env, rawMeta, meta, pc, level)
-	res, err := s.serve(ctx, req, env, extra)
+	pc := &rs.pc
+	*pc = ProtocolContext{Era: EraModern, ProtocolVersion: *meta.ProtocolVersion, ClientInfo: meta.ClientInfo, ClientCapabilities: meta.ClientCapabilities}
+	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, level)
+	res, err := s.serve(ctx, req, env, extra, rs, rp)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +201,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 	return res, nil
 }
 
-func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rawMeta jsontext.Value, meta *requestMeta) (any, error) {
+func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rs *reqState, rp *reqParams, rawMeta jsontext.Value) (any, error) {
 	ss := env.session
 	if ss == nil {
 		return nil, invalidParams("missing required _meta %q: this endpoint serves the 2026-07-28 protocol; send initialize to open a legacy session", MetaProtocolVersion)
@@ -193,8 +245,8 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 		}
 		return &EmptyResult{}, nil
 	}
-	extra := s.newExtra(ctx, req, env, rawMeta, meta, pc, LoggingLevel(ss.logLevel.Load()))
-	return s.serve(ctx, req, env, extra)
+	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, LoggingLevel(ss.logLevel.Load()))
+	return s.serve(ctx, req, env, extra, rs, rp)
 }
 
 func (s *Server) initialize(req *jsonrpc.Request, ss *session) (any, error) {
@@ -205,14 +257,20 @@ func (s *Server) initialize(req *jsonrpc.Request, ss *session) (any, error) {
 	if ss.hs.Load() != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session already initialized"}
 	}
-	version := p.ProtocolVersion
-	if !IsLegacyVersion(version) {
-		version = LatestLegacyVersion
+	version := LatestLegacyVersion
+	if i := slices.Index(legacyVersions, p.ProtocolVersion); i >= 0 {
+		version = legacyVersions[i] // the constant: sessions keep no copy
 	}
-	caps := p.Capabilities
-	info := p.ClientInfo
-	pc := &ProtocolContext{Era: EraLegacy, ProtocolVersion: version, ClientInfo: &info, ClientCapabilities: &caps}
-	if !ss.hs.CompareAndSwap(nil, &handshake{pc: pc}) {
+	// What the session keeps, in one allocation.
+	kept := &struct {
+		hs   handshake
+		pc   ProtocolContext
+		caps ClientCapabilities
+		info Implementation
+	}{caps: p.Capabilities, info: p.ClientInfo}
+	kept.pc = ProtocolContext{Era: EraLegacy, ProtocolVersion: version, ClientInfo: &kept.info, ClientCapabilities: &kept.caps}
+	kept.hs.pc = &kept.pc
+	if !ss.hs.CompareAndSwap(nil, &kept.hs) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session already initialized"}
 	}
 	return &InitializeResult{
@@ -247,9 +305,10 @@ func decodeParams[T any](raw jsontext.Value) (*T, error) {
 	return p, nil
 }
 
-// newExtra builds the handler context of one request.
-func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rawMeta jsontext.Value, meta *requestMeta, pc *ProtocolContext, level LoggingLevel) *RequestHandlerExtra {
-	extra := &RequestHandlerExtra{
+// newExtra builds the handler context of one request, in rs.
+func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rs *reqState, rawMeta jsontext.Value, pc *ProtocolContext, level LoggingLevel) *RequestHandlerExtra {
+	extra := &rs.extra
+	*extra = RequestHandlerExtra{
 		ctx:             ctx,
 		RequestID:       req.ID,
 		SessionID:       env.sessionID,
@@ -257,7 +316,7 @@ func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *reques
 		AuthContext:     env.authCtx,
 		LogLevel:        level,
 		ProtocolContext: pc,
-		resultMeta:      new(resultMetaSlot),
+		resultMeta:      &rs.resultMeta,
 		closeStream:     env.closeStream,
 	}
 	if len(rawMeta) > 0 {
@@ -265,21 +324,21 @@ func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *reques
 	}
 	if env.notify != nil {
 		notify := env.notify
-		if len(meta.ProgressToken) > 0 {
-			extra.ProgressReporter = newProgressReporter(meta.ProgressToken, notify)
+		if len(rs.meta.ProgressToken) > 0 {
+			extra.ProgressReporter = newProgressReporter(rs.meta.ProgressToken, notify)
 		}
-		extra.LogSink = LogSinkFunc(func(rec *LoggingMessageParams) {
-			_ = notify(ctx, NotificationMessage, rec)
-		})
+		rs.sink = notifySink{ctx: ctx, notify: notify}
+		extra.LogSink = &rs.sink
 	}
 	if pc.Era == EraLegacy && env.call != nil {
-		extra.Peer = &legacyPeer{s: s, call: env.call, notify: env.notify, caps: pc.ClientCapabilities}
+		rs.legacy = legacyPeer{s: s, call: env.call, notify: env.notify, caps: pc.ClientCapabilities}
+		extra.Peer = &rs.legacy
 	}
 	return extra
 }
 
 // serve runs the feature methods shared by both eras.
-func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra) (Result, error) {
+func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, rp *reqParams) (Result, error) {
 	switch req.Method {
 	case MethodDiscover:
 		return &DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(), Instructions: s.opts.Instructions}, nil
@@ -359,25 +418,35 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		}
 		return res, nil
 	case MethodToolsCall:
-		p, err := decodeParams[CallToolParams](req.Params)
-		if err != nil {
-			return nil, err
+		var p *CallToolParams
+		if rp.ok && rp.callOK {
+			p = &rp.call
+		} else {
+			var err error
+			if p, err = decodeParams[CallToolParams](req.Params); err != nil {
+				return nil, err
+			}
 		}
 		if p.Name == "" {
 			return nil, invalidParams("missing tool name")
 		}
 		extra.TaskRequest = p.Task
-		return s.withInput(ctx, req, env, extra, p.InputResponses, p.RequestState,
-			[][]byte{[]byte(p.Name), canonicalJSON(p.Arguments)},
+		// The binding digest is computed only when a requestState is
+		// opened or sealed, from the name and arguments as they arrived.
+		name, args := p.Name, p.Arguments
+		return s.withInput(ctx, req, env, extra, rs, p.InputResponses, p.RequestState,
+			func() [][]byte { return [][]byte{[]byte(name), canonicalJSON(args)} },
 			func() (Result, error) { return s.callTool(ctx, extra, p) })
 	case MethodPromptsGet:
 		p, err := decodeParams[GetPromptParams](req.Params)
 		if err != nil {
 			return nil, err
 		}
+		// Digested now: the handler may change its arguments map.
 		args, _ := json.Marshal(p.Arguments, json.Deterministic(true))
-		return s.withInput(ctx, req, env, extra, p.InputResponses, p.RequestState,
-			[][]byte{[]byte(p.Name), args},
+		digest := [][]byte{[]byte(p.Name), args}
+		return s.withInput(ctx, req, env, extra, rs, p.InputResponses, p.RequestState,
+			func() [][]byte { return digest },
 			func() (Result, error) { return s.getPrompt(ctx, extra, p) })
 	case MethodResourcesRead:
 		p, err := decodeParams[ReadResourceParams](req.Params)
@@ -387,8 +456,9 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		if p.URI == "" {
 			return nil, invalidParams("missing uri")
 		}
-		return s.withInput(ctx, req, env, extra, p.InputResponses, p.RequestState,
-			[][]byte{[]byte(p.URI)},
+		uri := p.URI
+		return s.withInput(ctx, req, env, extra, rs, p.InputResponses, p.RequestState,
+			func() [][]byte { return [][]byte{[]byte(uri)} },
 			func() (Result, error) { return s.readResource(ctx, extra, p) })
 	case MethodSubscriptionsListen:
 		return s.listen(ctx, req, env)
@@ -398,26 +468,36 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 
 // withInput runs fn with multi-round-trip plumbing in the modern era and
 // converts the outcome (input required, capability errors, result _meta).
-func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra,
-	rawResponses jsontext.Value, state *string, digest [][]byte, fn func() (Result, error)) (Result, error) {
+// digest returns what a requestState is bound to besides the principal and
+// the method; it is called only when a state is opened or sealed, with the
+// params as they were before fn ran.
+func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState,
+	rawResponses jsontext.Value, state *string, digest func() [][]byte, fn func() (Result, error)) (Result, error) {
 	var binding reqstate.Binding
+	bound := false
+	principal := ""
 	if extra.Era() == EraModern {
-		principal := ""
 		if extra.AuthContext != nil {
 			principal = extra.AuthContext.Subject
 		}
-		binding = mrtrBinding(principal, req.Method, digest...)
-		in, err := s.openInput(binding, rawResponses, state)
-		if err != nil {
+		if state != nil {
+			binding, bound = mrtrBinding(principal, req.Method, digest()...), true
+		}
+		in := &rs.mrtr
+		if err := s.openInput(in, binding, rawResponses, state); err != nil {
 			return nil, err
 		}
 		extra.mrtr = in
-		extra.Peer = &mrtrPeer{extra: extra, notify: env.notify}
+		rs.mrtrPeer = mrtrPeer{extra: extra, notify: env.notify}
+		extra.Peer = &rs.mrtrPeer
 	}
 	res, err := fn()
-	var ir *InputRequiredError
 	if extra.mrtr != nil {
-		if err != nil && errors.As(err, &ir) {
+		var ir *InputRequiredError
+		if err != nil {
+			ir = asInputRequired(err)
+		}
+		if ir != nil {
 			err = nil
 		} else if pending := extra.mrtr.pendingRequests(); pending != nil {
 			// The handler swallowed the input request: the call still
@@ -425,6 +505,9 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 			ir, err = &InputRequiredError{Requests: pending}, nil
 		}
 		if ir != nil {
+			if !bound {
+				binding = mrtrBinding(principal, req.Method, digest()...)
+			}
 			return s.inputRequired(binding, extra.mrtr, ir)
 		}
 	}
@@ -433,7 +516,7 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		if errors.As(err, &mc) {
 			return nil, mc.rpcError()
 		}
-		if errors.As(err, &ir) {
+		if asInputRequired(err) != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "handler asked for input outside a modern-era multi-round-trip request"}
 		}
 		return nil, err
@@ -443,19 +526,29 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 	return res, nil
 }
 
+// asInputRequired returns the *InputRequiredError in err's chain, or nil.
+func asInputRequired(err error) *InputRequiredError {
+	var ir *InputRequiredError
+	if errors.As(err, &ir) {
+		return ir
+	}
+	return nil
+}
+
 func (in *mrtrIn) pendingRequests() map[string]*InputRequest {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.pending
 }
 
-// openInput verifies the requestState and bounds the inputResponses.
-func (s *Server) openInput(b reqstate.Binding, rawResponses jsontext.Value, state *string) (*mrtrIn, error) {
+// openInput verifies the requestState and bounds the inputResponses, into
+// in.
+func (s *Server) openInput(in *mrtrIn, b reqstate.Binding, rawResponses jsontext.Value, state *string) error {
 	responses, err := parseInputResponses(rawResponses)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	in := &mrtrIn{responses: responses}
+	*in = mrtrIn{responses: responses}
 	if state != nil {
 		st, err := s.sealer.Open(b, *state)
 		switch {
@@ -465,15 +558,16 @@ func (s *Server) openInput(b reqstate.Binding, rawResponses jsontext.Value, stat
 			in.continuation = st.Continuation
 			if len(st.Answers) > 0 {
 				if err := json.Unmarshal(st.Answers, &in.answers); err != nil {
-					return nil, invalidParams("invalid requestState")
+					return invalidParams("invalid requestState")
 				}
 			}
 		case errors.Is(err, reqstate.ErrUnknownKey), errors.Is(err, reqstate.ErrExpired):
 			// Re-run as a pristine first call: nothing MRTR-shaped is
 			// observable, and the handler asks again.
-			return &mrtrIn{}, nil
+			*in = mrtrIn{}
+			return nil
 		default:
-			return nil, invalidParams("invalid requestState: it was altered, expired in an unexpected way, or belongs to another request")
+			return invalidParams("invalid requestState: it was altered, expired in an unexpected way, or belongs to another request")
 		}
 	}
 	for k, v := range responses {
@@ -484,7 +578,7 @@ func (s *Server) openInput(b reqstate.Binding, rawResponses jsontext.Value, stat
 			in.answers[k] = v
 		}
 	}
-	return in, nil
+	return nil
 }
 
 // inputRequired seals the next round's state and builds the result.

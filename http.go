@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	mrand "math/rand/v2"
 	"mime"
 	"net/http"
 	"runtime/debug"
@@ -161,16 +162,29 @@ type StreamableHTTPHandler struct {
 	drain     chan struct{} // closed by Shutdown and Close: idle streams end
 	drainOnce sync.Once
 
-	life   sync.RWMutex // guards closed; read-held to register work in reqWG
-	closed bool
-	reqWG  sync.WaitGroup // ServeHTTP calls and the goroutines they start
-	bgWG   sync.WaitGroup // the reaper
+	// gate counts the ServeHTTP calls in progress, with gateClosed set once
+	// the handler is shutting down; gateIdle is closed when it is set and
+	// no call is left. Requests register with one atomic add, no lock.
+	gate     atomic.Int64
+	gateIdle chan struct{}
+	idleOnce sync.Once
+	reqWG    sync.WaitGroup // goroutines started by ServeHTTP calls
+	bgWG     sync.WaitGroup // the reaper
 
-	smu           sync.RWMutex
-	sessions      map[string]*httpSession
+	// sessions maps ids to *httpSession: lookups take no lock. smu
+	// serializes the changes (and guards reaperStarted); nSessions counts
+	// the entries.
+	smu           sync.Mutex
+	sessions      sync.Map
+	nSessions     atomic.Int64
 	reaperStarted bool
 	reaperStop    chan struct{}
 	closeOnce     sync.Once
+
+	// ctxShards derive from ctx; stateless requests register their
+	// cancellation with one of them, so that no lock is shared by all.
+	ctxShards       [ctxShardCount]context.Context
+	ctxShardCancels [ctxShardCount]context.CancelFunc
 
 	inFlight  atomic.Int64
 	listens   atomic.Int64
@@ -221,7 +235,7 @@ func NewStreamableHTTPHandler(s *Server, opts *StreamableHTTPOptions) *Streamabl
 		store:      o.EventStore,
 		now:        time.Now,
 		drain:      make(chan struct{}),
-		sessions:   make(map[string]*httpSession),
+		gateIdle:   make(chan struct{}),
 		reaperStop: make(chan struct{}),
 	}
 	if h.store == nil {
@@ -232,16 +246,25 @@ func NewStreamableHTTPHandler(s *Server, opts *StreamableHTTPOptions) *Streamabl
 		h.lim.MaxMessageBytes = -1
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	for i := range h.ctxShards {
+		h.ctxShards[i], h.ctxShardCancels[i] = context.WithCancel(h.ctx)
+	}
 	return h
+}
+
+// ctxShardCount is the number of contexts stateless requests spread their
+// cancellation registrations over.
+const ctxShardCount = 16
+
+// ctxShard returns one of the handler's contexts, chosen at random.
+func (h *StreamableHTTPHandler) ctxShard() context.Context {
+	return h.ctxShards[mrand.Uint32()%ctxShardCount]
 }
 
 // Stats returns a snapshot of the handler's counters.
 func (h *StreamableHTTPHandler) Stats() StreamableHTTPStats {
-	h.smu.RLock()
-	n := len(h.sessions)
-	h.smu.RUnlock()
 	return StreamableHTTPStats{
-		Sessions:             n,
+		Sessions:             int(h.nSessions.Load()),
 		SessionsRejected:     h.rejected.Load(),
 		SessionsExpired:      h.expired.Load(),
 		InFlight:             h.inFlight.Load(),
@@ -258,13 +281,11 @@ func (h *StreamableHTTPHandler) Stats() StreamableHTTPStats {
 // before (or together with) http.Server.Shutdown, whose wait for idle
 // connections would otherwise outlast open SSE streams.
 func (h *StreamableHTTPHandler) Shutdown(ctx context.Context) error {
-	h.life.Lock()
-	h.closed = true
-	h.life.Unlock()
+	h.closeGate()
 	h.drainOnce.Do(func() { close(h.drain) })
 	done := make(chan struct{})
 	go func() {
-		h.reqWG.Wait()
+		h.waitRequests()
 		close(done)
 	}()
 	var err error
@@ -284,13 +305,14 @@ func (h *StreamableHTTPHandler) Shutdown(ctx context.Context) error {
 // not from a request handler (it waits for the handlers to return).
 func (h *StreamableHTTPHandler) Close() error {
 	h.closeOnce.Do(func() {
-		h.life.Lock()
-		h.closed = true
-		h.life.Unlock()
+		h.closeGate()
 		h.drainOnce.Do(func() { close(h.drain) })
 		h.cancel()
+		for _, cancel := range h.ctxShardCancels {
+			cancel()
+		}
 		h.endAllSessions()
-		h.reqWG.Wait()
+		h.waitRequests()
 		// An initialize that raced with Close may have added a session.
 		h.endAllSessions()
 		close(h.reaperStop)
@@ -299,15 +321,39 @@ func (h *StreamableHTTPHandler) Close() error {
 	return nil
 }
 
-// begin registers one unit of work; false once the handler is closed.
+// gateClosed is the flag bit of gate.
+const gateClosed = 1 << 62
+
+// begin registers one ServeHTTP call; false once the handler is closed.
+// A true return must be paired with end.
 func (h *StreamableHTTPHandler) begin() bool {
-	h.life.RLock()
-	defer h.life.RUnlock()
-	if h.closed {
+	if h.gate.Add(1)&gateClosed != 0 {
+		h.end()
 		return false
 	}
-	h.reqWG.Add(1)
 	return true
+}
+
+// end unregisters a ServeHTTP call (or a refused begin).
+func (h *StreamableHTTPHandler) end() {
+	if h.gate.Add(-1) == gateClosed {
+		h.idleOnce.Do(func() { close(h.gateIdle) })
+	}
+}
+
+// closeGate makes begin fail from now on.
+func (h *StreamableHTTPHandler) closeGate() {
+	if old := h.gate.Or(gateClosed); old&^gateClosed == 0 {
+		h.idleOnce.Do(func() { close(h.gateIdle) })
+	}
+}
+
+// waitRequests waits, after closeGate, for the ServeHTTP calls and then
+// for the goroutines they started (which they registered in reqWG while
+// they ran, so those Adds precede this Wait).
+func (h *StreamableHTTPHandler) waitRequests() {
+	<-h.gateIdle
+	h.reqWG.Wait()
 }
 
 // authResult is the outcome of Authenticate for one request.
@@ -348,7 +394,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		writeTransportError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server is shutting down")
 		return
 	}
-	defer h.reqWG.Done()
+	defer h.end()
 	h.inFlight.Add(1)
 	defer h.inFlight.Add(-1)
 
@@ -415,12 +461,25 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		}
 		h.legacyClientResponse(w, r, m, auth)
 	case *jsonrpc.Request:
-		pk := peekRequest(m.Method, m.Params)
+		// The params are read once here, for the transport and for the
+		// dispatcher (see dispatch_params.go).
+		rs := new(reqState)
+		var pk peekedRequest
+		if len(m.Params) == 0 || m.Params.Kind() == '{' {
+			rs.params.scan(m.Params)
+		}
+		rs.env.state = rs
+		if rs.params.ok {
+			rs.env.params = &rs.params
+			pk = rs.params.peek(m.Method)
+		} else {
+			pk = peekRequest(m.Method, m.Params)
+		}
 		if pk.modern || (headerModern && m.Method != MethodInitialize) {
-			h.serveModern(w, r, m, &pk, auth)
+			h.serveModern(w, r, m, &pk, auth, rs)
 			return
 		}
-		h.legacyPost(w, r, m, auth)
+		h.legacyPost(w, r, m, auth, rs)
 	}
 }
 
@@ -468,6 +527,9 @@ func (h *StreamableHTTPHandler) readBody(w http.ResponseWriter, r *http.Request)
 }
 
 func isJSONContentType(ct string) bool {
+	if ct == "application/json" {
+		return true // what mime.ParseMediaType makes of it
+	}
 	if ct == "" {
 		return false
 	}
@@ -483,10 +545,15 @@ func accepts(r *http.Request) (json, sse bool) {
 		return true, false
 	}
 	for _, v := range vals {
-		for _, part := range strings.Split(v, ",") {
-			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil {
-				continue
+		for rest := v; ; {
+			part, more, found := strings.Cut(rest, ",")
+			part = strings.TrimSpace(part)
+			mt := knownMediaType(part)
+			if mt == "" {
+				var err error
+				if mt, _, err = mime.ParseMediaType(part); err != nil {
+					mt = ""
+				}
 			}
 			switch mt {
 			case "application/json", "application/*", "*/*":
@@ -494,9 +561,24 @@ func accepts(r *http.Request) (json, sse bool) {
 			case "text/event-stream":
 				sse = true
 			}
+			if !found {
+				break
+			}
+			rest = more
 		}
 	}
 	return json, sse
+}
+
+// knownMediaType returns s when it is one of the media types accepts looks
+// for, written as mime.ParseMediaType returns it (lower case, without
+// parameters), and "" otherwise.
+func knownMediaType(s string) string {
+	switch s {
+	case "application/json", "application/*", "*/*", "text/event-stream":
+		return s
+	}
+	return ""
 }
 
 // newSessionID returns 128 random bits as visible ASCII.
@@ -532,7 +614,13 @@ func writeJSONBody(w http.ResponseWriter, status int, b []byte) {
 // marshaling the result once. It mirrors jsonrpc.Conn: a *jsonrpc.Error
 // keeps its code, any other error becomes -32603.
 func (h *StreamableHTTPHandler) encodeResponse(id jsonrpc.ID, res any, err error) (b []byte, code int64) {
+	return h.appendResponse(nil, id, res, err)
+}
+
+// appendResponse is encodeResponse appending to dst.
+func (h *StreamableHTTPHandler) appendResponse(dst []byte, id jsonrpc.ID, res any, err error) (b []byte, code int64) {
 	resp := &jsonrpc.Response{ID: id}
+	var scratch *[]byte
 	if err != nil {
 		var e *jsonrpc.Error
 		if errors.As(err, &e) && e != nil {
@@ -540,16 +628,29 @@ func (h *StreamableHTTPHandler) encodeResponse(id jsonrpc.ID, res any, err error
 		} else {
 			resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())
 		}
-	} else if raw, merr := h.marshalResult(id, res); merr != nil {
-		resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot marshal result")
 	} else {
-		resp.Result = raw
+		scratch = getBuf()
+		raw, owned, merr := h.appendResult((*scratch)[:0], id, res)
+		if owned {
+			defer putBuf(scratch, raw)
+		} else {
+			defer putBuf(scratch, *scratch)
+		}
+		if merr != nil {
+			resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot marshal result")
+		} else {
+			resp.Result = raw
+		}
 	}
-	b, aerr := jsonrpc.AppendMessage(make([]byte, 0, 256+len(resp.Result)), resp)
+	start := len(dst)
+	if dst == nil {
+		dst = make([]byte, 0, 256+len(resp.Result))
+	}
+	b, aerr := jsonrpc.AppendMessage(dst, resp)
 	if aerr != nil {
 		h.log.Error("pmcp: cannot encode response", "id", id.String(), "error", aerr)
 		resp = &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot encode the response")}
-		b, _ = jsonrpc.AppendMessage(nil, resp)
+		b, _ = jsonrpc.AppendMessage(b[:start], resp)
 	}
 	if resp.Error != nil {
 		code = resp.Error.Code
@@ -557,24 +658,30 @@ func (h *StreamableHTTPHandler) encodeResponse(id jsonrpc.ID, res any, err error
 	return b, code
 }
 
-func (h *StreamableHTTPHandler) marshalResult(id jsonrpc.ID, res any) (raw jsontext.Value, err error) {
+// appendResult returns the result's JSON: appended to dst by the direct
+// encoder of result_encode.go (owned), else from Marshal, or the raw
+// result itself.
+func (h *StreamableHTTPHandler) appendResult(dst []byte, id jsonrpc.ID, res any) (raw jsontext.Value, owned bool, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			h.log.Error("pmcp: marshaling a result panicked", "id", id.String(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			raw, err = nil, errors.New("marshal panicked")
+			raw, owned, err = nil, false, errors.New("marshal panicked")
 		}
 	}()
 	switch v := res.(type) {
 	case nil:
-		return jsontext.Value("null"), nil
+		return jsontext.Value("null"), false, nil
 	case jsontext.Value:
 		if !v.IsValid() {
-			return nil, errors.New("invalid raw result")
+			return nil, false, errors.New("invalid raw result")
 		}
-		return v, nil
+		return v, false, nil
+	}
+	if b, ok := appendResult(dst, res); ok {
+		return b, true, nil
 	}
 	b, err := Marshal(res)
-	return jsontext.Value(b), err
+	return jsontext.Value(b), false, err
 }
 
 // encodeMessage encodes an outgoing request or notification.

@@ -34,20 +34,33 @@ type httpSession struct {
 	id        string
 	principal string
 	ss        *session
-	ctx       context.Context // cancelled when the session ends
-	cancel    context.CancelFunc
-	sem       chan struct{} // bounds requests in flight; nil: unbounded
-	lastUsed  atomic.Int64  // unix nanoseconds
-	active    atomic.Int32  // requests in flight plus attached writers
+	lastUsed  atomic.Int64 // unix nanoseconds
+	active    atomic.Int32 // requests in flight plus attached writers
+	running   atomic.Int32 // requests in flight, bounded by maxRunning
+	// maxRunning bounds the requests in flight (MaxConcurrentRequests);
+	// 0 means unbounded.
+	maxRunning int32
 
-	mu         sync.Mutex
-	ended      bool
-	inflight   map[jsonrpc.ID]context.CancelFunc
-	streams    map[string]*eventStream // streams of requests still running
-	nextStream uint64
-	standalone *eventStream
-	listener   *listener
-	pending    *jsonrpc.Pending // server-to-client calls; made on first use
+	mu    sync.Mutex
+	ended bool
+	// ctx, made on first use (streams need one, JSON requests do not), is
+	// cancelled when the session ends; see context.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// The requests in flight, for notifications/cancelled: the first one
+	// in the inline slot (first*), the others in the map, made when
+	// needed. Idle sessions hold neither.
+	firstID     jsonrpc.ID
+	firstCancel context.CancelFunc
+	hasFirst    bool
+	inflight    map[jsonrpc.ID]context.CancelFunc
+	streams     map[string]*eventStream // streams of requests still running
+	nextStream  uint64
+	standalone  *eventStream
+	listener    *listener
+	pending     *jsonrpc.Pending // server-to-client calls; made on first use
+
+	state session // what ss points to
 }
 
 func (sess *httpSession) touch() { sess.lastUsed.Store(sess.h.now().UnixNano()) }
@@ -55,24 +68,24 @@ func (sess *httpSession) touch() { sess.lastUsed.Store(sess.h.now().UnixNano()) 
 // newSession creates and registers a session, or returns nil when
 // MaxSessions is reached.
 func (h *StreamableHTTPHandler) newSession(principal string) *httpSession {
-	sess := &httpSession{h: h, id: newSessionID(), principal: principal, ss: &session{}}
+	sess := &httpSession{h: h, id: newSessionID(), principal: principal}
+	sess.ss = &sess.state
 	sess.ss.id = sess.id
-	sess.ctx, sess.cancel = context.WithCancel(h.ctx)
 	if n := h.s.opts.MaxConcurrentRequests; n >= 0 {
 		if n == 0 {
 			n = jsonrpc.DefaultMaxConcurrent
 		}
-		sess.sem = make(chan struct{}, n)
+		sess.maxRunning = int32(min(n, 1<<30))
 	}
 	sess.touch()
 	h.smu.Lock()
-	if max := h.opts.MaxSessions; max > 0 && len(h.sessions) >= max {
+	if max := h.opts.MaxSessions; max > 0 && h.nSessions.Load() >= int64(max) {
 		h.smu.Unlock()
-		sess.cancel()
 		h.rejected.Add(1)
 		return nil
 	}
-	h.sessions[sess.id] = sess
+	h.sessions.Store(sess.id, sess)
+	h.nSessions.Add(1)
 	if !h.reaperStarted && h.opts.SessionIdleTimeout > 0 {
 		h.reaperStarted = true
 		h.bgWG.Add(1)
@@ -90,9 +103,10 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first, or per-request _meta for protocol 2026-07-28)")
 		return nil
 	}
-	h.smu.RLock()
-	sess := h.sessions[id]
-	h.smu.RUnlock()
+	var sess *httpSession
+	if v, ok := h.sessions.Load(id); ok {
+		sess = v.(*httpSession)
+	}
 	if sess == nil || subtle.ConstantTimeCompare([]byte(sess.principal), []byte(auth.principal())) != 1 {
 		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
 		return nil
@@ -108,8 +122,8 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 // endSession removes the session and ends it.
 func (h *StreamableHTTPHandler) endSession(sess *httpSession) {
 	h.smu.Lock()
-	if h.sessions[sess.id] == sess {
-		delete(h.sessions, sess.id)
+	if h.sessions.CompareAndDelete(sess.id, sess) {
+		h.nSessions.Add(-1)
 	}
 	h.smu.Unlock()
 	sess.end()
@@ -117,15 +131,32 @@ func (h *StreamableHTTPHandler) endSession(sess *httpSession) {
 
 func (h *StreamableHTTPHandler) endAllSessions() {
 	h.smu.Lock()
-	all := make([]*httpSession, 0, len(h.sessions))
-	for _, sess := range h.sessions {
-		all = append(all, sess)
-	}
-	clear(h.sessions)
+	all := make([]*httpSession, 0, h.nSessions.Load())
+	h.sessions.Range(func(_, v any) bool {
+		all = append(all, v.(*httpSession))
+		return true
+	})
+	h.sessions.Clear()
+	h.nSessions.Store(0)
 	h.smu.Unlock()
 	for _, sess := range all {
 		sess.end()
 	}
+}
+
+// context returns the session's context, cancelled when the session ends
+// (or the handler closes). It is made on first use: sessions that only
+// serve JSON requests never need one, and keep their memory.
+func (sess *httpSession) context() context.Context {
+	sess.mu.Lock()
+	defer sess.mu.Unlock()
+	if sess.ctx == nil {
+		sess.ctx, sess.cancel = context.WithCancel(sess.h.ctx)
+		if sess.ended {
+			sess.cancel()
+		}
+	}
+	return sess.ctx
 }
 
 // end cancels the session's requests, ends its streams and calls, and
@@ -139,8 +170,21 @@ func (sess *httpSession) end() {
 	sess.ended = true
 	l, p := sess.listener, sess.pending
 	sess.listener = nil
+	cancel := sess.cancel
+	var requests []context.CancelFunc
+	if sess.hasFirst {
+		requests = append(requests, sess.firstCancel)
+	}
+	for _, c := range sess.inflight {
+		requests = append(requests, c)
+	}
 	sess.mu.Unlock()
-	sess.cancel()
+	if cancel != nil {
+		cancel()
+	}
+	for _, c := range requests {
+		c()
+	}
 	if l != nil {
 		sess.h.s.listeners.remove(l)
 	}
@@ -176,13 +220,12 @@ func (h *StreamableHTTPHandler) reapIdle(now time.Time) int {
 	}
 	cutoff := now.Add(-h.opts.SessionIdleTimeout).UnixNano()
 	var idle []*httpSession
-	h.smu.RLock()
-	for _, sess := range h.sessions {
-		if sess.active.Load() == 0 && sess.lastUsed.Load() < cutoff {
+	h.sessions.Range(func(_, v any) bool {
+		if sess := v.(*httpSession); sess.active.Load() == 0 && sess.lastUsed.Load() < cutoff {
 			idle = append(idle, sess)
 		}
-	}
-	h.smu.RUnlock()
+		return true
+	})
 	for _, sess := range idle {
 		h.endSession(sess)
 		h.expired.Add(1)
@@ -190,12 +233,18 @@ func (h *StreamableHTTPHandler) reapIdle(now time.Time) int {
 	return len(idle)
 }
 
+// acquire takes one of the session's request slots without waiting;
+// false when all are taken.
 func (sess *httpSession) acquire() bool {
-	if sess.sem != nil {
-		select {
-		case sess.sem <- struct{}{}:
-		default:
-			return false
+	if max := sess.maxRunning; max > 0 {
+		for {
+			n := sess.running.Load()
+			if n >= max {
+				return false
+			}
+			if sess.running.CompareAndSwap(n, n+1) {
+				break
+			}
 		}
 	}
 	sess.active.Add(1)
@@ -203,37 +252,64 @@ func (sess *httpSession) acquire() bool {
 }
 
 func (sess *httpSession) release() {
-	if sess.sem != nil {
-		<-sess.sem
+	if sess.maxRunning > 0 {
+		sess.running.Add(-1)
 	}
 	sess.active.Add(-1)
 	sess.touch()
 }
 
-// track registers a request for notifications/cancelled; false when a
+// track registers a request, whose context cancel cancels, until untrack:
+// for notifications/cancelled, and so that it is cancelled when the
+// session ends (at once if it already has). It reports false when a
 // request with the same id is still in flight.
 func (sess *httpSession) track(id jsonrpc.ID, cancel context.CancelFunc) bool {
 	sess.mu.Lock()
-	defer sess.mu.Unlock()
-	if _, dup := sess.inflight[id]; dup {
+	if sess.hasFirst && sess.firstID == id {
+		sess.mu.Unlock()
 		return false
 	}
-	if sess.inflight == nil {
-		sess.inflight = make(map[jsonrpc.ID]context.CancelFunc)
+	if _, dup := sess.inflight[id]; dup {
+		sess.mu.Unlock()
+		return false
 	}
-	sess.inflight[id] = cancel
+	if !sess.hasFirst {
+		sess.firstID, sess.firstCancel, sess.hasFirst = id, cancel, true
+	} else {
+		if sess.inflight == nil {
+			sess.inflight = make(map[jsonrpc.ID]context.CancelFunc)
+		}
+		sess.inflight[id] = cancel
+	}
+	ended := sess.ended
+	sess.mu.Unlock()
+	if ended || sess.h.ctx.Err() != nil {
+		cancel()
+	}
 	return true
 }
 
 func (sess *httpSession) untrack(id jsonrpc.ID) {
 	sess.mu.Lock()
-	delete(sess.inflight, id)
+	if sess.hasFirst && sess.firstID == id {
+		sess.firstID, sess.firstCancel, sess.hasFirst = jsonrpc.ID{}, nil, false
+	} else {
+		delete(sess.inflight, id)
+		if len(sess.inflight) == 0 {
+			sess.inflight = nil // idle sessions hold no map
+		}
+	}
 	sess.mu.Unlock()
 }
 
 func (sess *httpSession) cancelInflight(id jsonrpc.ID) {
 	sess.mu.Lock()
-	cancel := sess.inflight[id]
+	var cancel context.CancelFunc
+	if sess.hasFirst && sess.firstID == id {
+		cancel = sess.firstCancel
+	} else {
+		cancel = sess.inflight[id]
+	}
 	sess.mu.Unlock()
 	if cancel != nil {
 		cancel()
@@ -339,16 +415,22 @@ func (sess *httpSession) callOn(st *eventStream) func(ctx context.Context, metho
 }
 
 // requestCtx is the context of a legacy request: a disconnect is not a
-// cancellation in this era, so it ends with the session (or with
-// notifications/cancelled), not with the HTTP request.
-func (sess *httpSession) requestCtx(r *http.Request) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	stop := context.AfterFunc(sess.ctx, cancel)
-	return ctx, func() { stop(); cancel() }
+// cancellation in this era, so it ends with the session (end cancels the
+// tracked requests) or with notifications/cancelled, not with the HTTP
+// request.
+func (sess *httpSession) requestCtx(r *http.Request) (ctx context.Context, cancel context.CancelFunc) {
+	return context.WithCancel(context.WithoutCancel(r.Context()))
+}
+
+// finish ends a request registered by requestCtx, acquire and track.
+func (sess *httpSession) finish(id jsonrpc.ID, cancel context.CancelFunc) {
+	sess.untrack(id)
+	cancel()
+	sess.release()
 }
 
 // legacyPost serves a POSTed legacy request or notification.
-func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, auth authResult) {
+func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, auth authResult, rs *reqState) {
 	if req.IsNotification() {
 		sess := h.lookupSession(w, r, auth)
 		if sess == nil {
@@ -387,12 +469,8 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		writeResponse(w, http.StatusBadRequest, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "duplicate request id: a request with this id is still in flight")})
 		return
 	}
-	finish := func() {
-		sess.untrack(req.ID)
-		cancel()
-		sess.release()
-	}
-	env := &requestEnv{session: sess.ss, sessionID: sess.id, authInfo: auth.info, authCtx: auth.ctx}
+	env := &rs.env
+	env.session, env.sessionID, env.authInfo, env.authCtx = sess.ss, sess.id, auth.info, auth.ctx
 
 	if !useSSE {
 		// JSON reply: request-related messages can only reach the client
@@ -402,8 +480,9 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 			env.call = sess.callOn(st)
 		}
 		res, err := h.s.handle(ctx, req, env)
-		finish()
-		b, code := h.encodeResponse(req.ID, res, err)
+		sess.finish(req.ID, cancel)
+		bp := getBuf()
+		b, code := h.appendResponse((*bp)[:0], req.ID, res, err)
 		if isInit && code != 0 {
 			h.endSession(sess)
 		} else {
@@ -413,6 +492,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 		}
 		writeJSONBody(w, http.StatusOK, b)
+		putBuf(bp, b) // the ResponseWriter does not retain it
 		return
 	}
 
@@ -430,7 +510,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 	go func() {
 		defer h.reqWG.Done()
 		res, err := h.s.handle(ctx, req, env)
-		finish()
+		sess.finish(req.ID, cancel)
 		b, code := h.encodeResponse(req.ID, res, err)
 		st.finish(b)
 		sess.removeStream(st)
@@ -471,7 +551,7 @@ func (h *StreamableHTTPHandler) legacyNotification(sess *httpSession, req *jsonr
 		}
 	case NotificationRootsListChanged:
 		if fn := h.s.opts.RootsListChanged; fn != nil {
-			fn(sess.ctx)
+			fn(sess.context())
 		}
 	}
 	// notifications/initialized and the rest need no action.
@@ -582,7 +662,7 @@ func (h *StreamableHTTPHandler) idle(ctx context.Context, sw *sseWriter, sess *h
 		select {
 		case <-ctx.Done():
 			return
-		case <-sess.ctx.Done():
+		case <-sess.context().Done():
 			return
 		case <-h.drain:
 			return

@@ -26,8 +26,8 @@ func modernStatus(code int64) int {
 }
 
 // serveModern serves one stateless (2026-07-28) request or notification.
-func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, pk *peekedRequest, auth authResult) {
-	if err := h.checkModernHeaders(r, req, pk); err != nil {
+func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, pk *peekedRequest, auth authResult, rs *reqState) {
+	if err := h.checkModernHeaders(r, req, pk, rs.env.params); err != nil {
 		writeResponse(w, http.StatusBadRequest, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeHeaderMismatch, err.Error())})
 		return
 	}
@@ -55,9 +55,10 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 	// Closing the response stream cancels the request, and so does Close.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	stop := context.AfterFunc(h.ctx, cancel)
+	stop := context.AfterFunc(h.ctxShard(), cancel)
 	defer stop()
-	env := &requestEnv{authInfo: auth.info, authCtx: auth.ctx}
+	env := &rs.env
+	env.authInfo, env.authCtx = auth.info, auth.ctx
 	if !multi {
 		res, err := h.s.handle(ctx, req, env)
 		h.writeModernJSON(w, req, res, err)
@@ -67,7 +68,8 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 }
 
 // checkModernHeaders validates the SEP-2243 headers against the body.
-func (h *StreamableHTTPHandler) checkModernHeaders(r *http.Request, req *jsonrpc.Request, pk *peekedRequest) error {
+// rp, when not nil, is the scan of the params pk was derived from.
+func (h *StreamableHTTPHandler) checkModernHeaders(r *http.Request, req *jsonrpc.Request, pk *peekedRequest, rp *reqParams) error {
 	if err := checkStandardHeaders(r.Header, req.Method, pk); err != nil {
 		return err
 	}
@@ -75,7 +77,9 @@ func (h *StreamableHTTPHandler) checkModernHeaders(r *http.Request, req *jsonrpc
 		return nil
 	}
 	var name string
-	if json.Unmarshal(pk.name, &name) != nil {
+	if rp != nil && rp.nameIsStr {
+		name = rp.nameStr
+	} else if json.Unmarshal(pk.name, &name) != nil {
 		return nil
 	}
 	if st, ok := h.s.tools.get(name); ok && len(st.headers) > 0 {
@@ -91,11 +95,13 @@ func (h *StreamableHTTPHandler) writeModernJSON(w http.ResponseWriter, req *json
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	b, code := h.encodeResponse(req.ID, res, err)
+	bp := getBuf()
+	b, code := h.appendResponse((*bp)[:0], req.ID, res, err)
 	if d := h.opts.StreamWriteTimeout; d > 0 {
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 	}
 	writeJSONBody(w, modernStatus(code), b)
+	putBuf(bp, b) // the ResponseWriter does not retain it
 }
 
 // modernOutcome is what the handler goroutine of a streamed request

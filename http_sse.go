@@ -187,8 +187,8 @@ func (st *eventStream) push(data []byte, droppable, final bool) bool {
 		st.queued++
 	}
 	st.complete = final
-	if st.sess.ctx.Err() == nil {
-		if err := h.store.Append(st.sess.ctx, st.sess.id, st.id, st.seq, data); err != nil {
+	if sctx := st.sess.context(); sctx.Err() == nil {
+		if err := h.store.Append(sctx, st.sess.id, st.id, st.seq, data); err != nil {
 			h.storeErrs.Add(1)
 			h.log.Warn("pmcp: event store append failed", "session", st.sess.id, "stream", st.id, "error", err)
 		}
@@ -272,7 +272,7 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 		drain = h.drain
 	}
 	sess := st.sess
-	sessDone, ending := sess.ctx.Done(), false
+	sessDone, ending := sess.context().Done(), false
 	for {
 		evs, complete, ok := st.take(a)
 		if !ok {

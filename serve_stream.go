@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -21,12 +22,20 @@ import (
 func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 	ss := &session{}
 	var conn *jsonrpc.Conn
+	// The connection's back-channel, made once (conn is set below, before
+	// any request is read).
+	var (
+		notify func(ctx context.Context, method string, params any) error
+		call   func(ctx context.Context, method string, params any) (jsontext.Value, error)
+	)
 	h := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.IsNotification() {
 			s.onNotification(ctx, conn, ss, req)
 			return nil, nil
 		}
-		env := &requestEnv{session: ss, notify: conn.Notify, call: conn.Call, listenSend: conn.Notify, streamDone: conn.ReadDone()}
+		rs := new(reqState)
+		env := &rs.env
+		*env = requestEnv{session: ss, notify: notify, call: call, listenSend: notify, streamDone: conn.ReadDone(), state: rs}
 		res, err := s.handle(ctx, req, env)
 		if err == errListenEnded {
 			return nil, jsonrpc.ErrNoResponse
@@ -35,6 +44,8 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 	})
 	conn = jsonrpc.NewConn(st, h, jsonrpc.ConnOptions{
 		MaxConcurrent: s.opts.MaxConcurrentRequests,
+		// json.Marshal, with a direct encoder for common results.
+		MarshalResult: marshalResult,
 		Logger:        s.logger,
 		// A server-to-client request abandoned by its handler (timeout or
 		// cancellation) is cancelled at the client too.
@@ -44,6 +55,7 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 			_ = conn.Notify(ctx, NotificationCancelled, &cancelledParams{RequestID: id, Reason: cause.Error()})
 		},
 	})
+	notify, call = conn.Notify, conn.Call
 
 	// Legacy list-changed and resource-updated notifications for this
 	// connection, written by one pump goroutine owned by Serve.

@@ -34,6 +34,9 @@ type serverTool struct {
 	// headers is the x-mcp-header mapping of the input schema, computed
 	// once here for the Streamable HTTP transport (see http_headers.go).
 	headers []paramHeader
+	// flat is the fast acceptance check of simple input schemas, nil for
+	// other schemas (see tools_validate.go).
+	flat *flatSchema
 }
 
 // AddRawTool registers a tool whose InputSchema (and optional OutputSchema)
@@ -58,7 +61,7 @@ func (s *Server) AddRawTool(t *Tool, h ToolHandler) error {
 	if err != nil {
 		return regErr("tool %q input schema: %v", t.Name, err)
 	}
-	st := &serverTool{tool: t, input: in, handler: h, headers: headers}
+	st := &serverTool{tool: t, input: in, handler: h, headers: headers, flat: compileFlat(t.InputSchema)}
 	if len(t.OutputSchema) > 0 {
 		out, err := schema.Compile(t.OutputSchema, schema.CompileOptions{Label: "structuredContent"})
 		if err != nil {
@@ -119,13 +122,20 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 		if err != nil {
 			return nil, err
 		}
+		// The common result types are converted without boxing res.
+		switch r := any(&res).(type) {
+		case *string:
+			return textResult(*r), nil
+		case **CallToolResult:
+			return *r, nil
+		}
 		return typedResult(res, out)
 	}
 	headers, err := paramHeadersOf(tool.InputSchema)
 	if err != nil {
 		return regErr("tool %q input schema: %v", tool.Name, err)
 	}
-	st := &serverTool{tool: &tool, input: in, output: out, handler: raw, headers: headers}
+	st := &serverTool{tool: &tool, input: in, output: out, handler: raw, headers: headers, flat: compileFlat(tool.InputSchema)}
 	s.putTool(st)
 	return nil
 }
@@ -146,7 +156,7 @@ func typedResult(v any, out *schema.Compiled) (*CallToolResult, error) {
 	case *CallToolResult:
 		return r, nil
 	case string:
-		return &CallToolResult{Content: []Content{Text(r)}}, nil
+		return textResult(r), nil
 	case nil:
 		return &CallToolResult{Content: []Content{}}, nil
 	}
@@ -162,6 +172,19 @@ func typedResult(v any, out *schema.Compiled) (*CallToolResult, error) {
 		res.StructuredContent = jsontext.Value(b)
 	}
 	return res, nil
+}
+
+// textResult returns a result of one text block, allocated at once.
+func textResult(text string) *CallToolResult {
+	r := new(struct {
+		res     CallToolResult
+		content [1]Content
+		text    TextContent
+	})
+	r.text = TextContent{Type: "text", Text: text}
+	r.content[0] = &r.text
+	r.res.Content = r.content[:]
+	return &r.res
 }
 
 func toolError(msg string) *CallToolResult {
@@ -199,8 +222,10 @@ func (s *Server) callTool(ctx context.Context, extra *RequestHandlerExtra, p *Ca
 	if args.Kind() != '{' {
 		return nil, invalidParams("tools/call arguments must be an object")
 	}
-	if err := st.input.ValidateJSON(args); err != nil {
-		return toolError(fmt.Sprintf("invalid arguments for tool %q: %v", p.Name, err)), nil
+	if st.flat == nil || !st.flat.accepts(args) {
+		if err := st.input.ValidateJSON(args); err != nil {
+			return toolError(fmt.Sprintf("invalid arguments for tool %q: %v", p.Name, err)), nil
+		}
 	}
 	res, err := st.handler(ctx, extra, p)
 	if err != nil {

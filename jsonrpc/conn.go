@@ -135,7 +135,8 @@ type ConnStats struct {
 // connection ends. Call, Notify, CancelIncoming, Stats and Close are safe
 // for concurrent use, including from handlers.
 //
-// Incoming requests run concurrently, each in its own goroutine, bounded by
+// Incoming requests run concurrently, each in its own goroutine (goroutines
+// are reused from one request to the next), bounded by
 // [ConnOptions].MaxConcurrent. A request arriving with the id of a request
 // still being served is answered with -32600 "duplicate request id" and not
 // dispatched; ids are reusable once their response has been written (or the
@@ -153,8 +154,19 @@ type Conn struct {
 	mu       sync.Mutex // guards incoming; held only for map operations
 	incoming map[ID]*incoming
 
-	wg           sync.WaitGroup // request handler goroutines
-	inFlight     atomic.Int64
+	wg       sync.WaitGroup // requests being served
+	inFlight atomic.Int64
+
+	// Requests are served by worker goroutines that stay for the next
+	// request (up to maxIdleWorkers wait idle), so that a request does not
+	// pay for a new goroutine and for growing its stack. A worker waiting
+	// for work takes it from workq; stopWorkers ends the idle ones when
+	// Run returns, and workerWG counts them all.
+	workq       chan work
+	stopWorkers chan struct{}
+	idleWorkers atomic.Int32
+	workerWG    sync.WaitGroup
+
 	panics       atomic.Uint64
 	decodeErrors atomic.Uint64
 	closing      atomic.Bool
@@ -175,6 +187,8 @@ type Conn struct {
 func NewConn(s Stream, h Handler, opts ConnOptions) *Conn {
 	c := &Conn{
 		readDone:        make(chan struct{}),
+		workq:           make(chan work),
+		stopWorkers:     make(chan struct{}),
 		s:               s,
 		h:               h,
 		marshal:         opts.MarshalResult,
@@ -204,11 +218,13 @@ func marshalDefault(v any) (jsontext.Value, error) {
 	return jsontext.Value(b), err
 }
 
-// incoming is the state of one incoming request being served.
+// incoming is the state of one incoming request being served. It is also
+// the handler's context: the request's cancellable context, which, when
+// the Conn bounds concurrency, carries the incoming itself under slotKey.
 type incoming struct {
-	c      *Conn
-	cancel context.CancelFunc
-	done   <-chan struct{} // the handler context's Done channel
+	context.Context // the handler's context, cancelled by cancel
+	c               *Conn
+	cancel          context.CancelFunc
 
 	abandoned bool // set by CancelIncoming; guarded by c.mu
 
@@ -223,6 +239,25 @@ type incoming struct {
 // *incoming, so that Conn.Call can give the concurrency slot back while
 // the handler waits for the peer. It is the only value Conn puts in a ctx.
 type slotKey struct{}
+
+// Value implements context.Context.
+func (in *incoming) Value(key any) any {
+	if _, ok := key.(slotKey); ok && in.c.sem != nil {
+		return in
+	}
+	return in.Context.Value(key)
+}
+
+// work is one request handed to a worker.
+type work struct {
+	runCtx context.Context
+	req    *Request
+	in     *incoming
+}
+
+// maxIdleWorkers bounds the worker goroutines a Conn keeps waiting for
+// requests.
+const maxIdleWorkers = 16
 
 // Run reads messages from the stream and dispatches them until the
 // connection ends, and returns why:
@@ -288,6 +323,8 @@ func (c *Conn) Run(ctx context.Context) error {
 		}
 	}
 	c.wg.Wait()
+	close(c.stopWorkers)
+	c.workerWG.Wait()
 
 	switch {
 	case ctx.Err() != nil:
@@ -345,7 +382,7 @@ func (c *Conn) handleNotification(ctx context.Context, req *Request) {
 // concurrency slot is free. It fails only when ctx ends while waiting.
 func (c *Conn) dispatch(runCtx, hbase context.Context, req *Request) error {
 	hctx, cancel := context.WithCancel(hbase)
-	in := &incoming{c: c, cancel: cancel, done: hctx.Done()}
+	in := &incoming{Context: hctx, c: c, cancel: cancel}
 
 	c.mu.Lock()
 	_, dup := c.incoming[req.ID]
@@ -379,13 +416,38 @@ func (c *Conn) dispatch(runCtx, hbase context.Context, req *Request) error {
 			return nil
 		}
 		in.held = true // not shared yet: the goroutine has not started
-		hctx = context.WithValue(hctx, slotKey{}, in)
 	}
 
 	c.inFlight.Add(1)
 	c.wg.Add(1)
-	go c.serve(runCtx, hctx, req, in)
+	w := work{runCtx: runCtx, req: req, in: in}
+	select {
+	case c.workq <- w: // an idle worker took it
+	default:
+		c.workerWG.Add(1)
+		go c.worker(w)
+	}
 	return nil
+}
+
+// worker serves w, then the requests handed to it while it waits idle,
+// until too many workers are idle or Run returns.
+func (c *Conn) worker(w work) {
+	defer c.workerWG.Done()
+	for {
+		c.serve(w.runCtx, w.in, w.req, w.in)
+		if c.idleWorkers.Add(1) > maxIdleWorkers {
+			c.idleWorkers.Add(-1)
+			return
+		}
+		select {
+		case w = <-c.workq:
+			c.idleWorkers.Add(-1)
+		case <-c.stopWorkers:
+			c.idleWorkers.Add(-1)
+			return
+		}
+	}
 }
 
 // unregister removes in from the in-flight map unless CancelIncoming did.
@@ -658,7 +720,7 @@ func (in *incoming) endWait() {
 	}
 	select {
 	case in.c.sem <- struct{}{}:
-	case <-in.done:
+	case <-in.Done():
 		return
 	}
 	in.smu.Lock()

@@ -9,7 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n== %s\n' "$*"; }
+stages=0
+step() {
+	stages=$((stages + 1))
+	printf '\n== %s\n' "$*"
+}
 
 step "toolchain"
 go version
@@ -27,6 +31,12 @@ go vet ./...
 
 step "go test -race"
 go test -race -count=1 ./...
+
+step "allocation budgets (exact, without -race)"
+go test -count=1 -run AllocBudget ./...
+
+step "bench module builds and vets (run bench/run.sh for the numbers)"
+(cd bench && go vet ./... && go build ./...)
 
 step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1 (separate module)"
 (cd interop && go vet ./... && go test -race -count=1 ./...)
@@ -65,3 +75,7 @@ fi
 
 echo
 echo "all checks passed"
+# One plain closing line: every stage above exits non-zero on failure
+# (set -e), so reaching here means all of them passed. Expected failures
+# listed in a conformance baseline (client auth scenarios) are not failures.
+echo "test.sh: ${stages} passed, 0 failed"

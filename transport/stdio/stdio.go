@@ -17,6 +17,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -145,6 +146,13 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}()
 	}
 	for {
+		if s.br.Buffered() == 0 {
+			// The read below may block the thread (a blocking standard
+			// input cannot use the poller), and with it the processor
+			// until the runtime takes it back. Let the goroutines that
+			// are ready (handlers with replies to write) run first.
+			runtime.Gosched()
+		}
 		line, err := s.readLine()
 		if err != nil {
 			switch {

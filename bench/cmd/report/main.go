@@ -1,0 +1,180 @@
+// Command report reads the result lines of bench/cmd/load (one JSON object
+// per line) and prints the bench table: the median over rounds of every
+// figure, per row and target, with ratios to the bare baseline.
+//
+//	report [-baseline bare] results.jsonl
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+)
+
+type result struct {
+	Target            string  `json:"target"`
+	Row               string  `json:"row"`
+	Round             int     `json:"round"`
+	Requests          int64   `json:"requests"`
+	Errors            int64   `json:"errors"`
+	RPS               float64 `json:"rps"`
+	P50us             float64 `json:"p50us"`
+	P99us             float64 `json:"p99us"`
+	CPUusReq          float64 `json:"cpuUsPerReq"`
+	PeakRSSKiB        int64   `json:"peakRssKiB"`
+	HeapKiBPerSession float64 `json:"heapKiBPerSession"`
+	RSSKiBPerSession  float64 `json:"rssKiBPerSession"`
+}
+
+var rows = []struct{ key, title string }{
+	{"http-legacy", "HTTP legacy (2025-11-25, stateful session, tools/call echo)"},
+	{"http-modern", "HTTP modern (2026-07-28, stateless, _meta + MCP-Protocol-Version/Mcp-Method/Mcp-Name)"},
+	{"stdio", "stdio (legacy session, 16 requests pipelined)"},
+}
+
+func main() {
+	baseline := flag.String("baseline", "bare", "target the ratios are relative to")
+	flag.Parse()
+	var in io.Reader = os.Stdin
+	if flag.NArg() > 0 {
+		f, err := os.Open(flag.Arg(0))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		in = f
+	}
+	by := map[string]map[string][]result{}
+	var targets []string
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var r result
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			fmt.Fprintln(os.Stderr, "skipping bad line:", err)
+			continue
+		}
+		if by[r.Row] == nil {
+			by[r.Row] = map[string][]result{}
+		}
+		by[r.Row][r.Target] = append(by[r.Row][r.Target], r)
+		if !slices.Contains(targets, r.Target) {
+			targets = append(targets, r.Target)
+		}
+	}
+	// Baseline first, then the order of first appearance.
+	slices.SortStableFunc(targets, func(a, b string) int {
+		switch {
+		case a == *baseline && b != *baseline:
+			return -1
+		case b == *baseline && a != *baseline:
+			return 1
+		}
+		return 0
+	})
+
+	fmt.Println("Medians over rounds; ratios are to", *baseline+".")
+	for _, row := range rows {
+		rs := by[row.key]
+		if len(rs) == 0 {
+			continue
+		}
+		base := rs[*baseline]
+		baseRPS := median(base, func(r result) float64 { return r.RPS })
+		baseCPU := median(base, func(r result) float64 { return r.CPUusReq })
+		fmt.Printf("\n%s\n\n", row.title)
+		fmt.Println("| target | rounds | req/s | × bare | p50 µs | p99 µs | server CPU µs/req | × bare | peak RSS MiB | errors |")
+		fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+		for _, t := range targets {
+			r := rs[t]
+			if len(r) == 0 {
+				continue
+			}
+			rps := median(r, func(r result) float64 { return r.RPS })
+			cpu := median(r, func(r result) float64 { return r.CPUusReq })
+			fmt.Printf("| %s | %d | %.0f | %s | %.0f | %.0f | %.1f | %s | %.1f | %d |\n", t, len(r), rps, ratio(rps, baseRPS),
+				median(r, func(r result) float64 { return r.P50us }),
+				median(r, func(r result) float64 { return r.P99us }),
+				cpu, ratio(cpu, baseCPU),
+				median(r, func(r result) float64 { return float64(r.PeakRSSKiB) / 1024 }),
+				errorsOf(r))
+		}
+	}
+	if rs := by["sessions"]; len(rs) > 0 {
+		fmt.Printf("\nIdle legacy sessions (initialize + notifications/initialized, never deleted)\n\n")
+		fmt.Println("| target | rounds | KiB/session (RSS delta) | KiB/session (live heap delta, after GC) | peak RSS MiB | errors |")
+		fmt.Println("|---|--:|--:|--:|--:|--:|")
+		for _, t := range targets {
+			r := rs[t]
+			if len(r) == 0 {
+				continue
+			}
+			fmt.Printf("| %s | %d | %.2f | %.2f | %.1f | %d |\n", t, len(r),
+				median(r, func(r result) float64 { return r.RSSKiBPerSession }),
+				median(r, func(r result) float64 { return r.HeapKiBPerSession }),
+				median(r, func(r result) float64 { return float64(r.PeakRSSKiB) / 1024 }),
+				errorsOf(r))
+		}
+	}
+
+	// The summary in the layout of the issue.
+	fmt.Printf("\nSummary\n\n")
+	fmt.Println("| target | HTTP legacy req/s | CPU µs/req | HTTP modern req/s | CPU µs/req | stdio req/s | CPU µs/req | KiB per idle session (RSS) | (heap) |")
+	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, t := range targets {
+		fmt.Printf("| %s", t)
+		for _, row := range rows {
+			r := by[row.key][t]
+			if len(r) == 0 {
+				fmt.Print(" | – | –")
+				continue
+			}
+			fmt.Printf(" | %.0f | %.1f", median(r, func(r result) float64 { return r.RPS }), median(r, func(r result) float64 { return r.CPUusReq }))
+		}
+		if r := by["sessions"][t]; len(r) > 0 {
+			fmt.Printf(" | %.2f | %.2f |\n", median(r, func(r result) float64 { return r.RSSKiBPerSession }),
+				median(r, func(r result) float64 { return r.HeapKiBPerSession }))
+		} else {
+			fmt.Println(" | – | – |")
+		}
+	}
+}
+
+func median(rs []result, f func(result) float64) float64 {
+	if len(rs) == 0 {
+		return 0
+	}
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func ratio(v, base float64) string {
+	if base == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", v/base)
+}
+
+func errorsOf(rs []result) int64 {
+	var n int64
+	for _, r := range rs {
+		n += r.Errors
+	}
+	return n
+}

@@ -1,0 +1,56 @@
+// Command pmcp is the bench server for this SDK. See bench/README.md.
+package main
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/bench/internal/harness"
+	"github.com/gopmcp/pmcp/transport/stdio"
+)
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+type addIn struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+func newServer() *pmcp.Server {
+	s, err := pmcp.NewServer(pmcp.ServerOptions{Name: "bench-pmcp", Version: "1.0.0"})
+	if err != nil {
+		panic(err)
+	}
+	must(pmcp.AddTool(s, &pmcp.Tool{Name: "echo", Description: "Echoes its text."},
+		func(_ context.Context, _ *pmcp.RequestHandlerExtra, in echoIn) (string, error) { return in.Text, nil }))
+	must(pmcp.AddTool(s, &pmcp.Tool{Name: "add", Description: "Adds a and b."},
+		func(_ context.Context, _ *pmcp.RequestHandlerExtra, in addIn) (string, error) {
+			return strconv.FormatFloat(in.A+in.B, 'g', -1, 64), nil
+		}))
+	return s
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+func main() {
+	harness.Main(func() http.Handler {
+		return pmcp.NewStreamableHTTPHandler(newServer(), &pmcp.StreamableHTTPOptions{
+			// One application/json body per request, as every target of
+			// the bench answers (see README.md).
+			JSONResponse: true,
+			// The idle-session row opens 10,000 sessions; the default
+			// cap is DefaultMaxSessions (4,096).
+			MaxSessions: 20000,
+		})
+	}, func(ctx context.Context) error {
+		return newServer().Serve(ctx, stdio.Stdio(stdio.Options{}))
+	})
+}

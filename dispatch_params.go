@@ -1,0 +1,474 @@
+package pmcp
+
+import (
+	"bytes"
+	"io"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// This file holds the one-pass reading of a request's params that the hot
+// path uses instead of the separate decodes of an envelope (for _meta), of
+// _meta itself, of the method's params struct and, over HTTP, of the
+// transport's peek at the body.
+//
+// The scan only ever takes a shortcut that gives the same values as those
+// decodes: whenever its result is not conclusive (a syntax error, a
+// duplicate name, a member of an unexpected JSON type, a member it does
+// not read itself), the dispatcher runs the original decodes, unchanged,
+// so every error keeps its code and wording. dispatch_params_test.go
+// checks the equivalence.
+
+// reqParams is what one pass over a request's params found. Raw values are
+// capacity-clipped sub-slices of the params (nil when the member is
+// absent); they are not copied, as the params themselves are not.
+type reqParams struct {
+	// ok: the params were absent, or an object read to its end without
+	// error. Nothing below is meaningful otherwise.
+	ok bool
+	// present: there were params at all.
+	present bool
+	// metaOK: _meta is an object, whose members below were read.
+	metaOK bool
+	// infoDecoded: clientInfo is an object whose members json reads are
+	// all strings or null, decoded into infoVal as Unmarshal would.
+	infoDecoded bool
+	// nameIsStr, uriIsStr: name, uri are strings, decoded in nameStr, uriStr.
+	nameIsStr, uriIsStr bool
+	// callOK: call holds what decodeParams[CallToolParams] would return.
+	callOK bool
+
+	// Raw members of params; _meta, arguments, task and inputResponses
+	// are in call.
+	name, uri, requestState jsontext.Value
+	// Raw members of _meta.
+	version, caps, info, level, progress jsontext.Value
+
+	nameStr, uriStr string
+	call            CallToolParams
+
+	// The values _meta's pointers refer to, so that decoding them takes
+	// no allocation of its own.
+	infoVal Implementation
+	capsVal ClientCapabilities
+}
+
+// paramScanner is a pooled JSON decoder over a byte slice. Its options are
+// jsontext's defaults, as strict as json.Unmarshal: invalid JSON, invalid
+// UTF-8 and duplicate names stop the scan.
+type paramScanner struct {
+	buf     bytes.Buffer
+	dec     jsontext.Decoder
+	scratch []byte
+}
+
+var paramScannerPool = sync.Pool{New: func() any { return new(paramScanner) }}
+
+func (sc *paramScanner) release() {
+	sc.buf = bytes.Buffer{}
+	sc.dec.Reset(&sc.buf) // drop the reference to the data
+	if cap(sc.scratch) > 1<<10 {
+		sc.scratch = nil
+	}
+	paramScannerPool.Put(sc)
+}
+
+// begin resets the scanner to data and reads the '{' it must start with.
+// Raw values read afterwards are sub-slices of data.
+func (sc *paramScanner) begin(data []byte) bool {
+	sc.buf = *bytes.NewBuffer(data)
+	sc.dec.Reset(&sc.buf)
+	d := &sc.dec
+	if d.PeekKind() != '{' {
+		return false
+	}
+	_, err := d.ReadToken()
+	return err == nil
+}
+
+// end reads the '}' of the top-level object and checks that nothing
+// follows.
+func (sc *paramScanner) end() bool {
+	if _, err := sc.dec.ReadToken(); err != nil {
+		return false
+	}
+	_, err := sc.dec.ReadToken()
+	return err == io.EOF
+}
+
+// nextName reads the next member name of the current object, unescaped
+// and valid until the next call; ok is false at the end of the object
+// (and on an error, which the next read reports again).
+func (sc *paramScanner) nextName() (name []byte, ok bool) {
+	if sc.dec.PeekKind() != '"' {
+		return nil, false
+	}
+	raw, err := sc.dec.ReadValue()
+	if err != nil {
+		return nil, false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1], true
+	}
+	sc.scratch, _ = jsontext.AppendUnquote(sc.scratch[:0], raw) // raw was validated
+	return sc.scratch, true
+}
+
+// value reads the next value, capacity-clipped.
+func (sc *paramScanner) value() (jsontext.Value, bool) {
+	v, err := sc.dec.ReadValue()
+	if err != nil {
+		return nil, false
+	}
+	return v[:len(v):len(v)], true
+}
+
+// descend reads the '{' of the object value that follows a member name
+// and returns the offset in data where that value starts.
+func (sc *paramScanner) descend(data []byte) (start int, ok bool) {
+	start = int(sc.dec.InputOffset())
+	for start < len(data) {
+		c := data[start]
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != ':' {
+			break
+		}
+		start++
+	}
+	if _, err := sc.dec.ReadToken(); err != nil || start >= len(data) || data[start] != '{' {
+		return 0, false
+	}
+	return start, true
+}
+
+// ascend reads the '}' of a nested object and returns the object, from
+// start, as a raw value.
+func (sc *paramScanner) ascend(data []byte, start int) (jsontext.Value, bool) {
+	if _, err := sc.dec.ReadToken(); err != nil {
+		return nil, false
+	}
+	v := jsontext.Value(data[start:sc.dec.InputOffset()])
+	return v[:len(v):len(v)], true
+}
+
+// scan reads params (a raw JSON object, or nothing) in one pass: the
+// members of params, of _meta and of its clientInfo.
+func (rp *reqParams) scan(params jsontext.Value) {
+	*rp = reqParams{}
+	if len(params) == 0 {
+		rp.ok = true
+		rp.callOK = true
+		return
+	}
+	rp.present = true
+	sc := paramScannerPool.Get().(*paramScanner)
+	rp.ok = rp.scanParams(sc, params)
+	sc.release()
+	if !rp.ok {
+		return
+	}
+	rp.nameStr, rp.nameIsStr = stringValue(rp.name)
+	rp.uriStr, rp.uriIsStr = stringValue(rp.uri)
+	rp.buildCall()
+}
+
+func (rp *reqParams) scanParams(sc *paramScanner, data []byte) bool {
+	if !sc.begin(data) {
+		return false
+	}
+	for {
+		name, ok := sc.nextName()
+		if !ok {
+			break
+		}
+		if string(name) == "_meta" && sc.dec.PeekKind() == '{' {
+			start, ok := sc.descend(data)
+			if !ok || !rp.scanMeta(sc, data) {
+				return false
+			}
+			if rp.call.Meta, ok = sc.ascend(data, start); !ok {
+				return false
+			}
+			rp.metaOK = true
+			continue
+		}
+		var dst *jsontext.Value
+		switch string(name) {
+		case "_meta":
+			dst = &rp.call.Meta
+		case "name":
+			dst = &rp.name
+		case "uri":
+			dst = &rp.uri
+		case "arguments":
+			dst = &rp.call.Arguments
+		case "task":
+			dst = &rp.call.Task
+		case "inputResponses":
+			dst = &rp.call.InputResponses
+		case "requestState":
+			dst = &rp.requestState
+		}
+		v, ok := sc.value()
+		if !ok {
+			return false
+		}
+		if dst != nil {
+			*dst = v
+		}
+	}
+	return sc.end()
+}
+
+// scanMeta reads the members of _meta, after its '{' and up to (not
+// including) its '}'.
+func (rp *reqParams) scanMeta(sc *paramScanner, data []byte) bool {
+	for {
+		name, ok := sc.nextName()
+		if !ok {
+			break
+		}
+		if string(name) == MetaClientInfo && sc.dec.PeekKind() == '{' {
+			start, ok := sc.descend(data)
+			if !ok {
+				return false
+			}
+			simple, ok := scanImplementation(sc, &rp.infoVal)
+			if !ok {
+				return false
+			}
+			if rp.info, ok = sc.ascend(data, start); !ok {
+				return false
+			}
+			rp.infoDecoded = simple
+			continue
+		}
+		var dst *jsontext.Value
+		switch string(name) {
+		case MetaProtocolVersion:
+			dst = &rp.version
+		case MetaClientCapabilities:
+			dst = &rp.caps
+		case MetaClientInfo:
+			dst = &rp.info
+		case MetaLogLevel:
+			dst = &rp.level
+		case "progressToken":
+			dst = &rp.progress
+		}
+		v, ok := sc.value()
+		if !ok {
+			return false
+		}
+		if dst != nil {
+			*dst = v
+		}
+	}
+	return sc.dec.PeekKind() == '}'
+}
+
+// scanImplementation reads the members of an Implementation object, after
+// its '{' and up to (not including) its '}'. simple reports that every
+// member Unmarshal reads was a string or null, so that out holds what
+// Unmarshal would produce.
+func scanImplementation(sc *paramScanner, out *Implementation) (simple, ok bool) {
+	simple = true
+	for {
+		name, ok := sc.nextName()
+		if !ok {
+			break
+		}
+		var dst *string
+		switch string(name) {
+		case "name":
+			dst = &out.Name
+		case "title":
+			dst = &out.Title
+		case "version":
+			dst = &out.Version
+		case "description":
+			dst = &out.Description
+		case "websiteUrl":
+			dst = &out.WebsiteURL
+		case "icons":
+			simple = false
+		}
+		v, ok := sc.value()
+		if !ok {
+			return false, false
+		}
+		if dst == nil {
+			continue
+		}
+		switch v.Kind() {
+		case 'n':
+			*dst = ""
+		case '"':
+			s, sok := stringValue(v)
+			if !sok {
+				simple = false
+			}
+			*dst = s
+		default:
+			simple = false
+		}
+	}
+	return simple, sc.dec.PeekKind() == '}'
+}
+
+// stringValue decodes a raw JSON string.
+func stringValue(v jsontext.Value) (string, bool) {
+	if len(v) == 0 || v[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return internString(v[1 : len(v)-1]), true
+	}
+	b, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// internString returns b as a string, without allocating for the protocol
+// versions and logging levels that requests repeat.
+func internString(b []byte) string {
+	switch string(b) {
+	case Version20260728:
+		return Version20260728
+	case Version20251125:
+		return Version20251125
+	}
+	for _, n := range levelNames[LevelDebug : LevelEmergency+1] {
+		if n == string(b) {
+			return n
+		}
+	}
+	return string(b)
+}
+
+// buildCall completes call as decodeParams[CallToolParams] would: raw
+// members verbatim (null included), name and requestState decoded, and
+// json's rules for null (a zero string, a nil pointer).
+func (rp *reqParams) buildCall() {
+	c := &rp.call
+	switch {
+	case len(rp.name) == 0:
+	case rp.nameIsStr:
+		c.Name = rp.nameStr
+	case rp.name.Kind() == 'n':
+	default:
+		return // decodeParams reports the type error
+	}
+	switch {
+	case len(rp.requestState) == 0, rp.requestState.Kind() == 'n':
+	default:
+		s, ok := stringValue(rp.requestState)
+		if !ok {
+			return
+		}
+		c.RequestState = &s
+	}
+	rp.callOK = true
+}
+
+// isEmptyObject reports whether v is {} (whitespace allowed inside).
+func isEmptyObject(v jsontext.Value) bool {
+	if len(v) < 2 || v[0] != '{' || v[len(v)-1] != '}' {
+		return false
+	}
+	for _, c := range v[1 : len(v)-1] {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// decodeMeta fills meta from the scanned _meta as Unmarshal into
+// requestMeta would. It reports false when it cannot be sure, and the
+// caller then decodes _meta the original way.
+func (rp *reqParams) decodeMeta(meta *requestMeta) bool {
+	if len(rp.call.Meta) == 0 {
+		return true
+	}
+	if !rp.metaOK {
+		return false // not an object, or unreadable: the original path reports it
+	}
+	var ok bool
+	if meta.ProtocolVersion, ok = optString(rp.version); !ok {
+		return false
+	}
+	if meta.LogLevel, ok = optString(rp.level); !ok {
+		return false
+	}
+	switch {
+	case len(rp.caps) == 0, rp.caps.Kind() == 'n':
+	case isEmptyObject(rp.caps):
+		rp.capsVal = ClientCapabilities{}
+		meta.ClientCapabilities = &rp.capsVal
+	case rp.caps.Kind() == '{':
+		rp.capsVal = ClientCapabilities{}
+		if Unmarshal(rp.caps, &rp.capsVal) != nil {
+			return false
+		}
+		meta.ClientCapabilities = &rp.capsVal
+	default:
+		return false
+	}
+	switch {
+	case len(rp.info) == 0, rp.info.Kind() == 'n':
+	case rp.infoDecoded:
+		meta.ClientInfo = &rp.infoVal
+	case rp.info.Kind() == '{':
+		rp.infoVal = Implementation{}
+		if Unmarshal(rp.info, &rp.infoVal) != nil {
+			return false
+		}
+		meta.ClientInfo = &rp.infoVal
+	default:
+		return false
+	}
+	meta.ProgressToken = rp.progress
+	return true
+}
+
+// optString decodes a member of type *string: absent or null is nil.
+func optString(v jsontext.Value) (*string, bool) {
+	if len(v) == 0 || v.Kind() == 'n' {
+		return nil, true
+	}
+	s, ok := stringValue(v)
+	if !ok {
+		return nil, false
+	}
+	return &s, true
+}
+
+// peek derives the transport's view of the request from the scan; it
+// equals peekRequest(method, params).
+func (rp *reqParams) peek(method string) peekedRequest {
+	out := peekedRequest{modern: method == MethodDiscover}
+	if !rp.present {
+		return out
+	}
+	out.paramsParse = true
+	if method == MethodResourcesRead {
+		out.name = rp.uri
+	} else {
+		out.name = rp.name
+	}
+	if !rp.metaOK {
+		return out
+	}
+	if present(rp.version) || present(rp.caps) {
+		out.modern = true
+	}
+	if rp.version.Kind() == '"' {
+		out.version, out.hasVersion = stringValue(rp.version)
+	}
+	return out
+}

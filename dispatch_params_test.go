@@ -1,0 +1,160 @@
+package pmcp
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The one-pass scan of dispatch_params.go must agree with the decodes it
+// replaces whenever it claims a result; when it does not, the dispatcher
+// runs those decodes itself.
+
+var scanSeeds = []string{
+	``,
+	`{}`,
+	`{"name":"echo","arguments":{"text":"hello"}}`,
+	`{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}`,
+	`{"name":"e\u0063ho","arguments":null,"task":{"ttl":1},"inputResponses":{"a":{"action":"accept"}},"requestState":"abc"}`,
+	`{"name":null,"requestState":null,"_meta":null}`,
+	`{"name":1}`,
+	`{"requestState":5}`,
+	`{"_meta":[]}`,
+	`{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}`,
+	`{"_meta":{"io.modelcontextprotocol/protocolVersion":null,"io.modelcontextprotocol/clientCapabilities":null}}`,
+	`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"elicitation":{}}}}`,
+	`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":1}}}`,
+	`{"_meta":{"io.modelcontextprotocol/clientCapabilities":{ }}}`,
+	`{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"x","version":"1","title":null,"icons":[{"src":"a"}]}}}`,
+	`{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":1}}}`,
+	`{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"a\"b","websiteUrl":"u","description":"d","extra":[1,{"a":2}]}}}`,
+	`{"_meta":{"io.modelcontextprotocol/clientInfo":"x"}}`,
+	`{"_meta":{"io.modelcontextprotocol/logLevel":"debug","progressToken":"t"}}`,
+	`{"_meta":{"io.modelcontextprotocol/logLevel":3,"progressToken":null}}`,
+	`{"_meta":{"progressToken":12, "other":{"x":[1,2]}}}`,
+	`{"Name":"echo","NAME":"x","_META":{}}`,
+	`{"name":"a","name":"b"}`,
+	`{"_meta":{"a":1,"a":2}}`,
+	`{"name":"\ud800"}`,
+	`{"uri":"file:///x","name":"n"}`,
+	`{"uri":7}`,
+	`{"name":"x"} trailing`,
+	`{"name":`,
+	`[1,2]`,
+	`"str"`,
+	"{\"name\":\"\xff\"}",
+	`{"arguments": [1, 2 ] , "name" : "spaced"}`,
+}
+
+func FuzzParamsScan(f *testing.F) {
+	for _, s := range scanSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, params string) {
+		for _, m := range []string{MethodToolsCall, MethodResourcesRead, MethodDiscover, MethodPromptsGet} {
+			checkScan(t, m, jsontext.Value(params))
+		}
+	})
+}
+
+func TestParamsScanSeeds(t *testing.T) {
+	for _, s := range scanSeeds {
+		for _, m := range []string{MethodToolsCall, MethodResourcesRead, MethodDiscover} {
+			checkScan(t, m, jsontext.Value(s))
+		}
+	}
+	// The common requests must take the fast path.
+	for _, s := range scanSeeds[:4] {
+		var rp reqParams
+		rp.scan(jsontext.Value(s))
+		var m requestMeta
+		if !rp.ok || !rp.callOK || !rp.decodeMeta(&m) {
+			t.Errorf("%s: not scanned (ok %v, callOK %v)", s, rp.ok, rp.callOK)
+		}
+	}
+}
+
+func checkScan(t *testing.T, method string, params jsontext.Value) {
+	t.Helper()
+	var rp reqParams
+	rp.scan(params)
+	if !rp.ok {
+		var envl paramsEnvelope
+		if len(params) == 0 || json.Unmarshal(params, &envl) == nil && params.Kind() == '{' {
+			t.Errorf("%q: scan failed where the envelope decodes", params)
+		}
+		return
+	}
+	if len(params) > 0 && params.Kind() != '{' {
+		t.Fatalf("%q: scan accepted a non-object", params)
+	}
+
+	// The transport's peek.
+	got, want := rp.peek(method), peekRequest(method, params)
+	if got.modern != want.modern || got.version != want.version || got.hasVersion != want.hasVersion ||
+		got.paramsParse != want.paramsParse || !bytes.Equal(got.name, want.name) || (got.name == nil) != (want.name == nil) {
+		t.Errorf("%s %q: peek %+v, want %+v", method, params, got, want)
+	}
+
+	// The dispatcher's envelope and _meta.
+	var envl paramsEnvelope
+	var wantMeta requestMeta
+	metaOK := true
+	if len(params) > 0 {
+		if err := json.Unmarshal(params, &envl); err != nil {
+			t.Fatalf("%q: scanned, but the envelope does not decode: %v", params, err)
+		}
+	}
+	if len(envl.Meta) > 0 {
+		metaOK = envl.Meta.Kind() == '{' && Unmarshal(envl.Meta, &wantMeta) == nil
+	}
+	if !bytes.Equal(rp.call.Meta, envl.Meta) || (rp.call.Meta == nil) != (envl.Meta == nil) {
+		t.Errorf("%q: raw _meta %q, want %q", params, rp.call.Meta, envl.Meta)
+	}
+	var gotMeta requestMeta
+	if rp.decodeMeta(&gotMeta) {
+		if !metaOK {
+			t.Errorf("%q: _meta decoded where Unmarshal fails", params)
+		} else if !reflect.DeepEqual(normMeta(gotMeta), normMeta(wantMeta)) {
+			t.Errorf("%q: _meta\n got %+v\nwant %+v", params, normMeta(gotMeta), normMeta(wantMeta))
+		}
+	}
+
+	// tools/call params.
+	if rp.callOK {
+		p, err := decodeParams[CallToolParams](params)
+		if err != nil {
+			t.Errorf("%q: call params built where decodeParams fails: %v", params, err)
+		} else if !reflect.DeepEqual(normCall(rp.call), normCall(*p)) {
+			t.Errorf("%q: call params\n got %+v\nwant %+v", params, normCall(rp.call), normCall(*p))
+		}
+	}
+}
+
+type metaView struct {
+	PV, Level     *string
+	Caps          *ClientCapabilities
+	Info          *Implementation
+	Progress      string
+	ProgressIsNil bool
+}
+
+func normMeta(m requestMeta) metaView {
+	return metaView{PV: m.ProtocolVersion, Level: m.LogLevel, Caps: m.ClientCapabilities, Info: m.ClientInfo,
+		Progress: string(m.ProgressToken), ProgressIsNil: m.ProgressToken == nil}
+}
+
+type callView struct {
+	Name, Args, Task, Responses, Meta  string
+	NilArgs, NilTask, NilResp, NilMeta bool
+	State                              *string
+}
+
+func normCall(p CallToolParams) callView {
+	return callView{Name: p.Name, Args: string(p.Arguments), Task: string(p.Task), Responses: string(p.InputResponses),
+		Meta: string(p.Meta), NilArgs: p.Arguments == nil, NilTask: p.Task == nil, NilResp: p.InputResponses == nil,
+		NilMeta: p.Meta == nil, State: p.RequestState}
+}
