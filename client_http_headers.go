@@ -2,8 +2,6 @@ package pmcp
 
 import (
 	"encoding/base64"
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -13,156 +11,8 @@ import (
 
 // This file holds the client side of the 2026-07-28 header mirroring
 // (SEP-2243): which headers a modern request carries, how values are
-// encoded, and which x-mcp-header annotations are valid.
-
-// paramBinding is one valid x-mcp-header annotation of a tool, as the
-// client sees it: the argument at path goes into the header key.
-type paramBinding struct {
-	path []string
-	key  string // "Mcp-Param-" + the annotated name, as annotated
-}
-
-// errInvalidHeaderAnnotation marks a tool whose x-mcp-header annotations
-// break the rules; HTTP clients drop such tools from tools/list.
-var errInvalidHeaderAnnotation = errors.New("invalid x-mcp-header annotation")
-
-// annotationKey is the JSON Schema extension keyword of SEP-2243.
-const annotationKey = "x-mcp-header"
-
-// clientParamBindings validates the x-mcp-header annotations of a tool's
-// input schema and returns the bindings they define. The rules:
-// annotations sit only on properties reached through "properties" chains
-// from the root (never on the root, nor under items, a composition or
-// conditional keyword, $defs or anything else); the property's type is
-// exactly "string", "integer" or "boolean"; the name is a non-empty HTTP
-// token, unique case-insensitively within the tool. A schema that is not
-// an object (a boolean schema, say) has no bindings.
-func clientParamBindings(schema jsontext.Value) ([]paramBinding, error) {
-	if len(schema) == 0 || schema.Kind() != '{' {
-		return nil, nil
-	}
-	w := &bindingWalker{seen: map[string]string{}}
-	if err := w.walk(schema, nil); err != nil {
-		return nil, err
-	}
-	return w.out, nil
-}
-
-type bindingWalker struct {
-	seen map[string]string // lower-cased name -> property path
-	out  []paramBinding
-}
-
-func (w *bindingWalker) walk(raw jsontext.Value, path []string) error {
-	var node map[string]jsontext.Value
-	if raw.Kind() != '{' || json.Unmarshal(raw, &node) != nil {
-		return nil
-	}
-	where := strings.Join(path, ".")
-	if ann, ok := node[annotationKey]; ok {
-		if len(path) == 0 {
-			return fmt.Errorf("%w: on the schema root", errInvalidHeaderAnnotation)
-		}
-		var name string
-		if ann.Kind() != '"' || json.Unmarshal(ann, &name) != nil || name == "" {
-			return fmt.Errorf("%w: property %q: the header name must be a non-empty string", errInvalidHeaderAnnotation, where)
-		}
-		if !httpToken(name) {
-			return fmt.Errorf("%w: property %q: %q is not an HTTP token", errInvalidHeaderAnnotation, where, name)
-		}
-		var typ string
-		if t := node["type"]; t.Kind() != '"' || json.Unmarshal(t, &typ) != nil || (typ != "string" && typ != "integer" && typ != "boolean") {
-			return fmt.Errorf("%w: property %q: the type must be string, integer or boolean", errInvalidHeaderAnnotation, where)
-		}
-		lower := strings.ToLower(name)
-		if other, dup := w.seen[lower]; dup {
-			return fmt.Errorf("%w: properties %q and %q share the header name %q", errInvalidHeaderAnnotation, other, where, name)
-		}
-		w.seen[lower] = where
-		w.out = append(w.out, paramBinding{path: path, key: headerParamPrefix + name})
-	}
-	for k, v := range node {
-		switch k {
-		case annotationKey:
-		case "properties":
-			var props map[string]jsontext.Value
-			if v.Kind() != '{' || json.Unmarshal(v, &props) != nil {
-				continue
-			}
-			for name, sub := range props {
-				p := make([]string, len(path)+1)
-				copy(p, path)
-				p[len(path)] = name
-				if err := w.walk(sub, p); err != nil {
-					return err
-				}
-			}
-		default:
-			if hasNestedAnnotation(k, v) {
-				return fmt.Errorf("%w: %q under %s: annotations are only allowed on properties reached through \"properties\"", errInvalidHeaderAnnotation, where, k)
-			}
-		}
-	}
-	return nil
-}
-
-// hasNestedAnnotation reports whether the value of schema keyword k
-// contains a subschema carrying x-mcp-header. Keywords whose values are
-// data (enum, const, default, examples) are not looked into, nor
-// property-name maps' keys.
-func hasNestedAnnotation(k string, v jsontext.Value) bool {
-	switch k {
-	case "enum", "const", "default", "examples", "required", "type", "description", "title", "$comment":
-		return false
-	}
-	switch v.Kind() {
-	case '{':
-		var m map[string]jsontext.Value
-		if json.Unmarshal(v, &m) != nil {
-			return false
-		}
-		switch k {
-		case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
-			// maps of name -> schema
-			for _, sub := range m {
-				if schemaHasAnnotation(sub) {
-					return true
-				}
-			}
-			return false
-		}
-		return schemaHasAnnotation(v)
-	case '[':
-		var arr []jsontext.Value
-		if json.Unmarshal(v, &arr) != nil {
-			return false
-		}
-		for _, sub := range arr {
-			if schemaHasAnnotation(sub) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// schemaHasAnnotation reports whether the schema raw, or any subschema of
-// it, carries x-mcp-header.
-func schemaHasAnnotation(raw jsontext.Value) bool {
-	var node map[string]jsontext.Value
-	if raw.Kind() != '{' || json.Unmarshal(raw, &node) != nil {
-		return false
-	}
-	if _, ok := node[annotationKey]; ok {
-		return true
-	}
-	for k, v := range node {
-		if hasNestedAnnotation(k, v) {
-			return true
-		}
-	}
-	return false
-}
+// encoded, and how tools with invalid x-mcp-header annotations are
+// dropped (the rules themselves are in mcpheader.go).
 
 // headerSafe reports whether s can travel as a header value as it is:
 // printable ASCII only (internal spaces allowed), no leading or trailing
@@ -293,7 +143,7 @@ func filterTools(result jsontext.Value) (jsontext.Value, map[string][]paramBindi
 			keep = append(keep, raw) // the session reports malformed tools
 			continue
 		}
-		bs, err := clientParamBindings(tp.InputSchema)
+		bs, err := paramBindingsOf(tp.InputSchema)
 		if err != nil {
 			dropped = append(dropped, capPeerString(tp.Name)+": "+capPeerString(err.Error()))
 			continue
@@ -320,40 +170,4 @@ func filterTools(result jsontext.Value) (jsontext.Value, map[string][]paramBindi
 		return result, bindings, dropped
 	}
 	return out, bindings, dropped
-}
-
-// httpToken reports whether s is an RFC 9110 token (1*tchar).
-func httpToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// argAt returns the argument at path in the arguments object top.
-func argAt(top map[string]jsontext.Value, path []string) (jsontext.Value, bool) {
-	if len(path) == 0 {
-		return nil, false
-	}
-	cur, ok := top[path[0]]
-	for _, k := range path[1:] {
-		if !ok || cur.Kind() != '{' {
-			return nil, false
-		}
-		var m map[string]jsontext.Value
-		if json.Unmarshal(cur, &m) != nil {
-			return nil, false
-		}
-		cur, ok = m[k]
-	}
-	return cur, ok
 }

@@ -314,7 +314,7 @@ func TestClientParamBindings(t *testing.T) {
 		"nested in items": `{"type":"object","properties":{"v":{"type":"array","items":{"type":"object","properties":{"w":{"type":"string","x-mcp-header":"W"}}}}}}`,
 	}
 	for name, schema := range bad {
-		if _, err := clientParamBindings(jsontext.Value(schema)); !errors.Is(err, errInvalidHeaderAnnotation) {
+		if _, err := paramBindingsOf(jsontext.Value(schema)); !errors.Is(err, errInvalidHeaderAnnotation) {
 			t.Errorf("%s: err %v, want invalid", name, err)
 		}
 	}
@@ -322,12 +322,12 @@ func TestClientParamBindings(t *testing.T) {
 		"a":{"type":"string","x-mcp-header":"A"},
 		"o":{"type":"object","properties":{"b":{"type":"boolean","x-mcp-header":"B"},"x-mcp-header":{"type":"string"}}},
 		"c":{"type":"integer","x-mcp-header":"C-c_1.~"}}}`
-	bs, err := clientParamBindings(jsontext.Value(good))
+	bs, err := paramBindingsOf(jsontext.Value(good))
 	if err != nil || len(bs) != 3 {
 		t.Fatalf("bindings %v, %v", bs, err)
 	}
 	for _, schema := range []string{``, `true`, `{"type":"object"}`} {
-		if bs, err := clientParamBindings(jsontext.Value(schema)); err != nil || len(bs) != 0 {
+		if bs, err := paramBindingsOf(jsontext.Value(schema)); err != nil || len(bs) != 0 {
 			t.Errorf("%q: %v %v", schema, bs, err)
 		}
 	}

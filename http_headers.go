@@ -25,100 +25,6 @@ const (
 	base64Suffix = "?="
 )
 
-// paramHeader is one x-mcp-header annotation of a tool's input schema: the
-// argument at path is mirrored into the header Mcp-Param-<name>. It is
-// computed once, when the tool is registered.
-type paramHeader struct {
-	path   []string
-	header string // canonical MIME form of "Mcp-Param-" + name
-}
-
-// maxParamHeaderDepth bounds how deep annotated properties may sit.
-const maxParamHeaderDepth = 16
-
-// schemaNode is the part of a JSON Schema x-mcp-header annotations live in.
-type schemaNode struct {
-	Type       jsontext.Value            `json:"type"`
-	XMCPHeader jsontext.Value            `json:"x-mcp-header"`
-	Properties map[string]jsontext.Value `json:"properties"`
-}
-
-// paramHeadersOf extracts the x-mcp-header annotations of an input schema.
-// Annotations are only honoured on string, integer and boolean properties
-// reached through "properties" chains; names must be HTTP tokens, unique
-// case-insensitively. An invalid annotation is an error: clients drop such
-// tools, so the server refuses to publish them.
-func paramHeadersOf(schema jsontext.Value) ([]paramHeader, error) {
-	if len(schema) == 0 || schema.Kind() != '{' {
-		return nil, nil
-	}
-	var out []paramHeader
-	seen := map[string]bool{}
-	if err := collectParamHeaders(schema, nil, seen, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func collectParamHeaders(raw jsontext.Value, path []string, seen map[string]bool, out *[]paramHeader) error {
-	var n schemaNode
-	if err := json.Unmarshal(raw, &n); err != nil {
-		// Not an object schema (a boolean schema, say): nothing to mirror.
-		return nil
-	}
-	if len(n.XMCPHeader) > 0 {
-		if len(path) == 0 {
-			return fmt.Errorf("x-mcp-header is only allowed on properties")
-		}
-		var name string
-		if err := json.Unmarshal(n.XMCPHeader, &name); err != nil || name == "" {
-			return fmt.Errorf("property %q: x-mcp-header must be a non-empty string", strings.Join(path, "."))
-		}
-		if !isToken(name) {
-			return fmt.Errorf("property %q: x-mcp-header %q is not an HTTP token", strings.Join(path, "."), name)
-		}
-		var typ string
-		_ = json.Unmarshal(n.Type, &typ)
-		if typ != "string" && typ != "integer" && typ != "boolean" {
-			return fmt.Errorf("property %q: x-mcp-header needs type string, integer or boolean, not %s", strings.Join(path, "."), n.Type)
-		}
-		lower := strings.ToLower(name)
-		if seen[lower] {
-			return fmt.Errorf("property %q: duplicate x-mcp-header %q", strings.Join(path, "."), name)
-		}
-		seen[lower] = true
-		*out = append(*out, paramHeader{path: path, header: http.CanonicalHeaderKey(headerParamPrefix + name)})
-	}
-	if len(n.Properties) > 0 && len(path) < maxParamHeaderDepth {
-		for name, sub := range n.Properties {
-			p := make([]string, len(path)+1)
-			copy(p, path)
-			p[len(path)] = name
-			if err := collectParamHeaders(sub, p, seen, out); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// isToken reports whether s is an RFC 9110 token.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9', c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // headerValue returns a request header with optional whitespace trimmed,
 // and whether it was present at all.
 func headerValue(h http.Header, key string) (string, bool) {
@@ -264,7 +170,7 @@ func checkStandardHeaders(h http.Header, method string, pk *peekedRequest) error
 
 // checkParamHeaders validates the Mcp-Param-* headers of a tools/call
 // against the arguments, using the tool's registration-time mapping.
-func checkParamHeaders(h http.Header, bindings []paramHeader, args jsontext.Value) error {
+func checkParamHeaders(h http.Header, bindings []paramBinding, args jsontext.Value) error {
 	var top map[string]jsontext.Value
 	if args.Kind() == '{' {
 		if json.Unmarshal(args, &top) != nil {
@@ -273,7 +179,7 @@ func checkParamHeaders(h http.Header, bindings []paramHeader, args jsontext.Valu
 	}
 	for _, b := range bindings {
 		hv, hasHeader := headerValue(h, b.header)
-		val, found := lookupArg(top, b.path)
+		val, found := argAt(top, b.path)
 		if !found || val.Kind() == 'n' {
 			if hasHeader {
 				return mismatch("unexpected %s header: the argument %q is absent or null", b.header, strings.Join(b.path, "."))
@@ -292,26 +198,6 @@ func checkParamHeaders(h http.Header, bindings []paramHeader, args jsontext.Valu
 		}
 	}
 	return nil
-}
-
-func lookupArg(top map[string]jsontext.Value, path []string) (jsontext.Value, bool) {
-	cur, ok := top[path[0]]
-	if !ok {
-		return nil, false
-	}
-	for _, k := range path[1:] {
-		if cur.Kind() != '{' {
-			return nil, false
-		}
-		var m map[string]jsontext.Value
-		if json.Unmarshal(cur, &m) != nil {
-			return nil, false
-		}
-		if cur, ok = m[k]; !ok {
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 // primitiveMatches compares a decoded header value with a JSON argument:

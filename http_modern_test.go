@@ -158,7 +158,7 @@ func TestHTTPModernParamHeaders(t *testing.T) {
 
 func TestParamHeadersOf(t *testing.T) {
 	good := `{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},"o":{"type":"object","properties":{"b":{"type":"integer","x-mcp-header":"B-2"}}},"c":{"type":"number"}}}`
-	hs, err := paramHeadersOf(jsontext.Value(good))
+	hs, err := paramBindingsOf(jsontext.Value(good))
 	if err != nil || len(hs) != 2 {
 		t.Fatalf("%v %+v", err, hs)
 	}
@@ -177,8 +177,8 @@ func TestParamHeadersOf(t *testing.T) {
 		`{"properties":{"a":{"type":"object","x-mcp-header":"A"}}}`,
 		`{"properties":{"a":{"type":"string","x-mcp-header":5}}}`,
 	} {
-		if _, err := paramHeadersOf(jsontext.Value(bad)); err == nil {
-			t.Errorf("accepted %s", bad)
+		if _, err := paramBindingsOf(jsontext.Value(bad)); !errors.Is(err, errInvalidHeaderAnnotation) {
+			t.Errorf("%s: err %v, want invalid", bad, err)
 		}
 	}
 	srv := newTestServerT(t)

@@ -32,8 +32,8 @@ type serverTool struct {
 	output  *schema.Compiled
 	handler ToolHandler
 	// headers is the x-mcp-header mapping of the input schema, computed
-	// once here for the Streamable HTTP transport (see http_headers.go).
-	headers []paramHeader
+	// once here for the Streamable HTTP transport (see mcpheader.go).
+	headers []paramBinding
 	// flat is the fast acceptance check of simple input schemas, nil for
 	// other schemas (see tools_validate.go).
 	flat *flatSchema
@@ -57,7 +57,7 @@ func (s *Server) AddRawTool(t *Tool, h ToolHandler) error {
 	if err != nil {
 		return regErr("tool %q input schema: %v", t.Name, err)
 	}
-	headers, err := paramHeadersOf(t.InputSchema)
+	headers, err := paramBindingsOf(t.InputSchema)
 	if err != nil {
 		return regErr("tool %q input schema: %v", t.Name, err)
 	}
@@ -131,7 +131,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 		}
 		return typedResult(res, out)
 	}
-	headers, err := paramHeadersOf(tool.InputSchema)
+	headers, err := paramBindingsOf(tool.InputSchema)
 	if err != nil {
 		return regErr("tool %q input schema: %v", tool.Name, err)
 	}
