@@ -145,7 +145,11 @@ func (c *Client) ConnectHTTP(ctx context.Context, endpoint string, opts *HTTPCli
 		hint = c.cachedEra(origin)
 	}
 	s, err := c.connectHTTP(ctx, u.String(), opts, hint)
-	if err != nil && hint != EraUnknown && ctx.Err() == nil && !isTransportFailure(err) {
+	// A cached era that no longer works is forgotten and the era
+	// negotiated afresh, unless the server refused the client (401/403):
+	// that is no sign of another era, and a second probe would only be
+	// refused again.
+	if err != nil && hint != EraUnknown && ctx.Err() == nil && !isTransportFailure(err) && !isAuthFailure(err) {
 		c.forgetEra(origin)
 		s, err = c.connectHTTP(ctx, u.String(), opts, EraUnknown)
 	}
@@ -482,7 +486,7 @@ func (t *httpTransport) statusError(resp *http.Response) error {
 	}
 	if m, err := jsonrpc.Decode(bytes.TrimSpace(b), jsonrpc.Limits{MaxMessageBytes: httpErrorBodyBytes}); err == nil {
 		if r, ok := m.(*jsonrpc.Response); ok && r.Error != nil {
-			e.RPC = &jsonrpc.Error{Code: r.Error.Code, Message: capPeerString(r.Error.Message), Data: r.Error.Data}
+			e.RPC = boundedPeerError(r.Error)
 		}
 	}
 	if e.RPC == nil {

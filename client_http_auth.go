@@ -64,7 +64,7 @@ func authError(ctx context.Context, client *http.Client, header http.Header, end
 			continue
 		}
 		if !sameResource(prm.Resource, u) {
-			return fmt.Errorf("%w: %q (metadata at %s) is not %s", ErrResourceMismatch, capPeerString(prm.Resource), c, endpoint)
+			return fmt.Errorf("%w: %q (metadata at %s) is not %s: %w", ErrResourceMismatch, capPeerString(prm.Resource), c, endpoint, se)
 		}
 		servers := make([]string, 0, min(len(prm.AuthorizationServers), 8))
 		for i, s := range prm.AuthorizationServers {

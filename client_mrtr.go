@@ -125,17 +125,30 @@ func (s *ClientSession) onCallCancelled(id jsonrpc.ID, method string, cause erro
 }
 
 // peerError wraps a call failure; a peer's JSON-RPC error is copied with
-// its message capped and its data bounded.
+// its message capped and its data bounded. An HTTP error keeps its whole
+// chain (the transport bounded the body's JSON-RPC error already), so that
+// *HTTPStatusError, the *jsonrpc.Error of its body and sentinels such as
+// ErrHTTPSessionExpired all stay reachable with errors.Is and errors.As.
 func peerError(method string, err error) error {
+	var se *HTTPStatusError
+	if errors.As(err, &se) {
+		return fmt.Errorf("pmcp: %s: %w", method, err)
+	}
 	var re *jsonrpc.Error
 	if errors.As(err, &re) {
-		cp := &jsonrpc.Error{Code: re.Code, Message: capPeerString(re.Message), Data: re.Data}
-		if len(cp.Data) > maxPeerErrorData {
-			cp.Data = nil
-		}
-		return fmt.Errorf("pmcp: %s: %w", method, cp)
+		return fmt.Errorf("pmcp: %s: %w", method, boundedPeerError(re))
 	}
 	return fmt.Errorf("pmcp: %s: %w", method, err)
+}
+
+// boundedPeerError copies a peer's JSON-RPC error with its message capped
+// and its data dropped when larger than maxPeerErrorData.
+func boundedPeerError(re *jsonrpc.Error) *jsonrpc.Error {
+	cp := &jsonrpc.Error{Code: re.Code, Message: capPeerString(re.Message), Data: re.Data}
+	if len(cp.Data) > maxPeerErrorData {
+		cp.Data = nil
+	}
+	return cp
 }
 
 // capPeerString bounds a server-controlled string before it enters an
