@@ -46,7 +46,8 @@ const (
 
 // ErrHTTPSessionExpired: the server answered 404 to a request carrying the
 // legacy session id, so the session is gone. The ClientSession ends; open
-// a new one.
+// a new one. The error also carries the 404's *HTTPStatusError (and the
+// *jsonrpc.Error of its body, when there is one).
 var ErrHTTPSessionExpired = errors.New("pmcp: the server ended the HTTP session (404)")
 
 // ErrHTTPStreamEnded: the server closed a response stream before it sent
@@ -119,9 +120,12 @@ type HTTPClientOptions struct {
 // negotiates the era as Connect does: a modern server/discover first, read
 // from the status and body of the answer; a recognised modern error means
 // a modern server, anything else (400, 404 or 405 without a modern body,
-// a legacy error) falls back to initialize. The negotiated era is cached
-// per origin within the Client, so later sessions skip the probe (a
-// failure forgets the entry and negotiates afresh).
+// a legacy error) falls back to initialize. A 401 or 403 ends the attempt
+// at once; a 401 is reported as ErrAuthorizationRequired (or
+// ErrResourceMismatch) wrapping its *HTTPStatusError. The negotiated era
+// is cached per origin within the Client, so later sessions skip the
+// probe (a failure other than a refusal forgets the entry and negotiates
+// afresh).
 //
 // Everything above the transport is the same ClientSession as over a
 // stream. Over HTTP, modern requests carry the mirrored headers of
