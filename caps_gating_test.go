@@ -1,0 +1,375 @@
+package pmcp
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// gateCase is one server-to-client input a handler asks for, the client
+// capabilities in force, and what the server must require (empty: the
+// input is allowed and must reach the client).
+type gateCase struct {
+	name string
+	caps map[string]any
+	ask  func(ctx context.Context, e *RequestHandlerExtra) error
+	// want is the data.requiredCapabilities of the -32021 error, as
+	// deterministic JSON; "" means the request is allowed.
+	want string
+}
+
+func gateMessages() []*SamplingMessage {
+	return []*SamplingMessage{{Role: "user", Content: Text("hi")}}
+}
+
+func gateSample(p *CreateMessageParams) func(ctx context.Context, e *RequestHandlerExtra) error {
+	return func(ctx context.Context, e *RequestHandlerExtra) error {
+		_, err := e.Sample(ctx, p)
+		return err
+	}
+}
+
+func gateElicit(p *ElicitParams) func(ctx context.Context, e *RequestHandlerExtra) error {
+	return func(ctx context.Context, e *RequestHandlerExtra) error {
+		_, err := e.Elicit(ctx, p)
+		return err
+	}
+}
+
+func gateCases() []gateCase {
+	tools := []*Tool{{Name: "lookup", InputSchema: jsontext.Value(`{"type":"object"}`)}}
+	form := &ElicitParams{Message: "Name?", RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}}}`)}
+	url := &ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/start", ElicitationID: "el-1"}
+	obj := map[string]any{}
+	return []gateCase{
+		{"sampling-tools-undeclared", map[string]any{"sampling": obj}, gateSample(&CreateMessageParams{Messages: gateMessages(), MaxTokens: 8, Tools: tools}), `{"sampling":{"tools":{}}}`},
+		{"sampling-toolChoice-undeclared", map[string]any{"sampling": obj}, gateSample(&CreateMessageParams{Messages: gateMessages(), MaxTokens: 8, ToolChoice: map[string]any{"mode": "none"}}), `{"sampling":{"tools":{}}}`},
+		{"sampling-tools-declared", map[string]any{"sampling": map[string]any{"tools": obj}}, gateSample(&CreateMessageParams{Messages: gateMessages(), MaxTokens: 8, Tools: tools}), ""},
+		{"includeContext-thisServer-undeclared", map[string]any{"sampling": map[string]any{"tools": obj}}, gateSample(&CreateMessageParams{Messages: gateMessages(), MaxTokens: 8, IncludeContext: "thisServer"}), `{"sampling":{"context":{}}}`},
+		{"includeContext-allServers-and-tools-undeclared", map[string]any{"sampling": obj}, gateSample(&CreateMessageParams{Messages: gateMessages(), MaxTokens: 8, IncludeContext: "allServers", Tools: tools}), `{"sampling":{"context":{},"tools":{}}}`},
+		{"includeContext-none", map[string]any{"sampling": obj}, gateSample(&CreateMessageParams{Messages: gateMessages(), MaxTokens: 8, IncludeContext: "none"}), ""},
+		{"includeContext-declared", map[string]any{"sampling": map[string]any{"context": obj}}, gateSample(&CreateMessageParams{Messages: gateMessages(), MaxTokens: 8, IncludeContext: "thisServer"}), ""},
+		{"form-to-url-only-client", map[string]any{"elicitation": map[string]any{"url": obj}}, gateElicit(form), `{"elicitation":{"form":{}}}`},
+		{"form-to-empty-elicitation", map[string]any{"elicitation": obj}, gateElicit(form), ""},
+		{"url-to-empty-elicitation", map[string]any{"elicitation": obj}, gateElicit(url), `{"elicitation":{"url":{}}}`},
+		{"url-to-form-only-client", map[string]any{"elicitation": map[string]any{"form": obj}}, gateElicit(url), `{"elicitation":{"url":{}}}`},
+		{"url-declared", map[string]any{"elicitation": map[string]any{"url": obj}}, gateElicit(url), ""},
+	}
+}
+
+// gateServer has one tool, "ask", that runs ask and reports its error.
+func gateServer(t *testing.T, ask func(ctx context.Context, e *RequestHandlerExtra) error) *Server {
+	t.Helper()
+	srv, err := NewServer(ServerOptions{Name: "gate", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := AddTool(srv, &Tool{Name: "ask"}, func(ctx context.Context, e *RequestHandlerExtra, in struct{}) (string, error) {
+		if err := ask(ctx, e); err != nil {
+			return "", err
+		}
+		return "ok", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// requestCounter answers legacy server-to-client requests and counts them.
+type requestCounter struct {
+	mu   sync.Mutex
+	seen []*jsonrpc.Request
+}
+
+func (rc *requestCounter) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	rc.mu.Lock()
+	rc.seen = append(rc.seen, req)
+	rc.mu.Unlock()
+	switch req.Method {
+	case MethodSamplingCreateMessage:
+		return &CreateMessageResult{Role: "assistant", Content: Text("x"), Model: "m"}, nil
+	case MethodElicitationCreate:
+		return &ElicitResult{Action: "decline"}, nil
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no"}
+}
+
+func (rc *requestCounter) count() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.seen)
+}
+
+func canonical(t *testing.T, raw jsontext.Value) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func requiredCaps(t *testing.T, e *jsonrpc.Error) string {
+	t.Helper()
+	var d struct {
+		RequiredCapabilities jsontext.Value `json:"requiredCapabilities"`
+	}
+	if err := json.Unmarshal(e.Data, &d); err != nil || len(d.RequiredCapabilities) == 0 {
+		t.Fatalf("-32021 data %s has no requiredCapabilities (%v)", e.Data, err)
+	}
+	return canonical(t, d.RequiredCapabilities)
+}
+
+// TestCapabilityGatingLegacy: a legacy server never sends a request the
+// client's initialize capabilities do not cover; the handler gets
+// *MissingCapabilityError (-32021 on the wire) and the client sees nothing.
+func TestCapabilityGatingLegacy(t *testing.T) {
+	for _, tc := range gateCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			var handlerErr error
+			srv := gateServer(t, func(ctx context.Context, e *RequestHandlerExtra) error {
+				handlerErr = tc.ask(ctx, e)
+				return handlerErr
+			})
+			rc := &requestCounter{}
+			c := startServer(t, srv, rc.handle)
+			c.initialize(tc.caps)
+			if tc.want == "" {
+				res := c.mustCall(MethodToolsCall, map[string]any{"name": "ask"})
+				if res["isError"] == true || rc.count() != 1 {
+					t.Fatalf("allowed input: result %v, client saw %d requests, want 1", res, rc.count())
+				}
+				return
+			}
+			e := c.callErr(MethodToolsCall, map[string]any{"name": "ask"})
+			if e.Code != jsonrpc.CodeMissingRequiredClientCapability {
+				t.Fatalf("code %d (%s), want -32021", e.Code, e.Message)
+			}
+			if got := requiredCaps(t, e); got != tc.want {
+				t.Errorf("requiredCapabilities %s, want %s", got, tc.want)
+			}
+			var mc *MissingCapabilityError
+			if !errors.As(handlerErr, &mc) {
+				t.Errorf("handler's error %v is not a *MissingCapabilityError", handlerErr)
+			}
+			if n := rc.count(); n != 0 {
+				t.Errorf("the client received %d requests (%s), want none", n, rc.seen[0].Method)
+			}
+		})
+	}
+}
+
+// TestCapabilityGatingModern: a modern server never puts an input request
+// the request's clientCapabilities do not cover into inputRequests.
+func TestCapabilityGatingModern(t *testing.T) {
+	for _, tc := range gateCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := gateServer(t, tc.ask)
+			c := startServer(t, srv, nil)
+			params := modern(map[string]any{"name": "ask"}, tc.caps, nil)
+			if tc.want == "" {
+				res := c.mustCall(MethodToolsCall, params)
+				if res["resultType"] != ResultTypeInputRequired {
+					t.Fatalf("allowed input: %v, want input_required", res)
+				}
+				return
+			}
+			raw, err := c.call(MethodToolsCall, params)
+			var e *jsonrpc.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("want -32021, got result %s (sent to the client) err %v", raw, err)
+			}
+			if e.Code != jsonrpc.CodeMissingRequiredClientCapability {
+				t.Fatalf("code %d (%s), want -32021", e.Code, e.Message)
+			}
+			if got := requiredCaps(t, e); got != tc.want {
+				t.Errorf("requiredCapabilities %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func urlRequired() *URLElicitationRequiredError {
+	return &URLElicitationRequiredError{Elicitations: []*ElicitParams{
+		{Message: "Authorize access to your calendar", URL: "https://example.com/connect?s=1", ElicitationID: "el-1"},
+	}}
+}
+
+// TestURLElicitationRequiredLegacy: a handler's *URLElicitationRequiredError
+// becomes -32042 with data.elicitations for a client that declared URL
+// mode, and -32021 for one that did not.
+func TestURLElicitationRequiredLegacy(t *testing.T) {
+	srv := gateServer(t, func(ctx context.Context, e *RequestHandlerExtra) error { return urlRequired() })
+	c := startServer(t, srv, nil)
+	c.initialize(map[string]any{"elicitation": map[string]any{"url": map[string]any{}}})
+	e := c.callErr(MethodToolsCall, map[string]any{"name": "ask"})
+	if e.Code != jsonrpc.CodeURLElicitationRequired {
+		t.Fatalf("code %d (%s), want -32042", e.Code, e.Message)
+	}
+	want := `{"elicitations":[{"elicitationId":"el-1","message":"Authorize access to your calendar","mode":"url","url":"https://example.com/connect?s=1"}]}`
+	if got := canonical(t, e.Data); got != want {
+		t.Errorf("data %s\nwant %s", got, want)
+	}
+
+	formOnly := startServer(t, srv, nil)
+	formOnly.initialize(map[string]any{"elicitation": map[string]any{}})
+	e = formOnly.callErr(MethodToolsCall, map[string]any{"name": "ask"})
+	if e.Code != jsonrpc.CodeMissingRequiredClientCapability || requiredCaps(t, e) != `{"elicitation":{"url":{}}}` {
+		t.Errorf("form-only client: code %d data %s, want -32021 elicitation.url", e.Code, e.Data)
+	}
+}
+
+// TestURLElicitationRequiredModern: -32042 is reserved in 2026-07-28, so
+// the same handler error becomes an input_required round asking for the
+// URL elicitations, keyed by their elicitation ids.
+func TestURLElicitationRequiredModern(t *testing.T) {
+	var answer *ElicitResult
+	srv := gateServer(t, func(ctx context.Context, e *RequestHandlerExtra) error {
+		if r, ok := e.InputResponses().Elicit("el-1"); ok {
+			answer = r
+			return nil
+		}
+		return urlRequired()
+	})
+	c := startServer(t, srv, nil)
+	caps := map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}
+	res := c.mustCall(MethodToolsCall, modern(map[string]any{"name": "ask"}, caps, nil))
+	if res["resultType"] != ResultTypeInputRequired {
+		t.Fatalf("got %v, want input_required", res)
+	}
+	b, _ := json.Marshal(getPath(res, "inputRequests"), json.Deterministic(true))
+	want := `{"el-1":{"method":"elicitation/create","params":{"message":"Authorize access to your calendar","mode":"url","url":"https://example.com/connect?s=1"}}}`
+	if string(b) != want {
+		t.Errorf("inputRequests %s\nwant %s", b, want)
+	}
+	state, _ := res["requestState"].(string)
+	res = c.mustCall(MethodToolsCall, modern(map[string]any{
+		"name":           "ask",
+		"requestState":   state,
+		"inputResponses": map[string]any{"el-1": map[string]any{"action": "accept"}},
+	}, caps, nil))
+	if res["resultType"] != ResultTypeComplete || answer == nil || answer.Action != "accept" {
+		t.Errorf("retry: %v, handler saw %+v", res, answer)
+	}
+
+	e := c.callErr(MethodToolsCall, modern(map[string]any{"name": "ask"}, map[string]any{"elicitation": map[string]any{}}, nil))
+	if e.Code != jsonrpc.CodeMissingRequiredClientCapability || requiredCaps(t, e) != `{"elicitation":{"url":{}}}` {
+		t.Errorf("form-only client: code %d data %s, want -32021 elicitation.url", e.Code, e.Data)
+	}
+}
+
+// TestElicitationCompleteLegacy: a legacy handler tells a real pmcp.Client
+// that a URL elicitation finished, both while the request runs (after the
+// user consented in elicitation/create) and after the request ended with
+// URL-elicitation-required (-32042), through the session.
+func TestElicitationCompleteLegacy(t *testing.T) {
+	srv, err := NewServer(ServerOptions{Name: "url", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notifiers := make(chan func(ctx context.Context, id string) error, 1)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(AddTool(srv, &Tool{Name: "inline"}, func(ctx context.Context, e *RequestHandlerExtra, in struct{}) (string, error) {
+		r, err := e.Elicit(ctx, &ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/a", ElicitationID: "el-inline"})
+		if err != nil {
+			return "", err
+		}
+		if err := e.NotifyElicitationComplete(ctx, "el-inline"); err != nil {
+			return "", err
+		}
+		return r.Action, nil
+	}))
+	must(AddTool(srv, &Tool{Name: "later"}, func(ctx context.Context, e *RequestHandlerExtra, in struct{}) (string, error) {
+		notifiers <- e.NotifyElicitationComplete
+		return "", &URLElicitationRequiredError{Elicitations: []*ElicitParams{{Message: "Sign in", URL: "https://example.com/b", ElicitationID: "el-later"}}}
+	}))
+
+	completed := make(chan string, 4)
+	c := NewClient(ClientOptions{
+		Era: EraLegacy,
+		Elicitation: func(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
+			return &ElicitResult{Action: "accept"}, nil
+		},
+		ElicitationURL: true,
+		Notifications: ClientNotificationHandlers{ElicitationComplete: func(ctx context.Context, p *ElicitationCompleteParams) {
+			completed <- p.ElicitationID
+		}},
+	})
+	s := connectClient(t, c, serveOnPipe(t, srv))
+	ctx := context.Background()
+
+	res, err := s.CallTool(ctx, "inline", nil)
+	if err != nil || res.IsError {
+		t.Fatalf("inline: %v %+v", err, res)
+	}
+	if got := waitString(t, completed); got != "el-inline" {
+		t.Errorf("completed %q, want el-inline", got)
+	}
+
+	_, err = s.CallTool(ctx, "later", nil)
+	var re *jsonrpc.Error
+	if !errors.As(err, &re) || re.Code != jsonrpc.CodeURLElicitationRequired {
+		t.Fatalf("later: %v, want -32042", err)
+	}
+	notify := <-notifiers
+	if err := notify(ctx, "el-later"); err != nil {
+		t.Fatalf("notify after the request ended: %v", err)
+	}
+	if got := waitString(t, completed); got != "el-later" {
+		t.Errorf("completed %q, want el-later", got)
+	}
+}
+
+// TestElicitationCompleteRefused: nothing is sent to a client that did not
+// declare URL-mode elicitation, and modern requests have no such
+// notification.
+func TestElicitationCompleteRefused(t *testing.T) {
+	var got error
+	srv := gateServer(t, func(ctx context.Context, e *RequestHandlerExtra) error {
+		got = e.NotifyElicitationComplete(ctx, "el-1")
+		return nil
+	})
+	c := startServer(t, srv, nil)
+	c.initialize(map[string]any{"elicitation": map[string]any{"form": map[string]any{}}})
+	c.mustCall(MethodToolsCall, map[string]any{"name": "ask"})
+	var mc *MissingCapabilityError
+	if !errors.As(got, &mc) {
+		t.Errorf("form-only client: err %v, want *MissingCapabilityError", got)
+	}
+	c.mustCall(MethodToolsCall, modern(map[string]any{"name": "ask"}, map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}, nil))
+	if !errors.Is(got, ErrLegacyOnly) {
+		t.Errorf("modern: err %v, want ErrLegacyOnly", got)
+	}
+	c.mustCall(MethodPing, nil)
+	for _, n := range c.drainNotes() {
+		if n.Method == NotificationElicitationComplete {
+			t.Errorf("sent %s to a client that cannot take it", n.Method)
+		}
+	}
+}
+
+func waitString(t *testing.T, ch <-chan string) string {
+	t.Helper()
+	select {
+	case s := <-ch:
+		return s
+	case <-time.After(5 * time.Second):
+		t.Fatal("timed out")
+		return ""
+	}
+}
