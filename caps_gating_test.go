@@ -3,9 +3,11 @@ package pmcp
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
+	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -182,6 +184,9 @@ func TestCapabilityGatingModern(t *testing.T) {
 				if res["resultType"] != ResultTypeInputRequired {
 					t.Fatalf("allowed input: %v, want input_required", res)
 				}
+				if b, _ := json.Marshal(res["inputRequests"]); strings.Contains(string(b), "elicitationId") {
+					t.Errorf("2026-07-28 input requests have no elicitationId: %s", b)
+				}
 				return
 			}
 			raw, err := c.call(MethodToolsCall, params)
@@ -271,8 +276,15 @@ func TestURLElicitationRequiredModern(t *testing.T) {
 // TestElicitationCompleteLegacy: a legacy handler tells a real pmcp.Client
 // that a URL elicitation finished, both while the request runs (after the
 // user consented in elicitation/create) and after the request ended with
-// URL-elicitation-required (-32042), through the session.
+// URL-elicitation-required (-32042), through the session: the connection
+// on a stream, the standalone GET stream on Streamable HTTP.
 func TestElicitationCompleteLegacy(t *testing.T) {
+	for _, tr := range []string{"pipe", "http"} {
+		t.Run(tr, func(t *testing.T) { testElicitationComplete(t, tr) })
+	}
+}
+
+func testElicitationComplete(t *testing.T, transport string) {
 	srv, err := NewServer(ServerOptions{Name: "url", Version: "1"})
 	if err != nil {
 		t.Fatal(err)
@@ -310,8 +322,23 @@ func TestElicitationCompleteLegacy(t *testing.T) {
 			completed <- p.ElicitationID
 		}},
 	})
-	s := connectClient(t, c, serveOnPipe(t, srv))
 	ctx := context.Background()
+	var s *ClientSession
+	if transport == "http" {
+		h := NewStreamableHTTPHandler(srv, nil)
+		ts := httptest.NewServer(h)
+		t.Cleanup(func() {
+			_ = h.Close()
+			ts.Close()
+		})
+		var err error
+		if s, err = c.ConnectHTTP(ctx, ts.URL, nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+	} else {
+		s = connectClient(t, c, serveOnPipe(t, srv))
+	}
 
 	res, err := s.CallTool(ctx, "inline", nil)
 	if err != nil || res.IsError {
@@ -371,5 +398,39 @@ func waitString(t *testing.T, ch <-chan string) string {
 	case <-time.After(5 * time.Second):
 		t.Fatal("timed out")
 		return ""
+	}
+}
+
+// TestURLElicitationMalformed: what 2025-11-25 would reject is never sent:
+// a URL elicitation without an elicitationId, and a malformed
+// URLElicitationRequiredError (a server bug, -32603).
+func TestURLElicitationMalformed(t *testing.T) {
+	caps := map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}
+	srv := gateServer(t, gateElicit(&ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/start"}))
+	rc := &requestCounter{}
+	c := startServer(t, srv, rc.handle)
+	c.initialize(caps)
+	if res := c.mustCall(MethodToolsCall, map[string]any{"name": "ask"}); res["isError"] != true || rc.count() != 0 {
+		t.Errorf("URL elicitation without id: %v, client saw %d requests", res, rc.count())
+	}
+	for name, bad := range map[string]*URLElicitationRequiredError{
+		"empty":     {},
+		"form-mode": {Elicitations: []*ElicitParams{{Mode: "form", Message: "m", URL: "https://example.com", ElicitationID: "a"}}},
+		"no-url":    {Elicitations: []*ElicitParams{{Message: "m", ElicitationID: "a"}}},
+		"no-id":     {Elicitations: []*ElicitParams{{Message: "m", URL: "https://example.com"}}},
+		"dup-id":    {Elicitations: []*ElicitParams{{Message: "m", URL: "https://example.com", ElicitationID: "a"}, {Message: "m", URL: "https://example.com/2", ElicitationID: "a"}}},
+		"reserved":  {Elicitations: []*ElicitParams{{Message: "m", URL: "https://example.com", ElicitationID: "pmcp-input-1"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := gateServer(t, func(ctx context.Context, e *RequestHandlerExtra) error { return bad })
+			c := startServer(t, srv, nil)
+			c.initialize(caps)
+			if e := c.callErr(MethodToolsCall, map[string]any{"name": "ask"}); e.Code != jsonrpc.CodeInternalError {
+				t.Errorf("legacy: code %d (%s), want -32603", e.Code, e.Message)
+			}
+			if e := c.callErr(MethodToolsCall, modern(map[string]any{"name": "ask"}, caps, nil)); e.Code != jsonrpc.CodeInternalError {
+				t.Errorf("modern: code %d (%s), want -32603", e.Code, e.Message)
+			}
+		})
 	}
 }

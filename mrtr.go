@@ -321,17 +321,26 @@ func probeInput(params any) inputProbe {
 	return pr
 }
 
-// modernInput returns r as the 2026-07-28 schema has it: a URL-mode
-// elicitation carries no elicitationId there (a copy is made; the
-// caller's params are not changed).
+// modernInput returns r as the 2026-07-28 schema has it: an input request
+// is no JSON-RPC request, so its params have no _meta, and a URL-mode
+// elicitation carries no elicitationId there. Copies are made; the
+// caller's params are not changed.
 func modernInput(r *InputRequest) *InputRequest {
-	p, ok := r.Params.(*ElicitParams)
-	if !ok || p == nil || p.ElicitationID == "" {
-		return r
+	switch p := r.Params.(type) {
+	case *ElicitParams:
+		if p != nil && (p.ElicitationID != "" || p.Meta != nil) {
+			cp := *p
+			cp.ElicitationID, cp.Meta = "", nil
+			return &InputRequest{Method: r.Method, Params: &cp}
+		}
+	case *CreateMessageParams:
+		if p != nil && p.Meta != nil {
+			cp := *p
+			cp.Meta = nil
+			return &InputRequest{Method: r.Method, Params: &cp}
+		}
 	}
-	cp := *p
-	cp.ElicitationID = ""
-	return &InputRequest{Method: r.Method, Params: &cp}
+	return r
 }
 
 // mrtrPeer is the modern-era Peer: answers come from inputResponses (and
