@@ -434,3 +434,38 @@ func TestURLElicitationMalformed(t *testing.T) {
 		})
 	}
 }
+
+// TestClientRefusesUndeclaredSamplingTools: a pmcp.Client that did not
+// declare sampling.tools answers a sampling request carrying tools or
+// toolChoice with an error, without calling its handler.
+func TestClientRefusesUndeclaredSamplingTools(t *testing.T) {
+	var fake *fakeServer
+	var calls sync.Map
+	fake, st := startFake(t, legacyHandler(Version20251125, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		for _, params := range []string{
+			`{"messages":[],"maxTokens":8,"tools":[{"name":"t","inputSchema":{"type":"object"}}]}`,
+			`{"messages":[],"maxTokens":8,"toolChoice":{"mode":"auto"}}`,
+		} {
+			_, err := fake.conn.Call(ctx, MethodSamplingCreateMessage, jsontext.Value(params))
+			var re *jsonrpc.Error
+			if !errors.As(err, &re) || re.Code != jsonrpc.CodeInvalidParams {
+				t.Errorf("%s: err %v, want -32602", params, err)
+			}
+		}
+		return jsontext.Value(`{"content":[]}`), nil
+	}))
+	opts := inputHandlers(ClientOptions{})
+	sample := opts.Sampling
+	opts.Sampling = func(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
+		calls.Store(len(p.Tools), true)
+		return sample(ctx, p)
+	}
+	s := connectClient(t, NewClient(opts), st)
+	if _, err := s.CallTool(context.Background(), "t", nil); err != nil {
+		t.Fatal(err)
+	}
+	calls.Range(func(k, _ any) bool {
+		t.Errorf("the sampling handler ran for a request with tools (%v)", k)
+		return true
+	})
+}
