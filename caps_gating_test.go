@@ -469,3 +469,58 @@ func TestClientRefusesUndeclaredSamplingTools(t *testing.T) {
 		return true
 	})
 }
+
+// wireCapsCases are the payloads of the URL-elicitation and
+// sub-capability paths (-32042, elicitation/complete, -32021 for
+// sampling.tools and sampling.context), built by the code that emits them,
+// for TestWireSchema.
+func wireCapsCases(t *testing.T, decorated func(Result, *requestEnv) Result) []wireCase {
+	var cs []wireCase
+	L, M := wireLegacy, wireModern
+	id1, idS := jsonrpc.Int64ID(1), jsonrpc.StringID("req-abc")
+	add := func(era, def, variant string, v any) {
+		cs = append(cs, wireCase{era: era, def: def, variant: variant, value: v})
+	}
+	addNew := func(era, def, variant string, v any) {
+		cs = append(cs, wireCase{era: era, def: def, variant: variant, value: v, since20251125: true})
+	}
+	addMsg := func(era, def, variant string, m func() (jsonrpc.Message, error)) {
+		cs = append(cs, wireCase{era: era, def: def, variant: variant, msg: m})
+	}
+	addMsgNew := func(era, def, variant string, m func() (jsonrpc.Message, error)) {
+		cs = append(cs, wireCase{era: era, def: def, variant: variant, msg: m, since20251125: true})
+	}
+	urlCaps := &ClientCapabilities{Elicitation: &ElicitationCapability{URL: Object{}}}
+	urlErr := &URLElicitationRequiredError{Elicitations: []*ElicitParams{
+		{Message: "Authorize calendar access", URL: "https://example.com/connect?s=1", ElicitationID: "el-1"},
+		{Mode: "url", Message: "Approve the payment", URL: "https://pay.example.com/p/7", ElicitationID: "el-2", Meta: Meta{"com.example/k": "v"}},
+	}}
+	legacyURL, _ := urlErr.wireError(EraLegacy, urlCaps).(*jsonrpc.Error)
+	if legacyURL == nil || legacyURL.Code != jsonrpc.CodeURLElicitationRequired {
+		t.Fatalf("legacy URLElicitationRequiredError maps to %v", legacyURL)
+	}
+	addMsgNew(L, "URLElicitationRequiredError", "-32042", wireErrorResponse(idS, legacyURL))
+	modernURL, _ := urlErr.wireError(EraModern, urlCaps).(*InputRequiredError)
+	if modernURL == nil {
+		t.Fatal("modern URLElicitationRequiredError is not an input round")
+	}
+	add(M, "InputRequiredResult", "url-elicitation-required", decorated(&InputRequiredResult{InputRequests: modernURL.Requests, RequestState: "st.AAAA"}, &requestEnv{}))
+	addMsgNew(L, "ElicitationCompleteNotification", "complete", wireNotification(NotificationElicitationComplete, &ElicitationCompleteParams{ElicitationID: "el-1"}))
+	for _, era := range []string{L, M} {
+		for variant, p := range map[string]*CreateMessageParams{
+			"sampling-tools":   {Messages: []*SamplingMessage{{Role: "user", Content: Text("hi")}}, MaxTokens: 8, Tools: []*Tool{{Name: "t", InputSchema: jsontext.Value(`{"type":"object"}`)}}},
+			"sampling-context": {Messages: []*SamplingMessage{{Role: "user", Content: Text("hi")}}, MaxTokens: 8, IncludeContext: "allServers", ToolChoice: map[string]any{"mode": "auto"}},
+		} {
+			mc, _ := checkInputCapability(&ClientCapabilities{Sampling: &SamplingCapability{}}, &InputRequest{Method: MethodSamplingCreateMessage, Params: p}).(*MissingCapabilityError)
+			if mc == nil {
+				t.Fatalf("%s: no MissingCapabilityError", variant)
+			}
+			if era == M {
+				addMsg(era, "MissingRequiredClientCapabilityError", variant, wireErrorResponse(id1, mc.rpcError()))
+			} else {
+				addNew(era, "ClientCapabilities", variant, mc.Required) // requiredCapabilities is a ClientCapabilities
+			}
+		}
+	}
+	return cs
+}

@@ -925,40 +925,7 @@ func wireCases(t *testing.T) []wireCase {
 		(&MissingCapabilityError{Required: map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}}).rpcError()))
 	addMsg(M, "JSONRPCErrorResponse", "method-not-found", wireErrorResponse(idS, methodNotFound("initialize")))
 
-	// --- URL elicitation required, elicitation/complete, sub-capability
-	// refusals: built by the code paths that emit them ---
-	urlCaps := &ClientCapabilities{Elicitation: &ElicitationCapability{URL: Object{}}}
-	urlErr := &URLElicitationRequiredError{Elicitations: []*ElicitParams{
-		{Message: "Authorize calendar access", URL: "https://example.com/connect?s=1", ElicitationID: "el-1"},
-		{Mode: "url", Message: "Approve the payment", URL: "https://pay.example.com/p/7", ElicitationID: "el-2", Meta: Meta{"com.example/k": "v"}},
-	}}
-	legacyURL, _ := urlErr.wireError(EraLegacy, urlCaps).(*jsonrpc.Error)
-	if legacyURL == nil || legacyURL.Code != jsonrpc.CodeURLElicitationRequired {
-		t.Fatalf("legacy URLElicitationRequiredError maps to %v", legacyURL)
-	}
-	addMsgNew(L, "URLElicitationRequiredError", "-32042", wireErrorResponse(idS, legacyURL))
-	modernURL, _ := urlErr.wireError(EraModern, urlCaps).(*InputRequiredError)
-	if modernURL == nil {
-		t.Fatal("modern URLElicitationRequiredError is not an input round")
-	}
-	add(M, "InputRequiredResult", "url-elicitation-required", decorated(&InputRequiredResult{InputRequests: modernURL.Requests, RequestState: "st.AAAA"}, &requestEnv{}))
-	addMsgNew(L, "ElicitationCompleteNotification", "complete", wireNotification(NotificationElicitationComplete, &ElicitationCompleteParams{ElicitationID: "el-1"}))
-	for _, era := range []string{L, M} {
-		for variant, p := range map[string]*CreateMessageParams{
-			"sampling-tools":   {Messages: []*SamplingMessage{{Role: "user", Content: Text("hi")}}, MaxTokens: 8, Tools: []*Tool{{Name: "t", InputSchema: jsontext.Value(`{"type":"object"}`)}}},
-			"sampling-context": {Messages: []*SamplingMessage{{Role: "user", Content: Text("hi")}}, MaxTokens: 8, IncludeContext: "allServers", ToolChoice: map[string]any{"mode": "auto"}},
-		} {
-			mc, _ := checkInputCapability(&ClientCapabilities{Sampling: &SamplingCapability{}}, &InputRequest{Method: MethodSamplingCreateMessage, Params: p}).(*MissingCapabilityError)
-			if mc == nil {
-				t.Fatalf("%s: no MissingCapabilityError", variant)
-			}
-			if era == M {
-				addMsg(era, "MissingRequiredClientCapabilityError", variant, wireErrorResponse(id1, mc.rpcError()))
-			} else {
-				addNew(era, "ClientCapabilities", variant, mc.Required) // requiredCapabilities is a ClientCapabilities
-			}
-		}
-	}
+	cs = append(cs, wireCapsCases(t, decorated)...)
 	addMsg(M, "CallToolRequest", "request", wireRequest(idS, MethodToolsCall, &CallToolParams{Name: "get_weather", Arguments: jsontext.Value(`{"city":"Paris"}`), Meta: wireModernRequestMeta(t)}))
 	return cs
 }
