@@ -473,20 +473,20 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 
 // withInput runs fn with multi-round-trip plumbing in the modern era and
 // converts the outcome (input required, capability errors). digest returns
-// what a requestState is bound to besides the principal and the method; it
-// is called only when a state is opened or sealed, with the params as they
-// were before fn ran.
+// what a requestState is bound to besides the principal (principalOf) and
+// the method; it is called only when a state is opened or sealed, with the
+// params as they were before fn ran.
 func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState,
 	rawResponses jsontext.Value, state *string, digest func() [][]byte, fn func() (Result, error)) (Result, error) {
 	var binding reqstate.Binding
-	bound := false
-	principal := ""
+	bound, bindable := false, false
 	if extra.Era() == EraModern {
-		if extra.AuthContext != nil {
-			principal = extra.AuthContext.Subject
-		}
 		if state != nil {
-			binding, bound = mrtrBinding(principal, req.Method, digest()...), true
+			binding, bindable = stateBinding(env, req.Method, digest())
+			bound = true
+			if !bindable {
+				return nil, invalidRequestState()
+			}
 		}
 		in := &rs.mrtr
 		if err := s.openInput(in, binding, rawResponses, state); err != nil {
@@ -511,7 +511,10 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		}
 		if ir != nil {
 			if !bound {
-				binding = mrtrBinding(principal, req.Method, digest()...)
+				binding, bindable = stateBinding(env, req.Method, digest())
+			}
+			if !bindable {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot ask for input: the request's authentication names no principal to bind a requestState to"}
 			}
 			out, err := s.inputRequired(binding, extra.mrtr, ir)
 			if err != nil {
@@ -574,7 +577,7 @@ func (s *Server) openInput(in *mrtrIn, b reqstate.Binding, rawResponses jsontext
 			*in = mrtrIn{}
 			return nil
 		default:
-			return invalidParams("invalid requestState: it was altered, expired in an unexpected way, or belongs to another request")
+			return invalidRequestState()
 		}
 	}
 	for k, v := range responses {
