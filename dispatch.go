@@ -150,6 +150,9 @@ type reqState struct {
 	legacy     legacyPeer
 	mrtr       mrtrIn
 	mrtrPeer   mrtrPeer
+	// out is the result sent: never the handler's value itself (see
+	// result_own.go).
+	out resultCopy
 }
 
 // notifySink is the LogSink of a request with a back-channel.
@@ -197,8 +200,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 	if err != nil {
 		return nil, err
 	}
-	s.decorateModern(res, env)
-	return res, nil
+	return s.finishResult(res, env, rs, EraModern)
 }
 
 func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rs *reqState, rp *reqParams, rawMeta jsontext.Value) (any, error) {
@@ -246,7 +248,11 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 		return &EmptyResult{}, nil
 	}
 	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, LoggingLevel(ss.logLevel.Load()))
-	return s.serve(ctx, req, env, extra, rs, rp)
+	res, err := s.serve(ctx, req, env, extra, rs, rp)
+	if err != nil {
+		return nil, err
+	}
+	return s.finishResult(res, env, rs, EraLegacy)
 }
 
 func (s *Server) initialize(req *jsonrpc.Request, ss *session) (any, error) {
@@ -340,11 +346,13 @@ func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *reques
 	return extra
 }
 
-// serve runs the feature methods shared by both eras.
+// serve runs the feature methods shared by both eras. The results it
+// builds itself are adopted (rs.out.adopt); handlers' results are left as
+// they are, for finishResult to copy.
 func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, rp *reqParams) (Result, error) {
 	switch req.Method {
 	case MethodDiscover:
-		return &DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(), Instructions: s.opts.Instructions}, nil
+		return rs.out.adopt(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(), Instructions: s.opts.Instructions}), nil
 	case MethodToolsList:
 		p, err := decodeParams[PaginatedParams](req.Params)
 		if err != nil {
@@ -358,7 +366,7 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		for i, t := range items {
 			out.Tools[i] = t.tool
 		}
-		return out, nil
+		return rs.out.adopt(out), nil
 	case MethodResourcesList:
 		p, err := decodeParams[PaginatedParams](req.Params)
 		if err != nil {
@@ -372,7 +380,7 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		for i, r := range items {
 			out.Resources[i] = r.res
 		}
-		return out, nil
+		return rs.out.adopt(out), nil
 	case MethodResourcesTemplatesList:
 		p, err := decodeParams[PaginatedParams](req.Params)
 		if err != nil {
@@ -386,7 +394,7 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		for i, t := range items {
 			out.ResourceTemplates[i] = t.tmpl
 		}
-		return out, nil
+		return rs.out.adopt(out), nil
 	case MethodPromptsList:
 		p, err := decodeParams[PaginatedParams](req.Params)
 		if err != nil {
@@ -400,24 +408,21 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		for i, pr := range items {
 			out.Prompts[i] = pr.prompt
 		}
-		return out, nil
+		return rs.out.adopt(out), nil
 	case MethodCompletionComplete:
 		p, err := decodeParams[CompleteParams](req.Params)
 		if err != nil {
 			return nil, err
 		}
 		if s.opts.Completion == nil {
-			return &CompleteResult{Completion: Completion{Values: []string{}}}, nil
+			return rs.out.adopt(&CompleteResult{Completion: Completion{Values: []string{}}}), nil
 		}
 		res, err := s.opts.Completion(ctx, extra, p)
 		if err != nil {
 			return nil, err
 		}
 		if res == nil {
-			res = &CompleteResult{}
-		}
-		if res.Completion.Values == nil {
-			res.Completion.Values = []string{}
+			return rs.out.adopt(&CompleteResult{}), nil
 		}
 		return res, nil
 	case MethodToolsCall:
@@ -470,21 +475,21 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 }
 
 // withInput runs fn with multi-round-trip plumbing in the modern era and
-// converts the outcome (input required, capability errors, result _meta).
-// digest returns what a requestState is bound to besides the principal and
+// converts the outcome (input required, capability errors). digest returns
+// what a requestState is bound to besides the principal (principalOf) and
 // the method; it is called only when a state is opened or sealed, with the
 // params as they were before fn ran.
 func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState,
 	rawResponses jsontext.Value, state *string, digest func() [][]byte, fn func() (Result, error)) (Result, error) {
 	var binding reqstate.Binding
-	bound := false
-	principal := ""
+	bound, bindable := false, false
 	if extra.Era() == EraModern {
-		if extra.AuthContext != nil {
-			principal = extra.AuthContext.Subject
-		}
 		if state != nil {
-			binding, bound = mrtrBinding(principal, req.Method, digest()...), true
+			binding, bindable = stateBinding(env, req.Method, digest())
+			bound = true
+			if !bindable {
+				return nil, invalidRequestState()
+			}
 		}
 		in := &rs.mrtr
 		if err := s.openInput(in, binding, rawResponses, state); err != nil {
@@ -512,9 +517,16 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		}
 		if ir != nil {
 			if !bound {
-				binding = mrtrBinding(principal, req.Method, digest()...)
+				binding, bindable = stateBinding(env, req.Method, digest())
 			}
-			return s.inputRequired(binding, extra.mrtr, ir)
+			if !bindable {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot ask for input: the request's authentication names no principal to bind a requestState to"}
+			}
+			out, err := s.inputRequired(binding, extra.mrtr, ir)
+			if err != nil {
+				return nil, err
+			}
+			return rs.out.adopt(out), nil
 		}
 	}
 	if err != nil {
@@ -527,8 +539,6 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		}
 		return nil, err
 	}
-	f := res.resultFields()
-	f.Meta = extra.mergeResultMeta(f.Meta)
 	return res, nil
 }
 
@@ -573,7 +583,7 @@ func (s *Server) openInput(in *mrtrIn, b reqstate.Binding, rawResponses jsontext
 			*in = mrtrIn{}
 			return nil
 		default:
-			return invalidParams("invalid requestState: it was altered, expired in an unexpected way, or belongs to another request")
+			return invalidRequestState()
 		}
 	}
 	for k, v := range responses {
@@ -612,39 +622,4 @@ func (s *Server) inputRequired(b reqstate.Binding, in *mrtrIn, ir *InputRequired
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot seal request state: " + err.Error()}
 	}
 	return &InputRequiredResult{InputRequests: ir.Requests, RequestState: token}, nil
-}
-
-// decorateModern stamps resultType, serverInfo and cache hints.
-func (s *Server) decorateModern(res any, env *requestEnv) {
-	r, ok := res.(Result)
-	if !ok {
-		return
-	}
-	f := r.resultFields()
-	if f.ResultType == "" {
-		if _, ok := res.(*InputRequiredResult); ok {
-			f.ResultType = ResultTypeInputRequired
-		} else {
-			f.ResultType = ResultTypeComplete
-		}
-	}
-	if _, ok := f.Meta[MetaServerInfo]; !ok {
-		if f.Meta == nil {
-			f.Meta = make(Meta, 1)
-		}
-		f.Meta[MetaServerInfo] = &s.info
-	}
-	if c, ok := res.(cacheable); ok && f.ResultType == ResultTypeComplete {
-		cf := c.cacheFields()
-		if cf.TTLMs == nil {
-			ttl := s.opts.CacheTTL.Milliseconds()
-			cf.TTLMs = &ttl
-		}
-		if cf.CacheScope == "" {
-			cf.CacheScope = CacheScopePublic
-			if env.authCtx != nil || env.authInfo != nil {
-				cf.CacheScope = CacheScopePrivate
-			}
-		}
-	}
 }

@@ -109,7 +109,8 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 	if v, ok := h.sessions.Load(id); ok {
 		sess = v.(*httpSession)
 	}
-	if sess == nil || subtle.ConstantTimeCompare([]byte(sess.principal), []byte(auth.principal())) != 1 {
+	principal, bindable := auth.principal()
+	if sess == nil || !bindable || subtle.ConstantTimeCompare([]byte(sess.principal), []byte(principal)) != 1 {
 		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
 		return nil
 	}
@@ -474,7 +475,12 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 	isInit := req.Method == MethodInitialize
 	var sess *httpSession
 	if isInit {
-		if sess = h.newSession(auth.principal()); sess == nil {
+		principal, bindable := auth.principal()
+		if !bindable {
+			writeResponse(w, http.StatusForbidden, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Forbidden: the credentials name no principal a session can be bound to")})
+			return
+		}
+		if sess = h.newSession(principal); sess == nil {
 			w.Header().Set("Retry-After", "5")
 			writeResponse(w, http.StatusServiceUnavailable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")})
 			return

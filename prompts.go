@@ -52,10 +52,8 @@ func (s *Server) getPrompt(ctx context.Context, extra *RequestHandlerExtra, p *G
 		return nil, err
 	}
 	if res == nil {
-		res = &GetPromptResult{}
+		return &GetPromptResult{}, nil
 	}
-	if res.Messages == nil {
-		res.Messages = []*PromptMessage{}
-	}
+	// Normalized by finishResult, in the request's copy.
 	return res, nil
 }
