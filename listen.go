@@ -41,7 +41,6 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 		lf.uris = uris
 	}
 	lf.tools, lf.prompts, lf.resources = ack.ToolsListChanged, ack.PromptsListChanged, ack.ResourcesListChanged
-	p = nil
 	id := req.ID
 	releaseParams(req, env)
 	subMeta := func() Meta { return Meta{MetaSubscriptionID: id} }
@@ -50,9 +49,7 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 	// events queue until the acknowledgement is written.
 	s.listeners.add(l)
 	defer s.listeners.remove(l)
-	err = env.listenSend(ctx, NotificationSubscriptionsAck, &SubscriptionsAckParams{Notifications: ack, Meta: subMeta()})
-	ack = SubscriptionFilter{}
-	if err != nil {
+	if err := env.listenSend(ctx, NotificationSubscriptionsAck, &SubscriptionsAckParams{Notifications: ack, Meta: subMeta()}); err != nil {
 		return nil, err
 	}
 	for {
