@@ -241,7 +241,9 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 			return nil, invalidParams("missing uri")
 		}
 		if req.Method == MethodResourcesSubscribe {
-			ss.subscribe(p.URI)
+			if err := s.subscribeResource(ss, p.URI); err != nil {
+				return nil, err
+			}
 		} else {
 			ss.unsubscribe(p.URI)
 		}

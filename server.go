@@ -75,6 +75,18 @@ type ServerOptions struct {
 	// NotificationQueue is the per-listener queue capacity. Zero means
 	// DefaultNotificationQueue.
 	NotificationQueue int
+	// MaxResourceSubscriptions caps the URIs of one subscriptions/listen
+	// resourceSubscriptions filter and the resources/subscribe set of one
+	// legacy session (-32602 beyond). Zero means
+	// DefaultMaxResourceSubscriptions; negative disables the cap.
+	MaxResourceSubscriptions int
+	// MaxResourceURIBytes caps the length of one subscribed URI. Zero
+	// means DefaultMaxResourceURIBytes; negative disables the cap.
+	MaxResourceURIBytes int
+	// MaxResourceSubscriptionBytes caps the summed length of the URIs of
+	// one listen filter or one legacy session. Zero means
+	// DefaultMaxResourceSubscriptionBytes; negative disables the cap.
+	MaxResourceSubscriptionBytes int
 }
 
 // CompletionHandler answers completion/complete.
