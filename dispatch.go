@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -44,6 +47,10 @@ type requestEnv struct {
 	// state, when not nil, is the per-request state the transport
 	// allocated (it holds this env); handle allocates one otherwise.
 	state *reqState
+	// httpReq is the HTTP request (Streamable HTTP), transport describes
+	// a stream connection; both only for middleware and the access log.
+	httpReq   *http.Request
+	transport *TransportInfo
 }
 
 // requestMeta is the typed view of a request's _meta.
@@ -95,15 +102,18 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: handler panicked"}
 		}
 	}()
+	rs := env.state
+	if rs == nil {
+		rs = new(reqState)
+	}
+	if s.accessLog && s.logger.Enabled(ctx, slog.LevelInfo) {
+		rs.accessStart = time.Now()
+	}
 	if !knownMethods[req.Method] {
 		return nil, methodNotFound(req.Method)
 	}
 	if len(req.Params) > 0 && req.Params.Kind() != '{' {
 		return nil, invalidParams("params must be an object")
-	}
-	rs := env.state
-	if rs == nil {
-		rs = new(reqState)
 	}
 	rp := env.params
 	if rp == nil {
@@ -150,6 +160,10 @@ type reqState struct {
 	legacy     legacyPeer
 	mrtr       mrtrIn
 	mrtrPeer   mrtrPeer
+	// mreq is the middleware's view of the request (middleware.go);
+	// accessStart is when handle began, zero when the access log is off.
+	mreq        Request
+	accessStart time.Time
 }
 
 // notifySink is the LogSink of a request with a back-channel.
@@ -193,7 +207,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 	pc := &rs.pc
 	*pc = ProtocolContext{Era: EraModern, ProtocolVersion: *meta.ProtocolVersion, ClientInfo: meta.ClientInfo, ClientCapabilities: meta.ClientCapabilities}
 	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, level)
-	res, err := s.serve(ctx, req, env, extra, rs, rp)
+	res, err := s.run(ctx, req, env, extra, rs, rp)
 	if err != nil {
 		return nil, err
 	}
@@ -206,20 +220,28 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 	if ss == nil {
 		return nil, invalidParams("missing required _meta %q: this endpoint serves the 2026-07-28 protocol; send initialize to open a legacy session", MetaProtocolVersion)
 	}
+	pc := ss.protocol()
+	if req.Method != MethodInitialize && req.Method != MethodPing {
+		if pc == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not initialized: send initialize first (or per-request _meta for protocol 2026-07-28)"}
+		}
+		if methodsModernOnly[req.Method] || !s.methodDeclared(req.Method) {
+			return nil, methodNotFound(req.Method)
+		}
+	} else if pc == nil {
+		pc = &rs.pc
+		*pc = ProtocolContext{Era: EraLegacy}
+	}
+	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, LoggingLevel(ss.logLevel.Load()))
+	return s.run(ctx, req, env, extra, rs, rp)
+}
+
+// serveLegacy runs the methods only the legacy era has (the modern era
+// rejects them before serve).
+func (s *Server) serveLegacy(req *jsonrpc.Request, ss *session) (Result, error) {
 	switch req.Method {
 	case MethodInitialize:
 		return s.initialize(req, ss)
-	case MethodPing:
-		return &EmptyResult{}, nil
-	}
-	pc := ss.protocol()
-	if pc == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not initialized: send initialize first (or per-request _meta for protocol 2026-07-28)"}
-	}
-	if methodsModernOnly[req.Method] || !s.methodDeclared(req.Method) {
-		return nil, methodNotFound(req.Method)
-	}
-	switch req.Method {
 	case MethodLoggingSetLevel:
 		p, err := decodeParams[SetLevelParams](req.Params)
 		if err != nil {
@@ -245,11 +267,10 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 		}
 		return &EmptyResult{}, nil
 	}
-	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, LoggingLevel(ss.logLevel.Load()))
-	return s.serve(ctx, req, env, extra, rs, rp)
+	return &EmptyResult{}, nil // ping
 }
 
-func (s *Server) initialize(req *jsonrpc.Request, ss *session) (any, error) {
+func (s *Server) initialize(req *jsonrpc.Request, ss *session) (Result, error) {
 	p, err := decodeParams[InitializeParams](req.Params)
 	if err != nil {
 		return nil, err
@@ -340,6 +361,8 @@ func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *reques
 // serve runs the feature methods shared by both eras.
 func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, rp *reqParams) (Result, error) {
 	switch req.Method {
+	case MethodInitialize, MethodPing, MethodLoggingSetLevel, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
+		return s.serveLegacy(req, env.session)
 	case MethodDiscover:
 		return &DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(), Instructions: s.opts.Instructions}, nil
 	case MethodToolsList:
