@@ -145,6 +145,11 @@ type ClientOptions struct {
 	// Logger receives the client's diagnostics (dropped notifications,
 	// handler panics). Nil discards them.
 	Logger *slog.Logger
+
+	// Middleware wraps every request the client sends and every server
+	// request for input it answers (see ClientMiddleware), the first one
+	// outermost. Nil or empty means none.
+	Middleware []ClientMiddleware
 }
 
 // clientDrainTimeout bounds how long the session lets the handlers of
@@ -164,6 +169,9 @@ type Client struct {
 	// eras caches the era negotiated per HTTP origin (ConnectHTTP).
 	eraMu sync.Mutex
 	eras  map[string]Era
+
+	// chain is the composed Middleware, nil when there is none.
+	chain ClientHandler
 }
 
 // NewClient returns a Client for opts.
@@ -180,6 +188,7 @@ func NewClient(opts ClientOptions) *Client {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+	c.buildChain()
 	return c
 }
 
