@@ -71,7 +71,7 @@ func (s *Server) logAccess(ctx context.Context, req *jsonrpc.Request, rs *reqSta
 	ti, _ := env.transportInfo()
 	attrs = append(attrs, slog.String(AccessKeyTransport, ti.Name), slog.Duration(AccessKeyDuration, d))
 	switch {
-	case err != nil && err != errListenEnded:
+	case ErrorCode(err) != 0:
 		attrs = append(attrs, slog.String(AccessKeyOutcome, OutcomeError), slog.Int64(AccessKeyCode, ErrorCode(err)))
 	case isToolErrorResult(res):
 		attrs = append(attrs, slog.String(AccessKeyOutcome, OutcomeToolError))

@@ -205,6 +205,7 @@ loop:
 		h.log.Warn("pmcp: dropped notifications for a slow HTTP client", "method", req.Method, "id", req.ID.String(), "dropped", n)
 	}
 	if broken {
+		h.s.logAccess(ctx, req, env.state, out.res, out.err, 0)
 		return
 	}
 	// Notifications of the request go out before its response.

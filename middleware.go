@@ -290,9 +290,11 @@ func IsToolError(res Result) bool {
 }
 
 // ErrorCode returns the JSON-RPC error code err is sent with: the code of
-// the *jsonrpc.Error in its chain, else -32603 (internal error); 0 for nil.
+// the *jsonrpc.Error in its chain, else -32603 (internal error). It is 0
+// for nil and for the error a subscriptions/listen request ends with when
+// the client closed its stream (no response is sent then).
 func ErrorCode(err error) int64 {
-	if err == nil {
+	if err == nil || errors.Is(err, errListenEnded) {
 		return 0
 	}
 	var e *jsonrpc.Error
