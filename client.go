@@ -272,6 +272,8 @@ type ClientSession struct {
 	// eraHint is the era remembered for the server (ConnectHTTP's
 	// per-origin cache), used like ClientOptions.Era.
 	eraHint Era
+	// transport describes the connection (see Transport).
+	transport TransportInfo
 
 	// ctx is the session's lifetime: cancelled when the connection ends.
 	ctx    context.Context
@@ -336,6 +338,7 @@ func (c *Client) connect(ctx context.Context, st jsonrpc.Stream, cfg connectConf
 		n = DefaultClientNotificationQueue
 	}
 	s.queue = make(chan clientEvent, n)
+	s.transport = clientTransport(st, cfg.http)
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.conn = jsonrpc.NewConn(&idStream{Stream: st}, jsonrpc.HandlerFunc(s.handle), jsonrpc.ConnOptions{
 		MarshalResult:   func(v any) (jsontext.Value, error) { b, err := Marshal(v); return b, err },

@@ -201,6 +201,9 @@ func (s *Server) run(ctx context.Context, req *jsonrpc.Request, env *requestEnv,
 	*r = Request{Method: req.Method, Name: targetName(req, rp), ID: req.ID, Params: req.Params, Extra: extra, jreq: req, env: env, rs: rs, rp: rp}
 	r.Transport, r.Header = env.transportInfo()
 	res, err := s.chain(ctx, r)
+	// An identity set by a middleware is the request's: it makes modern
+	// results private to caches and names the access log's principal.
+	env.authInfo, env.authCtx = extra.AuthInfo, extra.AuthContext
 	if err != nil {
 		if errors.Is(err, errListenEnded) {
 			err = errListenEnded // transports compare it by identity

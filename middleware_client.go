@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 
 	"github.com/go-json-experiment/json"
@@ -195,4 +196,21 @@ func (s *ClientSession) runClientChain(ctx context.Context, chain ClientHandler,
 		return nil, errors.New("pmcp: client middleware returned no result")
 	}
 	return raw, err
+}
+
+// Transport describes the session's connection: TransportHTTP with the
+// endpoint's host:port as RemoteAddr (OpenTelemetry's server.address and
+// server.port), or the stream's name ("stdio" for a command or stdio
+// transport that names itself, "memory", else "stream").
+func (s *ClientSession) Transport() TransportInfo { return s.transport }
+
+func clientTransport(st any, h *httpTransport) TransportInfo {
+	if h == nil {
+		return streamTransport(st)
+	}
+	ti := TransportInfo{Name: TransportHTTP, Network: "tcp", Protocol: "http"}
+	if u, err := url.Parse(h.endpoint); err == nil {
+		ti.RemoteAddr = u.Host
+	}
+	return ti
 }

@@ -154,7 +154,7 @@ func TestMiddlewareFillsExtraOverEveryTransport(t *testing.T) {
 				cmw := func(next ClientHandler) ClientHandler {
 					return func(ctx context.Context, r *ClientRequest) (jsontext.Value, error) {
 						cliMu.Lock()
-						cliSaw = append(cliSaw, r.Method+"|"+r.Name)
+						cliSaw = append(cliSaw, r.Method+"|"+r.Name+"|"+r.Session.Transport().Name)
 						cliMu.Unlock()
 						if err := r.SetMeta("traceparent", testTraceparent); err != nil {
 							return nil, err
@@ -214,7 +214,7 @@ func TestMiddlewareFillsExtraOverEveryTransport(t *testing.T) {
 				}
 				cliMu.Lock()
 				defer cliMu.Unlock()
-				if !strings.Contains(strings.Join(cliSaw, ","), MethodToolsCall+"|whoami") {
+				if !strings.Contains(strings.Join(cliSaw, ","), MethodToolsCall+"|whoami|"+transport) {
 					t.Fatalf("client middleware saw %v", cliSaw)
 				}
 			})
@@ -392,5 +392,27 @@ func TestMiddlewareReplacesParams(t *testing.T) {
 	res := c.mustCall(MethodToolsCall, map[string]any{"name": "add", "arguments": map[string]any{"a": 1, "b": 2}})
 	if getPath(res, "structuredContent", "sum") != float64(42) {
 		t.Fatalf("result: %v", res)
+	}
+}
+
+// TestMiddlewareAuthIsTheRequestsAuth: an identity a middleware sets is the
+// one the request is served under: modern results become private to
+// caches and the access log names the principal.
+func TestMiddlewareAuthIsTheRequestsAuth(t *testing.T) {
+	mw := func(next MethodHandler) MethodHandler {
+		return func(ctx context.Context, r *Request) (Result, error) {
+			r.Extra.AuthContext = &AuthContext{Subject: "bob"}
+			return next(ctx, r)
+		}
+	}
+	var buf syncBuffer
+	srv := newAccessLogServer(t, &buf, ServerOptions{Middleware: []Middleware{mw}})
+	c := startServer(t, srv, nil)
+	res := c.mustCall(MethodToolsList, modern(nil, nil, nil))
+	if res["cacheScope"] != CacheScopePrivate {
+		t.Fatalf("cacheScope %v for an authenticated caller", res["cacheScope"])
+	}
+	if r := recordFor(t, accessRecords(t, &buf), MethodToolsList, "1"); r[AccessKeyPrincipal] != "bob" {
+		t.Fatalf("record %v", r)
 	}
 }
