@@ -215,3 +215,44 @@ func TestClientMiddlewareSeesIncomingInput(t *testing.T) {
 		})
 	}
 }
+
+// TestDenyToolsPagination: whatever the page size, following the cursors
+// lists every allowed tool once, and no cursor names a denied tool (a
+// cursor is the base64 of the last name a page held).
+func TestDenyToolsPagination(t *testing.T) {
+	deny := func(_ context.Context, _ *Request, name string) bool { return name == "secret" || name == "state" }
+	for size := 1; size <= 9; size++ {
+		srv := newTestServer(t, ServerOptions{PageSize: size, Middleware: []Middleware{DenyTools(deny)}})
+		if err := AddTool(srv, &Tool{Name: "secret"}, func(context.Context, *RequestHandlerExtra, struct{}) (string, error) { return "", nil }); err != nil {
+			t.Fatal(err)
+		}
+		c := startServer(t, srv, nil)
+		c.initialize(nil)
+		var names []string
+		cursor := ""
+		for page := 0; ; page++ {
+			if page > 20 {
+				t.Fatalf("size %d: cursors do not end", size)
+			}
+			params := map[string]any{}
+			if cursor != "" {
+				params["cursor"] = cursor
+			}
+			res := c.mustCall(MethodToolsList, params)
+			for _, tl := range res["tools"].([]any) {
+				names = append(names, tl.(map[string]any)["name"].(string))
+			}
+			next, _ := res["nextCursor"].(string)
+			if next == "" {
+				break
+			}
+			if k, _ := decodeCursor(next); k == "secret" || k == "state" {
+				t.Fatalf("size %d: cursor %q names denied tool %q", size, next, k)
+			}
+			cursor = next
+		}
+		if strings.Join(names, ",") != "add,ask,boom,fail,wait,work" {
+			t.Fatalf("size %d: listed %v", size, names)
+		}
+	}
+}
