@@ -218,3 +218,41 @@ func TestAccessLogOff(t *testing.T) {
 		t.Fatal("access log on without a Logger")
 	}
 }
+
+// TestAccessLogHTTPStreams: requests answered on SSE streams (legacy) and
+// through the modern stream path are logged too.
+func TestAccessLogHTTPStreams(t *testing.T) {
+	var buf syncBuffer
+	srv := newAccessLogServer(t, &buf, ServerOptions{})
+	e := newHTTPEnv(t, srv, nil)
+	sid := e.initSession(nil)
+	resp := e.post(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"work"}}`,
+		hdr("Accept", acceptBoth, "Mcp-Session-Id", sid, "MCP-Protocol-Version", Version20251125))
+	_, sse := body(t, resp)
+	resp = e.post(modernBody(3, MethodToolsCall, map[string]any{"name": "work"}, nil), modernHeaders(MethodToolsCall, "work"))
+	_, _ = body(t, resp)
+	recs := accessRecords(t, &buf)
+	legacy := recordFor(t, recs, MethodToolsCall, "2")
+	if n, _ := legacy[AccessKeyResponseBytes].(float64); n <= 0 || !strings.Contains(string(sse), `"id":2`) || legacy[AccessKeySession] != sid {
+		t.Fatalf("legacy SSE record %v", legacy)
+	}
+	if r := recordFor(t, recs, MethodToolsCall, "3"); r[AccessKeyEra] != "modern" || r[AccessKeyOutcome] != OutcomeOK {
+		t.Fatalf("modern stream record %v", r)
+	}
+}
+
+// TestNotificationMiddlewarePanicContained: a panicking notification
+// middleware is logged and the connection keeps serving.
+func TestNotificationMiddlewarePanicContained(t *testing.T) {
+	nmw := func(next NotificationHandler) NotificationHandler {
+		return func(ctx context.Context, n *Notification) error { panic("notification middleware bug") }
+	}
+	var buf syncBuffer
+	srv := newAccessLogServer(t, &buf, ServerOptions{NotificationMiddleware: []NotificationMiddleware{nmw}})
+	c := startServer(t, srv, nil)
+	c.initialize(nil) // sends notifications/initialized
+	c.mustCall(MethodToolsList, nil)
+	if !strings.Contains(buf.String(), "notification middleware panicked") {
+		t.Fatalf("panic not logged: %s", buf.String())
+	}
+}
