@@ -31,8 +31,12 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 	ti := streamTransport(st)
 	h := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.IsNotification() {
-			s.notification(ctx, &Notification{Method: req.Method, Params: req.Params, Transport: ti},
-				func(ctx context.Context) { s.onNotification(ctx, conn, ss, req) })
+			if s.nchain == nil {
+				s.onNotification(ctx, conn, ss, req)
+			} else {
+				s.notification(ctx, &Notification{Method: req.Method, Params: req.Params, Transport: ti},
+					func(ctx context.Context) { s.onNotification(ctx, conn, ss, req) })
+			}
 			return nil, nil
 		}
 		rs := new(reqState)
