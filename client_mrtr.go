@@ -345,7 +345,7 @@ func (s *ClientSession) answerInput(ctx context.Context, method string, raw json
 		if r == nil {
 			return nil, nil, fmt.Errorf("%w: %s: input request %q is null", ErrMalformedInputRequest, method, capPeerString(k))
 		}
-		res, err := s.input(ctx, r.Method, r.Params)
+		res, err := s.input(ctx, jsonrpc.ID{}, r.Method, r.Params)
 		if err != nil {
 			return nil, nil, fmt.Errorf("pmcp: %s: input %q: %w", method, capPeerString(k), err)
 		}

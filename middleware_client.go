@@ -39,6 +39,11 @@ type ClientRequest struct {
 	// Incoming is true for a request the server sent (sampling/createMessage,
 	// elicitation/create, roots/list), false for one the client sends.
 	Incoming bool
+	// ID is the JSON-RPC id. For an outgoing request the connection assigns
+	// it when the request is written: it is set once next has sent it (read
+	// it after next returns). For an incoming legacy request it is the
+	// server's id; an entry of a modern input_required result has none.
+	ID jsonrpc.ID
 	// Params is the raw params object (nil when absent). For an outgoing
 	// request a middleware may replace it (see SetMeta); changing an
 	// incoming request's params changes what the client's handler gets.
@@ -132,6 +137,15 @@ func clientTerminal(ctx context.Context, r *ClientRequest) (jsontext.Value, erro
 	if len(r.Header) > 0 {
 		ctx = context.WithValue(ctx, outgoingHeaderKey{}, r.Header)
 	}
+	// Learn the id the connection gives the request (chaining a slot the
+	// caller set, as Listen does).
+	prev, _ := ctx.Value(idSlotKey{}).(*idSlot)
+	ctx = context.WithValue(ctx, idSlotKey{}, &idSlot{onID: func(id jsonrpc.ID) {
+		r.ID = id
+		if prev != nil && prev.onID != nil {
+			prev.onID(id)
+		}
+	}})
 	var params any
 	if len(r.Params) > 0 {
 		params = r.Params
@@ -171,12 +185,12 @@ func (s *ClientSession) send(ctx context.Context, method string, params any) (js
 
 // input answers a server's request for input through the client
 // middleware.
-func (s *ClientSession) input(ctx context.Context, method string, params jsontext.Value) (any, error) {
+func (s *ClientSession) input(ctx context.Context, id jsonrpc.ID, method string, params jsontext.Value) (any, error) {
 	chain := s.c.chain
 	if chain == nil {
 		return s.serveInput(ctx, method, params)
 	}
-	raw, err := s.runClientChain(ctx, chain, &ClientRequest{Method: method, Params: params, Incoming: true, Session: s})
+	raw, err := s.runClientChain(ctx, chain, &ClientRequest{Method: method, ID: id, Params: params, Incoming: true, Session: s})
 	if err != nil {
 		return nil, err
 	}

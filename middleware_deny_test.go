@@ -184,6 +184,9 @@ func TestClientMiddlewareSeesIncomingInput(t *testing.T) {
 					mu.Lock()
 					incoming = append(incoming, r.Method)
 					mu.Unlock()
+					if r.ID.IsValid() != (era == EraLegacy) {
+						t.Errorf("%s in era %v: id %v", r.Method, era, r.ID)
+					}
 					raw, err := next(ctx, r)
 					if err == nil && r.Method == MethodSamplingCreateMessage {
 						raw = jsontext.Value(strings.Replace(string(raw), "model says", "middleware says", 1))
@@ -254,5 +257,40 @@ func TestDenyToolsPagination(t *testing.T) {
 		if strings.Join(names, ",") != "add,ask,boom,fail,wait,work" {
 			t.Fatalf("size %d: listed %v", size, names)
 		}
+	}
+}
+
+// TestClientMiddlewareListenEndedByServer: with client middleware, Listen
+// still learns its request id, so a subscription the server ends by id
+// ends Listen cleanly; the middleware sees the id too.
+func TestClientMiddlewareListenEndedByServer(t *testing.T) {
+	var fake *fakeServer
+	fake, st := startFake(t, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		switch req.Method {
+		case MethodDiscover:
+			return modernDiscover, nil
+		case MethodSubscriptionsListen:
+			idJSON := req.ID.AppendJSON(nil)
+			_ = fake.conn.Notify(ctx, NotificationCancelled, jsontext.Value(`{"requestId":`+string(idJSON)+`}`))
+			return nil, jsonrpc.ErrNoResponse
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "nope"}
+	})
+	ids := make(chan jsonrpc.ID, 4)
+	cmw := func(next ClientHandler) ClientHandler {
+		return func(ctx context.Context, r *ClientRequest) (jsontext.Value, error) {
+			raw, err := next(ctx, r)
+			if r.Method == MethodSubscriptionsListen {
+				ids <- r.ID
+			}
+			return raw, err
+		}
+	}
+	s := connectClient(t, NewClient(ClientOptions{Middleware: []ClientMiddleware{cmw}}), st)
+	if err := s.Listen(context.Background(), SubscriptionFilter{ToolsListChanged: true}); err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	if id := <-ids; !id.IsValid() {
+		t.Fatal("middleware saw no id")
 	}
 }

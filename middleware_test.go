@@ -160,7 +160,11 @@ func TestMiddlewareFillsExtraOverEveryTransport(t *testing.T) {
 							return nil, err
 						}
 						r.Header = http.Header{"X-Tenant": {"acme"}}
-						return next(ctx, r)
+						raw, err := next(ctx, r)
+						if !r.ID.IsValid() {
+							t.Errorf("%s: no id after next", r.Method)
+						}
+						return raw, err
 					}
 				}
 				c := NewClient(ClientOptions{Era: era, Middleware: []ClientMiddleware{cmw}})
