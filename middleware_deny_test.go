@@ -166,6 +166,17 @@ func TestNotificationMiddleware(t *testing.T) {
 	if n := wait(NotificationCancelled); n.session != sid || n.transport != TransportHTTP {
 		t.Fatalf("http note %+v", n)
 	}
+
+	// HTTP modern: no notification is defined, but middleware sees it.
+	resp = e.post(`{"jsonrpc":"2.0","method":"notifications/example","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		modernHeaders("notifications/example", ""))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("modern notification: %d", resp.StatusCode)
+	}
+	if n := wait("notifications/example"); n.session != "" || n.transport != TransportHTTP {
+		t.Fatalf("modern note %+v", n)
+	}
 }
 
 // TestClientMiddlewareSeesIncomingInput: input the server asks for (a

@@ -379,23 +379,37 @@ func TestMiddlewarePanicContained(t *testing.T) {
 	}
 }
 
-// TestMiddlewareReplacesParams: params replaced by a middleware are what
-// the method decodes.
-func TestMiddlewareReplacesParams(t *testing.T) {
+type ctxKey struct{}
+
+// TestMiddlewareReplacesParamsAndCtx: params replaced by a middleware are
+// what the method decodes, and the ctx it passes on is the handler's (and
+// extra.Context()).
+func TestMiddlewareReplacesParamsAndCtx(t *testing.T) {
 	mw := func(next MethodHandler) MethodHandler {
 		return func(ctx context.Context, r *Request) (Result, error) {
 			if r.Name == "add" {
 				r.Params = jsontext.Value(`{"name":"add","arguments":{"a":40,"b":2}}`)
 			}
-			return next(ctx, r)
+			return next(context.WithValue(ctx, ctxKey{}, "from middleware"), r)
 		}
 	}
 	srv := newTestServer(t, ServerOptions{Middleware: []Middleware{mw}})
+	if err := AddTool(srv, &Tool{Name: "ctx"}, func(ctx context.Context, e *RequestHandlerExtra, in struct{}) (string, error) {
+		a, _ := ctx.Value(ctxKey{}).(string)
+		b, _ := e.Context().Value(ctxKey{}).(string)
+		return a + "|" + b, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	c := startServer(t, srv, nil)
 	c.initialize(nil)
 	res := c.mustCall(MethodToolsCall, map[string]any{"name": "add", "arguments": map[string]any{"a": 1, "b": 2}})
 	if getPath(res, "structuredContent", "sum") != float64(42) {
 		t.Fatalf("result: %v", res)
+	}
+	res = c.mustCall(MethodToolsCall, map[string]any{"name": "ctx"})
+	if got := getPath(res, "content", 0, "text"); got != "from middleware|from middleware" {
+		t.Fatalf("handler ctx: %v", got)
 	}
 }
 
