@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -44,6 +47,10 @@ type requestEnv struct {
 	// state, when not nil, is the per-request state the transport
 	// allocated (it holds this env); handle allocates one otherwise.
 	state *reqState
+	// httpReq is the HTTP request (Streamable HTTP), transport describes
+	// a stream connection; both only for middleware and the access log.
+	httpReq   *http.Request
+	transport *TransportInfo
 }
 
 // requestMeta is the typed view of a request's _meta.
@@ -95,15 +102,18 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: handler panicked"}
 		}
 	}()
+	rs := env.state
+	if rs == nil {
+		rs = new(reqState)
+	}
+	if s.accessLog && s.logger.Enabled(ctx, slog.LevelInfo) {
+		rs.accessStart = time.Now()
+	}
 	if !knownMethods[req.Method] {
 		return nil, methodNotFound(req.Method)
 	}
 	if len(req.Params) > 0 && req.Params.Kind() != '{' {
 		return nil, invalidParams("params must be an object")
-	}
-	rs := env.state
-	if rs == nil {
-		rs = new(reqState)
 	}
 	rp := env.params
 	if rp == nil {
@@ -153,6 +163,10 @@ type reqState struct {
 	// out is the result sent: never the handler's value itself (see
 	// result_own.go).
 	out resultCopy
+	// mreq is the middleware's view of the request (middleware.go);
+	// accessStart is when handle began, zero when the access log is off.
+	mreq        Request
+	accessStart time.Time
 }
 
 // notifySink is the LogSink of a request with a back-channel.
@@ -196,7 +210,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 	pc := &rs.pc
 	*pc = ProtocolContext{Era: EraModern, ProtocolVersion: *meta.ProtocolVersion, ClientInfo: meta.ClientInfo, ClientCapabilities: meta.ClientCapabilities}
 	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, level)
-	res, err := s.serve(ctx, req, env, extra, rs, rp)
+	res, err := s.run(ctx, req, env, extra, rs, rp)
 	if err != nil {
 		return nil, err
 	}
@@ -208,20 +222,32 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 	if ss == nil {
 		return nil, invalidParams("missing required _meta %q: this endpoint serves the 2026-07-28 protocol; send initialize to open a legacy session", MetaProtocolVersion)
 	}
+	pc := ss.protocol()
+	if req.Method != MethodInitialize && req.Method != MethodPing {
+		if pc == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not initialized: send initialize first (or per-request _meta for protocol 2026-07-28)"}
+		}
+		if methodsModernOnly[req.Method] || !s.methodDeclared(req.Method) {
+			return nil, methodNotFound(req.Method)
+		}
+	} else if pc == nil {
+		pc = &rs.pc
+		*pc = ProtocolContext{Era: EraLegacy}
+	}
+	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, LoggingLevel(ss.logLevel.Load()))
+	res, err := s.run(ctx, req, env, extra, rs, rp)
+	if err != nil {
+		return nil, err
+	}
+	return s.finishResult(res, env, rs, EraLegacy)
+}
+
+// serveLegacy runs the methods only the legacy era has (the modern era
+// rejects them before serve).
+func (s *Server) serveLegacy(req *jsonrpc.Request, ss *session) (Result, error) {
 	switch req.Method {
 	case MethodInitialize:
 		return s.initialize(req, ss)
-	case MethodPing:
-		return &EmptyResult{}, nil
-	}
-	pc := ss.protocol()
-	if pc == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not initialized: send initialize first (or per-request _meta for protocol 2026-07-28)"}
-	}
-	if methodsModernOnly[req.Method] || !s.methodDeclared(req.Method) {
-		return nil, methodNotFound(req.Method)
-	}
-	switch req.Method {
 	case MethodLoggingSetLevel:
 		p, err := decodeParams[SetLevelParams](req.Params)
 		if err != nil {
@@ -249,15 +275,10 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 		}
 		return &EmptyResult{}, nil
 	}
-	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, LoggingLevel(ss.logLevel.Load()))
-	res, err := s.serve(ctx, req, env, extra, rs, rp)
-	if err != nil {
-		return nil, err
-	}
-	return s.finishResult(res, env, rs, EraLegacy)
+	return &EmptyResult{}, nil // ping
 }
 
-func (s *Server) initialize(req *jsonrpc.Request, ss *session) (any, error) {
+func (s *Server) initialize(req *jsonrpc.Request, ss *session) (Result, error) {
 	p, err := decodeParams[InitializeParams](req.Params)
 	if err != nil {
 		return nil, err
@@ -353,6 +374,12 @@ func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *reques
 // they are, for finishResult to copy.
 func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, rp *reqParams) (Result, error) {
 	switch req.Method {
+	case MethodInitialize, MethodPing, MethodLoggingSetLevel, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
+		res, err := s.serveLegacy(req, env.session)
+		if err != nil {
+			return nil, err
+		}
+		return rs.out.adopt(res), nil
 	case MethodDiscover:
 		return rs.out.adopt(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(), Instructions: s.opts.Instructions}), nil
 	case MethodToolsList:

@@ -466,6 +466,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 			rs.params.scan(m.Params)
 		}
 		rs.env.state = rs
+		rs.env.httpReq = r
 		if rs.params.ok {
 			rs.env.params = &rs.params
 			pk = rs.params.peek(m.Method)

@@ -462,7 +462,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		if sess == nil {
 			return
 		}
-		h.legacyNotification(sess, req)
+		h.s.notification(r.Context(), h.notificationOf(r, req, auth, sess.id), func(context.Context) { h.legacyNotification(sess, req) })
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -523,6 +523,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 		}
 		writeJSONBody(w, http.StatusOK, b)
+		h.s.logAccess(ctx, req, rs, res, err, len(b))
 		putBuf(bp, b) // the ResponseWriter does not retain it
 		return
 	}
@@ -543,6 +544,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		res, err := h.s.handle(ctx, req, env)
 		sess.finish(req.ID, cancel)
 		b, code := h.encodeResponse(req.ID, res, err)
+		h.s.logAccess(ctx, req, rs, res, err, len(b))
 		st.finish(b)
 		sess.removeStream(st)
 		st.logDrops(req)

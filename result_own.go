@@ -111,13 +111,10 @@ func (s *Server) finishResult(res Result, env *requestEnv, rs *reqState, era Era
 	if modern {
 		info = &s.info
 	}
+	// SetResultMeta keys (from the handler or a middleware) go on every
+	// result, input_required included.
 	_, inputRequired := res.(*InputRequiredResult)
-	if inputRequired {
-		// The handler's SetResultMeta keys belong to its final result.
-		f.Meta = mergeMeta(f.Meta, nil, info)
-	} else {
-		f.Meta = rs.extra.mergeResultMeta(f.Meta, info)
-	}
+	f.Meta = rs.extra.mergeResultMeta(f.Meta, info)
 	if !modern {
 		return res, nil
 	}

@@ -213,7 +213,7 @@ func (s *Server) RemoveTools(names ...string) int {
 func (s *Server) callTool(ctx context.Context, extra *RequestHandlerExtra, p *CallToolParams) (Result, error) {
 	st, ok := s.tools.get(p.Name)
 	if !ok {
-		return nil, invalidParams("unknown tool %q", p.Name)
+		return nil, unknownTool(p.Name)
 	}
 	args := p.Arguments
 	if len(args) == 0 || string(args) == "null" {
