@@ -444,7 +444,8 @@ let exit = failed === 0 ? 0 : 1;
 if (baseline) {
   for (const e of unexpected) say(`conformance: unexpected failure (not in baseline): ${e}`);
   for (const e of stale) say(`conformance: stale baseline entry (now passing): ${e}`);
-  for (const e of baseline.all) if (!usedEntries.has(e)) say(`conformance: note: baseline entry '${e}' matched no scenario of this run`);
+  const unused = baseline.all.filter((e) => !usedEntries.has(e));
+  if (unused.length) say(`conformance: note: ${unused.length} baseline entr${unused.length === 1 ? 'y' : 'ies'} matched no scenario of this run: ${unused.join(', ')}`);
   say(`conformance: baseline ${env.BASELINE}: ${unexpected.length || stale.length ? 'MISMATCH' : 'matches'} (${rows.filter((r) => r.expected).length} expected, ${unexpected.length} unexpected, ${stale.length} stale)`);
   exit = unexpected.length || stale.length ? 1 : 0;
 }
@@ -540,7 +541,7 @@ else
 fi
 
 # ------------------------------------------------------------------- suite --
-info "suite @modelcontextprotocol/conformance@$SUITE_VERSION (sdk $SDK_PIN, node $("$NODE" --version)); results in $OUT"
+info "suite @modelcontextprotocol/conformance@$SUITE_VERSION (sdk $SDK_PIN, node $("$NODE" --version)); results in $OUT$([[ $KEEP_OUT == 1 ]] || echo ' (removed at exit)')"
 for e in "${ENTRIES[@]}"; do
 	rdir=$OUT/results${e:+/$e}
 	log=$OUT/suite${e:+-$e}.log
