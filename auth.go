@@ -34,8 +34,14 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 // MarshalText keeps secrets out of JSON and text encodings.
 func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 
-// AuthInfo describes the credential a request arrived with, as extracted by
-// the transport's authentication layer.
+// AuthInfo describes the credential a request arrived with.
+//
+// pmcp fills none of these fields itself: every field is filled by your
+// [StreamableHTTPOptions].Authenticate hook, and AuthInfo is nil over stream
+// transports (stdio, in-memory) and when no hook is set. pmcp only reads
+// ClientID (the session principal when AuthContext.Subject is empty). It does
+// not validate tokens, enforce ExpiresAt or check Resource against the
+// endpoint: not done yet, the authorization issue will.
 type AuthInfo struct {
 	Token     Secret
 	ClientID  string
@@ -50,6 +56,11 @@ type AuthInfo struct {
 // Subject is the principal that server-side state (modern requestStates,
 // legacy HTTP sessions) is bound to; without a Subject the bearer token
 // is, so state then does not survive a token refresh.
+//
+// Like [AuthInfo], it is filled only by your
+// [StreamableHTTPOptions].Authenticate hook (nil otherwise). pmcp reads
+// Subject and, through HasScope, Scopes; ClientID, Claims and Token are
+// carried for your handlers and never inspected by pmcp.
 type AuthContext struct {
 	Subject  string
 	ClientID string

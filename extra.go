@@ -50,7 +50,9 @@ type RequestHandlerExtra struct {
 	// the effective level are dropped before anything is built.
 	LogLevel LoggingLevel
 	// TaskRequest is the raw task-augmentation member ("task") of a
-	// tools/call, nil when the client did not ask for a task.
+	// tools/call, nil when the client did not ask for a task. pmcp does not
+	// run tasks yet (the Tasks issue will): the call is still answered
+	// synchronously with a plain result.
 	TaskRequest jsontext.Value
 	// RequestMeta is the request's raw _meta object, nil when absent.
 	RequestMeta jsontext.Value

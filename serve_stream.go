@@ -19,6 +19,9 @@ import (
 // ServerOptions.MaxConcurrentRequests. When the peer closes its side,
 // requests in flight finish and their replies are written before Serve
 // returns. Serve closes st before it returns.
+//
+// Serve returns nil when the peer closes its side cleanly (end of input),
+// ctx.Err() when ctx ends it, and otherwise the error that stopped reading.
 func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 	ss := &session{}
 	var conn *jsonrpc.Conn

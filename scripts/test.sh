@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
 # Runs every check of the project: formatting, vet, the race-enabled test
-# suite (goleak in every package, fuzz seeds replayed as unit tests) and the
-# scripted stdio sessions against `pmcp serve --stdio`.
+# suite (goleak in every package, fuzz seeds replayed as unit tests, the
+# scripted stdio sessions against `pmcp serve --stdio`, and examples/: every
+# README program built with go build, run and checked against the README).
 #
 # The official conformance suite needs Node >= 22; scripts/conformance.sh
 # installs it (and the pinned suite versions) from npm on first use.
 # Set PMCP_SKIP_CONFORMANCE=1 to skip that stage locally.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Temporary files go away however the script ends (success, a failed stage,
+# Ctrl-C, SIGTERM); scripts/conformance.sh cleans up its own the same way.
+bin_dir=""
+# shellcheck disable=SC2317 # only ever called from the trap
+cleanup() {
+	if [[ -n $bin_dir ]]; then
+		rm -rf "$bin_dir"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 stages=0
 step() {
@@ -29,7 +43,7 @@ fi
 step "go vet"
 go vet ./...
 
-step "go test -race"
+step "go test -race (examples/ builds and runs every README program)"
 go test -race -count=1 ./...
 
 step "allocation budgets (exact, without -race)"
@@ -43,8 +57,7 @@ step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1 (separate module)"
 
 if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
 	step "conformance: build the everything server"
-	bin_dir=$(mktemp -d)
-	trap 'rm -rf "$bin_dir"' EXIT
+	bin_dir=$(mktemp -d "${TMPDIR:-/tmp}/pmcp-test.XXXXXX")
 	go build -o "$bin_dir/pmcp" ./cmd/pmcp
 	serve=("$bin_dir/pmcp" serve --http '127.0.0.1:{port}')
 	baseline=conformance/baseline-server.yml
@@ -77,5 +90,6 @@ echo
 echo "all checks passed"
 # One plain closing line: every stage above exits non-zero on failure
 # (set -e), so reaching here means all of them passed. Expected failures
-# listed in a conformance baseline (client auth scenarios) are not failures.
+# listed in a conformance baseline (client auth scenarios) are not failures;
+# scripts/conformance.sh sums them up in one "expected failures" line.
 echo "test.sh: ${stages} passed, 0 failed"
