@@ -666,7 +666,7 @@ func TestMemoryEventStore(t *testing.T) {
 	_ = m0.Append(ctx, "s", "1", 1, []byte("a"))
 	_, b0 := m0.Len()
 	one := b0 - int64(memSessionOverhead+memStreamOverhead)
-	base := int64(memSessionOverhead + memStreamOverhead)          // a session with one stream
+	base := int64(memSessionOverhead + memStreamOverhead) // a session with one stream
 	m := NewMemoryEventStore(MemoryEventStoreOptions{MaxStreamEvents: 3})
 	for i := uint64(1); i <= 5; i++ {
 		_ = m.Append(ctx, "s", "1", i, []byte("a"))
