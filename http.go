@@ -97,13 +97,18 @@ type StreamableHTTPOptions struct {
 	// means a MemoryEventStore with default bounds.
 	EventStore EventStore
 
-	// AllowedHosts lists Host values (a hostname, matching any port, or
-	// host:port) accepted besides localhost, 127.0.0.1 and [::1]. When
-	// empty, the Host header is checked only on connections that arrived on
-	// a loopback address (DNS-rebinding protection); when not empty, it is
-	// checked on every connection. A mismatch gets 403.
+	// AllowedHosts lists Host values accepted besides the loopback ones:
+	// a hostname (or bracketed IPv6 address), matching any port, or
+	// host:port, matching that port only; compared case-insensitively.
+	// The Host header is always checked (DNS-rebinding protection),
+	// whatever interface the connection arrived on: by default only
+	// localhost, 127.0.0.0/8 and [::1] pass, so a server listening on a
+	// public address must list its public names here. A Host value that
+	// is not a valid host with an optional port (1-65535) never passes.
+	// A refused Host gets 403.
 	AllowedHosts []string
-	// DisableHostCheck turns the Host check off.
+	// DisableHostCheck turns the Host check off (for a server behind a
+	// proxy that checks Host itself).
 	DisableHostCheck bool
 	// AllowedOrigins lists Origin values (scheme://host[:port], compared
 	// case-insensitively) accepted besides loopback origins; "*" accepts
@@ -420,7 +425,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		}
 	}
 	if !h.hostAllowed(r) {
-		writeTransportError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: Host not allowed")
+		writeTransportError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, hostForbidden)
 		return
 	}
 	origin := r.Header.Get("Origin")
