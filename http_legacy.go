@@ -95,6 +95,10 @@ func (h *StreamableHTTPHandler) newSession(principal string) *httpSession {
 	return sess
 }
 
+// msgRepeatedVersion is the 400 message for an MCP-Protocol-Version
+// header sent on more than one field line (see headerRepeated).
+const msgRepeatedVersion = "Bad Request: MCP-Protocol-Version header sent more than once"
+
 // lookupSession finds the session of a request, or answers 400 (no id) or
 // 404 (unknown, ended, or bound to another principal) and returns nil.
 func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Request, auth authResult) *httpSession {
@@ -109,6 +113,10 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 	}
 	if sess == nil || subtle.ConstantTimeCompare([]byte(sess.principal), []byte(auth.principal())) != 1 {
 		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
+		return nil
+	}
+	if headerRepeated(r.Header, headerProtocolVersion) {
+		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, msgRepeatedVersion)
 		return nil
 	}
 	if v, ok := headerValue(r.Header, headerProtocolVersion); ok && !IsLegacyVersion(v) {
@@ -449,6 +457,10 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 	isInit := req.Method == MethodInitialize
 	var sess *httpSession
 	if isInit {
+		if headerRepeated(r.Header, headerProtocolVersion) {
+			writeResponse(w, http.StatusBadRequest, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, msgRepeatedVersion)})
+			return
+		}
 		if sess = h.newSession(auth.principal()); sess == nil {
 			w.Header().Set("Retry-After", "5")
 			writeResponse(w, http.StatusServiceUnavailable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")})
