@@ -99,8 +99,9 @@ func (h *StreamableHTTPHandler) newSession(principal string) *httpSession {
 // header sent on more than one field line (see headerRepeated).
 const msgRepeatedVersion = "Bad Request: MCP-Protocol-Version header sent more than once"
 
-// lookupSession finds the session of a request, or answers 400 (no id) or
-// 404 (unknown, ended, or bound to another principal) and returns nil.
+// lookupSession finds the session of a request, or answers 400 (no id, or
+// a repeated or non-legacy MCP-Protocol-Version) or 404 (unknown, ended,
+// or bound to another principal) and returns nil.
 func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Request, auth authResult) *httpSession {
 	id, ok := headerValue(r.Header, headerSessionID)
 	if !ok || id == "" {
