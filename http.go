@@ -111,7 +111,8 @@ type StreamableHTTPOptions struct {
 	CORS bool
 
 	// Authenticate, when set, runs for every request before anything else
-	// is read. An error gets 401. The principal (AuthContext.Subject, else
+	// is read. An error gets 401 with a bare Bearer challenge, or the
+	// status and challenges of an *AuthError it wraps. The principal (AuthContext.Subject, else
 	// AuthInfo.ClientID) is bound to legacy sessions at initialize; a
 	// session used by another principal answers 404, as if unknown.
 	Authenticate func(r *http.Request) (*AuthInfo, *AuthContext, error)
@@ -402,8 +403,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 	if h.opts.Authenticate != nil {
 		info, actx, err := h.opts.Authenticate(r)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			writeTransportError(w, http.StatusUnauthorized, jsonrpc.CodeInvalidRequest, "Unauthorized")
+			writeAuthError(w, err)
 			return
 		}
 		auth = authResult{info: info, ctx: actx}
