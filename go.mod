@@ -10,4 +10,7 @@ require (
 	go.uber.org/goleak v1.3.0
 )
 
-require golang.org/x/text v0.14.0 // indirect
+require (
+	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
+	golang.org/x/text v0.14.0 // indirect
+)
