@@ -251,9 +251,11 @@ func TestJWKSSlowEndpointIsBounded(t *testing.T) {
 func TestJWKSGarbage(t *testing.T) {
 	huge := `{"keys":[` + strings.Repeat(`{"kty":"EC"},`, 100000) + `{}]}`
 	cases := map[string]func(w http.ResponseWriter){
-		"not json":      func(w http.ResponseWriter) { _, _ = w.Write([]byte("<html>hello</html>")) },
-		"oversize":      func(w http.ResponseWriter) { _, _ = w.Write([]byte(huge)) },
-		"symmetric key": func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"keys":[{"kty":"oct","kid":"rsa1","k":"c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0"}]}`)) },
+		"not json": func(w http.ResponseWriter) { _, _ = w.Write([]byte("<html>hello</html>")) },
+		"oversize": func(w http.ResponseWriter) { _, _ = w.Write([]byte(huge)) },
+		"symmetric key": func(w http.ResponseWriter) {
+			_, _ = w.Write([]byte(`{"keys":[{"kty":"oct","kid":"rsa1","k":"c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0"}]}`))
+		},
 		"no keys":       func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"keys":[]}`)) },
 		"keys not list": func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{"keys":"x"}`)) },
 		"status 500":    func(w http.ResponseWriter) { w.WriteHeader(500) },
