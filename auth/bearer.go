@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
@@ -49,7 +50,8 @@ type Token struct {
 	// ("cnf.jkt", RFC 9449 §6); empty for an unbound bearer token.
 	JKT string
 	// Claims are the token's claims (JWT payload or introspection
-	// response), for authorization decisions beyond scopes.
+	// response), for authorization decisions beyond scopes. Treat them as
+	// read-only: a verifier may cache and share a Token.
 	Claims map[string]any
 }
 
@@ -177,16 +179,15 @@ func (a *Authenticator) ResourceMetadataURL() string { return a.prmURL }
 // malformed Authorization header, 403 insufficient_scope when Scopes are
 // missing. The token never appears in an error.
 func (a *Authenticator) Authenticate(r *http.Request) (*pmcp.AuthInfo, *pmcp.AuthContext, error) {
-	tok, scheme, err := a.verify(r)
+	tok, c, err := a.verify(r)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := InsufficientScope(a.prmURL, a.scopes, tok.Scopes); err != nil {
 		return nil, nil, err
 	}
-	raw, _ := parseAuthorization(r.Header, a.maxToken) // verified above
-	secret := pmcp.Secret(raw.token)
-	extra := map[string]any{"issuer": tok.Issuer, "scheme": scheme}
+	secret := pmcp.Secret(c.token)
+	extra := map[string]any{"issuer": tok.Issuer, "scheme": c.scheme}
 	if tok.JKT != "" {
 		extra["jkt"] = tok.JKT
 	}
@@ -202,49 +203,49 @@ func (a *Authenticator) Authenticate(r *http.Request) (*pmcp.AuthInfo, *pmcp.Aut
 		Subject:  tok.Subject,
 		ClientID: tok.ClientID,
 		Scopes:   append([]string(nil), tok.Scopes...),
-		Claims:   tok.Claims,
+		Claims:   maps.Clone(tok.Claims), // a cached Token is shared
 		Token:    secret,
 	}
 	return info, actx, nil
 }
 
-// verify checks the credentials of r and returns the token and the scheme
-// it came with.
-func (a *Authenticator) verify(r *http.Request) (*Token, string, error) {
+// verify checks the credentials of r and returns the token and the
+// credentials it came in.
+func (a *Authenticator) verify(r *http.Request) (*Token, credentials, error) {
 	c, err := parseAuthorization(r.Header, a.maxToken)
 	switch {
 	case errors.Is(err, errTokenTooLarge):
-		return nil, "", a.fail(http.StatusUnauthorized, SchemeBearer, ErrorInvalidToken, "the access token is too large", err)
+		return nil, credentials{}, a.fail(http.StatusUnauthorized, SchemeBearer, ErrorInvalidToken, "the access token is too large", err)
 	case err != nil:
-		return nil, "", a.fail(http.StatusBadRequest, SchemeBearer, ErrorInvalidRequest, "malformed Authorization header", err)
+		return nil, credentials{}, a.fail(http.StatusBadRequest, SchemeBearer, ErrorInvalidRequest, "malformed Authorization header", err)
 	case c.scheme == "" || (c.scheme == SchemeDPoP && a.dpop == nil):
-		return nil, "", a.fail(http.StatusUnauthorized, "", "", "", errNoToken)
+		return nil, credentials{}, a.fail(http.StatusUnauthorized, "", "", "", errNoToken)
 	case c.scheme == SchemeBearer && a.dpopMode == DPoPRequired:
-		return nil, "", a.fail(http.StatusUnauthorized, SchemeDPoP, ErrorInvalidToken, "a DPoP-bound token is required", errBearerRefused)
+		return nil, credentials{}, a.fail(http.StatusUnauthorized, SchemeDPoP, ErrorInvalidToken, "a DPoP-bound token is required", errBearerRefused)
 	}
 	if len(r.Header.Values("DPoP")) > 0 && c.scheme == SchemeBearer && a.dpop != nil {
 		// A proof with a bearer scheme is a confused or downgraded client.
-		return nil, "", a.fail(http.StatusBadRequest, SchemeBearer, ErrorInvalidRequest, "a DPoP proof needs the DPoP scheme", errBearerRefused)
+		return nil, credentials{}, a.fail(http.StatusBadRequest, SchemeBearer, ErrorInvalidRequest, "a DPoP proof needs the DPoP scheme", errBearerRefused)
 	}
 	tok, err := a.verifier.VerifyToken(r.Context(), c.token)
 	if err != nil {
-		return nil, "", a.fail(http.StatusUnauthorized, c.scheme, ErrorInvalidToken, "the access token is invalid", err)
+		return nil, credentials{}, a.fail(http.StatusUnauthorized, c.scheme, ErrorInvalidToken, "the access token is invalid", err)
 	}
 	if tok == nil || (tok.Subject == "" && tok.ClientID == "") {
-		return nil, "", a.fail(http.StatusUnauthorized, c.scheme, ErrorInvalidToken, "the access token names no principal", fmt.Errorf("%w: no subject or client_id", ErrInvalidToken))
+		return nil, credentials{}, a.fail(http.StatusUnauthorized, c.scheme, ErrorInvalidToken, "the access token names no principal", fmt.Errorf("%w: no subject or client_id", ErrInvalidToken))
 	}
 	switch c.scheme {
 	case SchemeBearer:
 		if tok.JKT != "" {
 			// RFC 9449 §7.2: a bound token is never accepted as a bearer token.
-			return nil, "", a.fail(http.StatusUnauthorized, SchemeBearer, ErrorInvalidToken, "the access token is DPoP-bound", fmt.Errorf("%w: DPoP-bound token sent as bearer", ErrInvalidToken))
+			return nil, credentials{}, a.fail(http.StatusUnauthorized, SchemeBearer, ErrorInvalidToken, "the access token is DPoP-bound", fmt.Errorf("%w: DPoP-bound token sent as bearer", ErrInvalidToken))
 		}
 	case SchemeDPoP:
 		if err := a.dpop.check(r, c.token, tok.JKT); err != nil {
-			return nil, "", a.fail(http.StatusUnauthorized, SchemeDPoP, ErrorInvalidDPoPProof, "the DPoP proof is invalid", err)
+			return nil, credentials{}, a.fail(http.StatusUnauthorized, SchemeDPoP, ErrorInvalidDPoPProof, "the DPoP proof is invalid", err)
 		}
 	}
-	return tok, c.scheme, nil
+	return tok, c, nil
 }
 
 var (

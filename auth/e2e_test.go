@@ -50,7 +50,7 @@ func TestEndToEndStreamableHTTP(t *testing.T) {
 	}
 	type seen struct {
 		subject, printed string
-		token           pmcp.Secret
+		token            pmcp.Secret
 	}
 	seenCh := make(chan seen, 4)
 	type noArgs struct{}

@@ -57,7 +57,8 @@ type IntrospectionOptions struct {
 	// MaxTokenBytes caps a token. Zero means DefaultMaxTokenBytes.
 	MaxTokenBytes int
 	// HTTPClient sends the requests. Nil means a client of the
-	// verifier's own over http.DefaultTransport.
+	// verifier's own over http.DefaultTransport that follows no redirect
+	// (the token is in the request body).
 	HTTPClient *http.Client
 	// Timeout bounds one request. Zero means DefaultIntrospectionTimeout.
 	Timeout time.Duration
@@ -76,7 +77,9 @@ type IntrospectionOptions struct {
 // IntrospectionVerifier verifies opaque tokens with OAuth 2.0 Token
 // Introspection (RFC 7662), caching active results (keyed by a hash of
 // the token, never the token itself) until the earlier of CacheTTL and
-// the token's exp. It is safe for concurrent use and starts no goroutine.
+// the token's exp. A response must say "active": true, carry "exp" and
+// name the Audience in "aud" (see AllowMissingAudience); anything else is
+// refused. It is safe for concurrent use and starts no goroutine.
 type IntrospectionVerifier struct {
 	opts   IntrospectionOptions
 	aud    string
@@ -109,7 +112,9 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier
 	v := &IntrospectionVerifier{opts: opts, aud: aud, leeway: durationOr(opts.Leeway, DefaultLeeway), client: opts.HTTPClient, now: time.Now,
 		cache: map[[32]byte]*list.Element{}, lru: list.New()}
 	if v.client == nil {
-		v.client = &http.Client{}
+		// The token travels in the body, which a 307/308 would re-send
+		// to wherever the redirect points: follow none.
+		v.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	if v.opts.MaxTokenBytes <= 0 {
 		v.opts.MaxTokenBytes = DefaultMaxTokenBytes

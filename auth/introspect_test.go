@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -211,5 +212,25 @@ func TestIntrospectionRejects(t *testing.T) {
 	}
 	if _, err := NewIntrospectionVerifier(IntrospectionOptions{Endpoint: f.ts.URL}); err == nil {
 		t.Fatal("verifier without Audience accepted")
+	}
+}
+
+// The token is in the POST body: a redirect from the endpoint must not
+// carry it elsewhere.
+func TestIntrospectionFollowsNoRedirect(t *testing.T) {
+	var leaked atomic.Int64
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Add(1)
+		_ = json.NewEncoder(w).Encode(activeResp(time.Now().Add(time.Hour)))
+	}))
+	defer elsewhere.Close()
+	f := newFakeIntrospection(t)
+	f.ts.Config.Handler = http.RedirectHandler(elsewhere.URL, http.StatusTemporaryRedirect)
+	v := f.verifier(t, nil)
+	if _, err := v.VerifyToken(context.Background(), "tok"); !errors.Is(err, ErrVerifierUnavailable) {
+		t.Fatalf("err %v", err)
+	}
+	if leaked.Load() != 0 {
+		t.Fatal("the introspection request followed the redirect")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -290,5 +291,38 @@ func TestJWKSGarbage(t *testing.T) {
 				t.Fatalf("after recovery: %v", err)
 			}
 		})
+	}
+}
+
+// A burst of concurrent requests, first with a cold cache and then with
+// unknown key ids, costs one fetch each: the first and one refresh.
+func TestJWKSConcurrentFetchesCoalesce(t *testing.T) {
+	as := newTestAS(t)
+	v := as.newVerifier(t, nil)
+	good, unknown := as.sign("ec1", claims(), nil), as.sign("rot1", claims(), nil)
+	run := func(tok string, wantErr bool) {
+		var wg sync.WaitGroup
+		errs := make(chan error, 32)
+		for range 32 {
+			wg.Go(func() {
+				_, err := v.VerifyToken(context.Background(), tok)
+				if (err != nil) != wantErr {
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("unexpected result: %v", err)
+		}
+	}
+	run(good, false)
+	if n := as.hits.Load(); n != 1 {
+		t.Fatalf("cold burst fetched %d times, want 1", n)
+	}
+	run(unknown, true)
+	if n := as.hits.Load(); n != 2 {
+		t.Fatalf("unknown-kid burst: %d fetches in all, want 2", n)
 	}
 }
