@@ -229,7 +229,11 @@ func (a *Authenticator) verify(r *http.Request) (*Token, credentials, error) {
 	}
 	tok, err := a.verifier.VerifyToken(r.Context(), c.token)
 	if err != nil {
-		return nil, credentials{}, a.fail(http.StatusUnauthorized, c.scheme, ErrorInvalidToken, "the access token is invalid", err)
+		desc := "the access token is invalid"
+		if errors.Is(err, ErrVerifierUnavailable) {
+			desc = "the access token could not be verified"
+		}
+		return nil, credentials{}, a.fail(http.StatusUnauthorized, c.scheme, ErrorInvalidToken, desc, err)
 	}
 	if tok == nil || (tok.Subject == "" && tok.ClientID == "") {
 		return nil, credentials{}, a.fail(http.StatusUnauthorized, c.scheme, ErrorInvalidToken, "the access token names no principal", fmt.Errorf("%w: no subject or client_id", ErrInvalidToken))
