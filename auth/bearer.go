@@ -260,6 +260,9 @@ var (
 // fail builds the refusal: the challenge of scheme carries the error
 // code, and when DPoP is enabled both schemes are offered.
 func (a *Authenticator) fail(status int, scheme, code, desc string, cause error) error {
+	if a.dpopMode == DPoPRequired && scheme == SchemeBearer {
+		scheme = SchemeDPoP // the only challenge sent
+	}
 	bearer := Challenge{Scheme: SchemeBearer, ResourceMetadata: a.prmURL, Scope: a.scopes}
 	var dpop Challenge
 	if a.dpop != nil {
@@ -283,8 +286,11 @@ func (a *Authenticator) fail(status int, scheme, code, desc string, cause error)
 
 // InsufficientScope returns nil when actx holds every scope of required,
 // else the 403 step-up *pmcp.AuthError naming all of required (see the
-// package function InsufficientScope). Use it from a tool, resource or
-// prompt handler, or from middleware, for per-operation scopes.
+// package function InsufficientScope). It is the building block for
+// per-tool, per-resource and per-prompt scopes. The Streamable HTTP
+// handler answers with its status and challenge when the error comes
+// from Authenticate; the dispatcher does not yet map one returned by a
+// handler or middleware to an HTTP 403.
 func (a *Authenticator) InsufficientScope(actx *pmcp.AuthContext, required ...string) error {
 	var granted []string
 	if actx != nil {

@@ -47,8 +47,9 @@
 // steps up once. The error returned is a *pmcp.AuthError, which the
 // Streamable HTTP handler turns into that answer.
 //
-// Per-operation scopes use the same 403: call
-// Authenticator.InsufficientScope with the scopes an operation needs.
+// Authenticator.InsufficientScope builds the same 403 for the scopes a
+// single operation needs (per-tool scopes); wiring it into the dispatcher
+// so that a handler's refusal becomes the HTTP 403 is not done yet.
 //
 // # Verifiers
 //

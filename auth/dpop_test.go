@@ -235,3 +235,16 @@ func TestDPoPReplayCacheBounded(t *testing.T) {
 		t.Fatalf("after expiry: len %d", c.len())
 	}
 }
+
+// With DPoPRequired only the DPoP challenge is sent, so a malformed
+// header's invalid_request must be on it.
+func TestDPoPRequiredMalformedHeader(t *testing.T) {
+	f := newDPoPFixture(t, DPoPRequired)
+	r := dpopRequest(f.bound)
+	r.Header.Set("Authorization", "DPoP a b")
+	_, _, err := f.a.Authenticate(r)
+	chs := authErr(t, err, http.StatusBadRequest)
+	if len(chs) != 1 || chs[0].scheme != "DPoP" || chs[0].params["error"] != ErrorInvalidRequest {
+		t.Fatalf("challenges %+v", chs)
+	}
+}

@@ -115,8 +115,10 @@ func (k *keySet) lookup(ctx context.Context, kid, alg string) ([]jose.JSONWebKey
 }
 
 // fetch reads and parses the key set, within the size and time bounds.
+// The fetch is shared by every waiting request, so the caller going away
+// does not cancel it (the timeout still bounds it).
 func (k *keySet) fetch(ctx context.Context) ([]jose.JSONWebKey, error) {
-	ctx, cancel := context.WithTimeout(ctx, k.timeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.url, nil)
 	if err != nil {

@@ -326,3 +326,34 @@ func TestJWKSConcurrentFetchesCoalesce(t *testing.T) {
 		t.Fatalf("unknown-kid burst: %d fetches in all, want 2", n)
 	}
 }
+
+// A client that disconnects during the first JWKS fetch must not poison
+// the cache for everyone else for RefreshMinInterval.
+func TestJWKSFetchSurvivesCallerCancel(t *testing.T) {
+	as := newTestAS(t)
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	as.body = func(w http.ResponseWriter, r *http.Request) bool {
+		once.Do(func() { close(arrived) })
+		<-release
+		return false // then serve the JWKS
+	}
+	v := as.newVerifier(t, nil)
+	tok := as.sign("ec1", claims(), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := v.VerifyToken(ctx, tok)
+		done <- err
+	}()
+	<-arrived
+	cancel() // the first caller goes away mid-fetch
+	close(release)
+	<-done
+	if _, err := v.VerifyToken(context.Background(), tok); err != nil {
+		t.Fatalf("after the first caller cancelled: %v", err)
+	}
+	if n := as.hits.Load(); n != 1 {
+		t.Fatalf("JWKS fetched %d times, want 1", n)
+	}
+}
