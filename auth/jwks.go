@@ -21,10 +21,11 @@ const (
 	DefaultJWKSMaxKeys = 64
 	// DefaultJWKSFetchTimeout bounds one JWKS fetch.
 	DefaultJWKSFetchTimeout = 5 * time.Second
-	// DefaultJWKSRefreshMinInterval is the least time between two JWKS
-	// fetches, whatever triggers them (an unknown kid, a stale set, a
-	// failed fetch): a flood of tokens with made-up key ids costs at
-	// most one fetch per interval.
+	// DefaultJWKSRefreshMinInterval rate-limits JWKS fetches: after any
+	// fetch (or failed fetch) the next waits this long, except that one
+	// refresh for an unknown kid is allowed per interval (a key rotated
+	// in just after a fetch). A flood of tokens with made-up key ids thus
+	// costs at most one extra fetch per interval.
 	DefaultJWKSRefreshMinInterval = 30 * time.Second
 	// DefaultJWKSMaxAge is how long a fetched key set is used before it
 	// is fetched again (a failed refetch keeps the old keys).

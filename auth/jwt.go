@@ -52,8 +52,9 @@ type JWTOptions struct {
 	// MaxJWKSBytes caps the JWKS document. Zero means
 	// DefaultJWKSMaxBytes.
 	MaxJWKSBytes int64
-	// RefreshMinInterval is the least time between two JWKS fetches.
-	// Zero means DefaultJWKSRefreshMinInterval.
+	// RefreshMinInterval rate-limits JWKS fetches (see
+	// DefaultJWKSRefreshMinInterval). Zero means
+	// DefaultJWKSRefreshMinInterval.
 	RefreshMinInterval time.Duration
 	// MaxAge is how long a fetched JWKS is used before the next fetch.
 	// Zero means DefaultJWKSMaxAge.
