@@ -58,9 +58,10 @@
 // allow-list (never "none", never HMAC, so a public key can not be used
 // as an HMAC secret), "iss", "aud" containing the resource, "exp"
 // (required), "nbf" and "iat" with a leeway, optionally typ "at+jwt". The
-// JWKS is fetched on first use, refetched on an unknown key id and when
-// old, never more often than DefaultJWKSRefreshMinInterval, with bounded
-// size and time. IntrospectionVerifier checks opaque tokens with RFC 7662
+// JWKS is fetched on first use and refetched when old and on an unknown
+// key id (one such refresh per DefaultJWKSRefreshMinInterval), with
+// bounded size and time; a failed fetch is not retried within that
+// interval. IntrospectionVerifier checks opaque tokens with RFC 7662
 // and caches active results, bounded in count and by each token's exp.
 // Any other TokenVerifier can be plugged in.
 //
