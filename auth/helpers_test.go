@@ -42,7 +42,7 @@ func (k testKey) public() jose.JSONWebKey {
 // testAS is a fake authorization server: it serves a JWKS on loopback,
 // counts the fetches and signs tokens.
 type testAS struct {
-	t    *testing.T
+	t    testing.TB
 	ts   *httptest.Server
 	hits atomic.Int64
 
@@ -61,7 +61,7 @@ var (
 )
 
 // sharedKeys generates the keys once per test binary (RSA is slow).
-func sharedKeys(t *testing.T) {
+func sharedKeys(t testing.TB) {
 	keysOnce.Do(func() {
 		var err error
 		if rsaKey, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
@@ -79,7 +79,7 @@ func sharedKeys(t *testing.T) {
 	})
 }
 
-func newTestAS(t *testing.T) *testAS {
+func newTestAS(t testing.TB) *testAS {
 	t.Helper()
 	sharedKeys(t)
 	as := &testAS{t: t, keys: map[string]testKey{
@@ -147,7 +147,7 @@ func (as *testAS) sign(kid string, c map[string]any, hdr map[jose.HeaderKey]any)
 	return signWith(as.t, k.alg, k.priv, kid, c, hdr)
 }
 
-func signWith(t *testing.T, alg jose.SignatureAlgorithm, key any, kid string, c map[string]any, hdr map[jose.HeaderKey]any) string {
+func signWith(t testing.TB, alg jose.SignatureAlgorithm, key any, kid string, c map[string]any, hdr map[jose.HeaderKey]any) string {
 	t.Helper()
 	opts := (&jose.SignerOptions{}).WithType("at+jwt")
 	if kid != "" {
@@ -168,7 +168,7 @@ func signWith(t *testing.T, alg jose.SignatureAlgorithm, key any, kid string, c 
 }
 
 // newVerifier returns a verifier of testAS tokens for testResource.
-func (as *testAS) newVerifier(t *testing.T, mod func(*JWTOptions)) *JWTVerifier {
+func (as *testAS) newVerifier(t testing.TB, mod func(*JWTOptions)) *JWTVerifier {
 	t.Helper()
 	o := JWTOptions{JWKSURL: as.jwksURL(), Issuer: testIssuer, Audience: testResource}
 	if mod != nil {
@@ -242,7 +242,7 @@ func authErr(t *testing.T, err error, status int) []challenge {
 	return out
 }
 
-func newTestAuthenticator(t *testing.T, v TokenVerifier, mod func(*Options)) *Authenticator {
+func newTestAuthenticator(t testing.TB, v TokenVerifier, mod func(*Options)) *Authenticator {
 	t.Helper()
 	o := Options{Verifier: v, Resource: testResource, Scopes: []string{"mcp:tools"}}
 	if mod != nil {
