@@ -1,9 +1,13 @@
 package pmcp
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
+
+	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
 // Secret holds a credential such as a bearer token. Every printed form
@@ -80,4 +84,57 @@ func (a *AuthContext) HasScope(s string) bool {
 		}
 	}
 	return false
+}
+
+// AuthError is an authentication or authorization failure that tells the
+// HTTP transport how to answer: StreamableHTTPOptions.Authenticate may
+// return one (or wrap one; errors.As finds it) to choose the status and
+// the WWW-Authenticate challenges. Any other error gets 401 with a bare
+// "Bearer" challenge.
+type AuthError struct {
+	// Status is 400 (malformed request), 401 (missing or invalid
+	// credentials) or 403 (insufficient scope). Zero, or any status
+	// outside 400-499, means 401.
+	Status int
+	// Challenges are the WWW-Authenticate header values, one header line
+	// each (for example a Bearer and a DPoP challenge). Empty means the
+	// bare "Bearer" challenge.
+	Challenges []string
+	// Err is the cause, for logs and errors.Is; it is never sent to the
+	// peer.
+	Err error
+}
+
+func (e *AuthError) Error() string {
+	msg := "pmcp: " + http.StatusText(e.status())
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the cause.
+func (e *AuthError) Unwrap() error { return e.Err }
+
+func (e *AuthError) status() int {
+	if e.Status < 400 || e.Status > 499 {
+		return http.StatusUnauthorized
+	}
+	return e.Status
+}
+
+// writeAuthError answers a request that Authenticate refused.
+func writeAuthError(w http.ResponseWriter, err error) {
+	status, challenges := http.StatusUnauthorized, []string{"Bearer"}
+	var ae *AuthError
+	if errors.As(err, &ae) {
+		status = ae.status()
+		if len(ae.Challenges) > 0 {
+			challenges = ae.Challenges
+		}
+	}
+	for _, c := range challenges {
+		w.Header().Add("WWW-Authenticate", c)
+	}
+	writeTransportError(w, status, jsonrpc.CodeInvalidRequest, http.StatusText(status))
 }

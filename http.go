@@ -120,13 +120,15 @@ type StreamableHTTPOptions struct {
 	CORS bool
 
 	// Authenticate, when set, runs for every request before anything else
-	// is read. An error gets 401. Legacy sessions (at initialize) and
-	// modern requestStates are bound to the principal: AuthContext.Subject,
-	// else the bearer token (by its SHA-256; fill Subject for state that
-	// survives token refresh), else the client id. A session used by another
-	// principal answers 404, as if unknown; a requestState replayed by
-	// another principal gets -32602. A non-nil result naming none of these
-	// can open no session (403) and resume no requestState.
+	// is read. An error gets 401 with a bare Bearer challenge, or the
+	// status and challenges of an *AuthError it wraps (package auth builds
+	// them). Legacy sessions (at initialize) and modern requestStates are
+	// bound to the principal: AuthContext.Subject, else the bearer token
+	// (by its SHA-256; fill Subject for state that survives token refresh),
+	// else the client id. A session used by another principal answers 404,
+	// as if unknown; a requestState replayed by another principal gets
+	// -32602. A non-nil result naming none of these can open no session
+	// (403) and resume no requestState.
 	Authenticate func(r *http.Request) (*AuthInfo, *AuthContext, error)
 }
 
@@ -449,8 +451,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 	if h.opts.Authenticate != nil {
 		info, actx, err := h.opts.Authenticate(r)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			writeTransportError(w, http.StatusUnauthorized, jsonrpc.CodeInvalidRequest, "Unauthorized")
+			writeAuthError(w, err)
 			return
 		}
 		auth = authResult{info: info, ctx: actx}
