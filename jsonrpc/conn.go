@@ -290,8 +290,10 @@ const maxIdleWorkers = 16
 //   - Any other read error is fatal: as for ctx, but Run returns that error.
 //
 // A read error that is a *[DecodeError] is not fatal: Run writes its
-// Response (an error response, with a null id when the id was unreadable;
-// nothing when Response returns nil) and reads on. Run relies on Stream.Read returning when its ctx is done.
+// Response (an error response, with a null id when the id was unreadable)
+// and reads on. When Response is nil (the malformed message was a
+// response) and the id was readable, the pending [Conn.Call] with that id
+// fails with an *[Error] carrying the decode error's code. Run relies on Stream.Read returning when its ctx is done.
 // Run does not close the stream; call Close for that. Run may be called
 // only once.
 func (c *Conn) Run(ctx context.Context) error {
@@ -367,7 +369,15 @@ func (c *Conn) readLoop(ctx, hbase context.Context) error {
 			if errors.As(err, &de) {
 				c.decodeErrors.Add(1)
 				c.log.DebugContext(ctx, "jsonrpc: malformed message", "error", err)
-				c.reply(ctx, de.Response())
+				if r := de.Response(); r != nil {
+					c.reply(ctx, r)
+				} else if de.ID.IsValid() {
+					// A malformed response to one of our calls: fail the
+					// call now rather than leave it waiting for an answer
+					// that will not come. (The peer could send an error
+					// response for that id anyway.)
+					c.pending.Resolve(&Response{ID: de.ID, Error: &Error{Code: de.Code, Message: "invalid response: " + de.Msg}})
+				}
 				continue
 			}
 			return err

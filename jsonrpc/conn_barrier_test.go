@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 )
@@ -56,5 +57,40 @@ func TestConnBarrier(t *testing.T) {
 	free2()
 	if r := d.recvResponse(); r.ID != Int64ID(3) {
 		t.Fatalf("got %+v, want id 3", r)
+	}
+}
+
+// decodeErr decodes data, which must fail, and returns the error.
+func decodeErr(t *testing.T, data string) error {
+	t.Helper()
+	m, err := Decode([]byte(data), Limits{})
+	if err == nil {
+		t.Fatalf("Decode(%.40q...) = %v, want an error", data, m)
+	}
+	return err
+}
+
+// TestConnTooDeepAnsweredWithID: a request nested too deeply is answered
+// with its own id, and a response nested too deeply fails the call it
+// answers, so neither side waits forever.
+func TestConnTooDeepAnsweredWithID(t *testing.T) {
+	c, d, _ := newTestConn(t, HandlerFunc(func(ctx context.Context, req *Request) (any, error) { return "ok", nil }), ConnOptions{})
+	d.sendErr(decodeErr(t, `{"jsonrpc":"2.0","id":5,"method":"m","params":`+nest(300)+`}`))
+	r := d.recvResponse()
+	if r.ID != Int64ID(5) || r.Error == nil || r.Error.Code != CodeParseError {
+		t.Fatalf("got %+v (error %v), want a -32700 error for id 5", r, r.Error)
+	}
+
+	res := make(chan error, 1)
+	go func() {
+		_, err := c.Call(context.Background(), "deep", nil)
+		res <- err
+	}()
+	req := d.recvRequest()
+	d.sendErr(decodeErr(t, `{"jsonrpc":"2.0","id":`+req.ID.String()+`,"result":`+nest(300)+`}`))
+	err := waitErr(t, res)
+	var je *Error
+	if !errors.As(err, &je) || je.Code != CodeParseError {
+		t.Fatalf("Call: %v, want a -32700 *Error", err)
 	}
 }
