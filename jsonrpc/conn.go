@@ -147,7 +147,8 @@ type ConnStats struct {
 //
 // Incoming requests run concurrently, each in its own goroutine (goroutines
 // are reused from one request to the next), bounded by
-// [ConnOptions].MaxConcurrent. A request arriving with the id of a request
+// [ConnOptions].MaxConcurrent; a request [ConnOptions].Barrier selects is
+// answered before the next message is read. A request arriving with the id of a request
 // still being served is answered with -32600 "duplicate request id" and not
 // dispatched; ids are reusable once their response has been written (or the
 // request was cancelled with CancelIncoming).
