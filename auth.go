@@ -53,7 +53,10 @@ type AuthInfo struct {
 	ExpiresAt time.Time
 	// Resource is the audience (RFC 8707) the token was minted for.
 	Resource string
-	Extra    map[string]any
+	// Extra holds what the authentication layer extracted besides the
+	// fields above. Its printed and marshalled forms are redacted (see
+	// Attributes).
+	Extra Attributes
 }
 
 // AuthContext is the validated identity of a request when auth is enabled.
@@ -69,8 +72,10 @@ type AuthContext struct {
 	Subject  string
 	ClientID string
 	Scopes   []string
-	Claims   map[string]any
-	Token    Secret
+	// Claims are the validated token's claims. Their printed and
+	// marshalled forms are redacted (see Attributes).
+	Claims Attributes
+	Token  Secret
 }
 
 // HasScope reports whether the context carries scope s.
