@@ -30,6 +30,9 @@ type MemoryStore struct {
 
 	stop chan struct{}
 	done chan struct{}
+	// swept, when set (by tests, before the janitor starts), receives the
+	// stats of every background sweep.
+	swept func(SweepStats)
 }
 
 type entry struct {
@@ -42,6 +45,10 @@ var _ Store = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty store. Only invalid Options are an error.
 func NewMemoryStore(opts Options) (*MemoryStore, error) {
+	return newMemoryStore(opts, nil)
+}
+
+func newMemoryStore(opts Options, swept func(SweepStats)) (*MemoryStore, error) {
 	rules, err := NewRules(opts)
 	if err != nil {
 		return nil, err
@@ -51,6 +58,7 @@ func NewMemoryStore(opts Options) (*MemoryStore, error) {
 		opts:   rules.Options(),
 		tasks:  make(map[string]*entry),
 		owners: make(map[string][]*entry),
+		swept:  swept,
 	}
 	if s.opts.SweepInterval > 0 {
 		s.stop = make(chan struct{})
@@ -69,7 +77,10 @@ func (s *MemoryStore) janitor() {
 		case <-s.stop:
 			return
 		case <-tick.C:
-			_, _ = s.Sweep(context.Background())
+			st, err := s.Sweep(context.Background())
+			if err == nil && s.swept != nil {
+				s.swept(st)
+			}
 		}
 	}
 }
@@ -203,7 +214,7 @@ func (s *MemoryStore) Create(ctx context.Context, owner string, spec Spec) (Task
 	e := &entry{rec: rec, seq: s.seq}
 	s.tasks[id] = e
 	s.owners[owner] = append(s.owners[owner], e)
-	return rec.Clone(), nil
+	return rec.Task.Clone(), nil
 }
 
 // Get implements Store.
@@ -217,7 +228,7 @@ func (s *MemoryStore) Get(ctx context.Context, owner, id string) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	return e.rec.Clone(), nil
+	return e.rec.Task.Clone(), nil
 }
 
 // List implements Store. The cursor encodes the creation sequence number
@@ -253,7 +264,7 @@ func (s *MemoryStore) List(ctx context.Context, owner, cursor string, limit int)
 			expired = append(expired, e)
 			continue
 		}
-		p.Tasks = append(p.Tasks, e.rec.Clone())
+		p.Tasks = append(p.Tasks, e.rec.Task.Clone())
 		last = e.seq
 	}
 	// More may follow only if we stopped on the limit with entries left.
@@ -308,7 +319,7 @@ func (s *MemoryStore) Update(ctx context.Context, owner, id string, ch Change) (
 	if e.rec.Version != before {
 		e.publish()
 	}
-	return e.rec.Clone(), nil
+	return e.rec.Task.Clone(), nil
 }
 
 // DeliverInputs implements Store.
@@ -330,7 +341,7 @@ func (s *MemoryStore) DeliverInputs(ctx context.Context, owner, id string, respo
 	if len(accepted) > 0 {
 		e.publish()
 	}
-	return Delivery{Accepted: accepted, Task: e.rec.Clone()}, nil
+	return Delivery{Accepted: accepted, Task: e.rec.Task.Clone()}, nil
 }
 
 // RequestCancel implements Store.
@@ -348,7 +359,7 @@ func (s *MemoryStore) RequestCancel(ctx context.Context, owner, id string) (Task
 	if s.rules.Cancel(&e.rec, now) {
 		e.publish()
 	}
-	return e.rec.Clone(), nil
+	return e.rec.Task.Clone(), nil
 }
 
 // Acquire implements Store.

@@ -20,6 +20,18 @@ type Record struct {
 	Rev uint64
 }
 
+// Clone returns a deep copy of rec.
+func (rec Record) Clone() Record {
+	c := Record{Task: rec.Task.Clone(), Rev: rec.Rev}
+	if rec.InputKeysUsed != nil {
+		c.InputKeysUsed = make(map[string]struct{}, len(rec.InputKeysUsed))
+		for k := range rec.InputKeysUsed {
+			c.InputKeysUsed[k] = struct{}{}
+		}
+	}
+	return c
+}
+
 // Rules are the storage-free semantics every store shares: they validate
 // and apply creates, changes, deliveries, cancels, leases and sweeps to a
 // Record in memory. A store only has to load the record, call one method

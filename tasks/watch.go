@@ -43,7 +43,7 @@ func (w *watcher) close() {
 // them all once the task is terminal. Called with the store's mutex held.
 func (e *entry) publish() {
 	for _, w := range e.watchers {
-		w.push(e.rec.Clone())
+		w.push(e.rec.Task.Clone())
 	}
 	if e.rec.Status.Terminal() {
 		e.closeWatchers()
@@ -85,7 +85,7 @@ func (s *MemoryStore) Watch(ctx context.Context, owner, id string) (<-chan Task,
 		return nil, &LimitError{What: "watchers per task", Limit: s.opts.MaxWatchersPerTask}
 	}
 	w := &watcher{ch: make(chan Task, s.opts.WatchBuffer), e: e}
-	w.ch <- e.rec.Clone()
+	w.ch <- e.rec.Task.Clone()
 	if e.rec.Status.Terminal() {
 		w.close()
 		return w.ch, nil

@@ -105,10 +105,36 @@ func testThousand(e *env) {
 	for r := range scaleOwners {
 		readers.Go(func() {
 			owner := fmt.Sprintf("sub:user-%d", r)
-			for range 20 {
+			for k := range 20 {
 				if _, err := e.s.List(ctx, owner, "", 0); err != nil {
 					e.t.Errorf("List: %v", err)
 					return
+				}
+				for i := r + k*scaleOwners; i < scaleTasks; i += 20 * scaleOwners {
+					if _, err := e.s.Get(ctx, owner, all[i].id); err != nil {
+						e.t.Errorf("Get: %v", err)
+						return
+					}
+				}
+			}
+		})
+	}
+	// Pollers call nothing but Get, as tasks/get clients do, so that an
+	// unsynchronised read path cannot hide behind another method's lock.
+	stopPolling := make(chan struct{})
+	for p := range 2 {
+		readers.Go(func() {
+			for {
+				for i := p; i < scaleTasks; i += 2 {
+					select {
+					case <-stopPolling:
+						return
+					default:
+					}
+					if _, err := e.s.Get(ctx, all[i].owner, all[i].id); err != nil {
+						e.t.Errorf("Get: %v", err)
+						return
+					}
 				}
 			}
 		})
@@ -118,6 +144,7 @@ func testThousand(e *env) {
 	}
 	close(jobs)
 	wg.Wait()
+	close(stopPolling)
 	readers.Wait()
 	elapsed := time.Since(start)
 
