@@ -140,7 +140,7 @@ func (t Task) Clone() Task {
 
 // Expired reports whether the task's TTL has run out at now. It is false up
 // to and including ExpiresAt.
-func (t *Task) Expired(now time.Time) bool {
+func (t Task) Expired(now time.Time) bool {
 	return !t.ExpiresAt.IsZero() && now.After(t.ExpiresAt)
 }
 
