@@ -189,7 +189,7 @@ func encode(r tasks.Record) hash {
 		"inreq":  jsonField(r.InputRequests, r.InputRequests == nil),
 		"inresp": jsonField(r.InputResponses, r.InputResponses == nil),
 		"result": string(r.Result), "error": jsonField(r.Error, r.Error == nil),
-		"cancel": strconv.FormatBool(r.CancelRequested), "holder": r.LeaseHolder, "lease": ms(r.LeaseExpiry),
+		"cancel": strconv.FormatBool(r.CancelRequested), "iserror": strconv.FormatBool(r.ResultIsError), "holder": r.LeaseHolder, "lease": ms(r.LeaseExpiry),
 		"version": strconv.FormatUint(r.Version, 10), "rev": strconv.FormatUint(r.Rev, 10),
 		"used": jsonField(slices.Sorted(mapsKeys(r.InputKeysUsed)), r.InputKeysUsed == nil),
 	}
@@ -227,6 +227,7 @@ func decode(h hash) tasks.Record {
 		_ = json.Unmarshal([]byte(h["error"]), r.Error)
 	}
 	r.CancelRequested = h["cancel"] == "true"
+	r.ResultIsError = h["iserror"] == "true"
 	r.LeaseHolder = h["holder"]
 	r.Version, _ = strconv.ParseUint(h["version"], 10, 64)
 	r.Rev, _ = strconv.ParseUint(h["rev"], 10, 64)

@@ -178,6 +178,8 @@ func (r *Rules) checkChange(ch *Change) error {
 		}
 	}
 	switch {
+	case ch.ResultIsError && ch.Result == nil:
+		return invalid("ResultIsError needs a result")
 	case ch.Result != nil && ch.To != StatusCompleted:
 		return invalid("a result needs To: completed")
 	case ch.To == StatusCompleted && ch.Result == nil:
@@ -316,6 +318,7 @@ func (r *Rules) Change(rec *Record, ch Change, now time.Time) error {
 		switch to {
 		case StatusCompleted:
 			t.Result = append(jsontext.Value(nil), ch.Result...)
+			t.ResultIsError = ch.ResultIsError
 		case StatusFailed:
 			t.Error = ch.Error.clone()
 		case StatusCancelled:

@@ -114,6 +114,11 @@ type Task struct {
 	// failed one. At most one is set, and only in a terminal status.
 	Result jsontext.Value
 	Error  *Error
+	// ResultIsError marks a completed task whose Result is a tool result
+	// with isError: true. The 2026-07-28 era reports such a task as
+	// completed; the 2025-11-25 adapter reports it as failed and still
+	// returns Result from tasks/result.
+	ResultIsError bool
 	// CancelRequested is set once cancellation was asked for; the runner
 	// should stop and move the task to cancelled.
 	CancelRequested bool
@@ -201,6 +206,9 @@ type Change struct {
 	ConsumeInputs []string
 	// Result is the result of a task moving to Completed.
 	Result jsontext.Value
+	// ResultIsError says Result is a tool result with isError: true (see
+	// Task.ResultIsError). Only with Result.
+	ResultIsError bool
 	// Error is the error of a task moving to Failed.
 	Error *Error
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -198,12 +199,13 @@ func testChangeValidation(e *env) {
 	bad := []tasks.Change{
 		{To: "paused"},
 		{From: "paused"},
-		{To: tasks.StatusCompleted},                                     // no result
-		{To: tasks.StatusFailed},                                        // no error
-		{To: tasks.StatusWorking, Result: raw(`{}`)},                    // result not completing
-		{To: tasks.StatusCancelled, Error: &tasks.Error{Code: 1}},       // error not failing
-		{To: tasks.StatusCompleted, Result: raw(`{"a":`)},               // bad JSON
-		{To: tasks.StatusFailed, Error: &tasks.Error{Data: raw(`{,}`)}}, // bad JSON
+		{To: tasks.StatusCompleted},                                                 // no result
+		{To: tasks.StatusFailed},                                                    // no error
+		{To: tasks.StatusWorking, Result: raw(`{}`)},                                // result not completing
+		{To: tasks.StatusCancelled, Error: &tasks.Error{Code: 1}},                   // error not failing
+		{To: tasks.StatusCompleted, Result: raw(`{"a":`)},                           // bad JSON
+		{To: tasks.StatusFailed, Error: &tasks.Error{Data: raw(`{,}`)}},             // bad JSON
+		{To: tasks.StatusFailed, Error: &tasks.Error{Code: 1}, ResultIsError: true}, // no result
 		{To: tasks.StatusInputRequired, InputRequests: map[string]tasksValue{"": raw(`{}`)}},
 		{To: tasks.StatusInputRequired, InputRequests: map[string]tasksValue{strings.Repeat("k", tasks.MaxInputKeyBytes+1): raw(`{}`)}},
 		{To: tasks.StatusInputRequired, InputRequests: map[string]tasksValue{"k": raw(`nope`)}},
@@ -269,7 +271,7 @@ func testConcurrentCAS(e *env) {
 				switch {
 				case err == nil:
 					wins <- msg
-				case !errorsIs(err, tasks.ErrConflict):
+				case !errors.Is(err, tasks.ErrConflict):
 					e.t.Errorf("loser got %v, want ErrConflict", err)
 				}
 			})
@@ -314,7 +316,7 @@ func testConcurrentTerminal(e *env) {
 			switch {
 			case err == nil:
 				wins <- ch
-			case !errorsIs(err, tasks.ErrTerminal):
+			case !errors.Is(err, tasks.ErrTerminal):
 				e.t.Errorf("loser got %v, want ErrTerminal", err)
 			}
 		})
@@ -397,8 +399,9 @@ func testResultOnce(e *env) {
 	task := e.create(alice, tasks.Spec{Holder: "runner"})
 	task = e.update(alice, task.ID, tasks.Change{To: tasks.StatusInputRequired,
 		InputRequests: map[string]tasksValue{"k": raw(`{}`)}})
-	done := e.update(alice, task.ID, complete(`{"content":[{"type":"text","text":"hi"}],"isError":true}`))
-	if string(done.Result) != `{"content":[{"type":"text","text":"hi"}],"isError":true}` || done.Error != nil {
+	done := e.update(alice, task.ID, tasks.Change{To: tasks.StatusCompleted, ResultIsError: true,
+		Result: raw(`{"content":[{"type":"text","text":"hi"}],"isError":true}`)})
+	if string(done.Result) != `{"content":[{"type":"text","text":"hi"}],"isError":true}` || done.Error != nil || !done.ResultIsError {
 		e.t.Fatalf("completed: %+v", done)
 	}
 	if done.InputRequests != nil || done.InputResponses != nil || done.LeaseHolder != "" {
@@ -423,6 +426,3 @@ func testResultOnce(e *env) {
 	_, err := e.s.Update(e.ctx, alice, task.ID, complete(`{}`))
 	e.wantErr("complete after failure", err, tasks.ErrTerminal)
 }
-
-// errorsIs avoids importing errors twice in files that only need Is.
-func errorsIs(err, target error) bool { return isErr(err, target) }

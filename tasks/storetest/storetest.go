@@ -216,5 +216,3 @@ func fail(code int64, msg string) tasks.Change {
 
 // tasksValue is the raw JSON type of input requests and responses.
 type tasksValue = jsontext.Value
-
-func isErr(err, target error) bool { return errors.Is(err, target) }
