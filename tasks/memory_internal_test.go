@@ -111,7 +111,7 @@ func TestOptionsValidation(t *testing.T) {
 }
 
 func TestChooseTTL(t *testing.T) {
-	o, _ := ResolvedOptions(Options{DefaultTTL: time.Minute, MaxTTL: time.Hour})
+	o := mustRules(t, Options{DefaultTTL: time.Minute, MaxTTL: time.Hour}).Options()
 	for _, c := range []struct{ in, want time.Duration }{
 		{0, time.Minute},
 		{-1, time.Hour},
@@ -124,7 +124,7 @@ func TestChooseTTL(t *testing.T) {
 			t.Errorf("ChooseTTL(%v) = %v, want %v", c.in, got, c.want)
 		}
 	}
-	o, _ = ResolvedOptions(Options{MaxTTL: -1})
+	o = mustRules(t, Options{MaxTTL: -1}).Options()
 	if got := o.ChooseTTL(-1); got != 0 {
 		t.Errorf("unlimited with no cap: %v", got)
 	}
@@ -162,3 +162,12 @@ func TestRecordRulesAllOrNothing(t *testing.T) {
 }
 
 type jsonValue = jsontext.Value
+
+func mustRules(t *testing.T, o Options) *Rules {
+	t.Helper()
+	r, err := NewRules(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

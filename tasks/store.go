@@ -223,13 +223,9 @@ func (o Options) resolved() (Options, error) {
 	return o, nil
 }
 
-// ResolvedOptions returns o with every zero field set to its default, or an
-// error for an invalid setting. Store implementations outside this package
-// use it so that all stores agree on the defaults.
-func ResolvedOptions(o Options) (Options, error) { return o.resolved() }
-
 // ChooseTTL returns the lifetime a store grants for a requested TTL (see
-// Spec.TTL) under resolved options: 0 in the result means unlimited.
+// Spec.TTL) under resolved options (Rules.Options): 0 in the result means
+// unlimited.
 func (o Options) ChooseTTL(requested time.Duration) time.Duration {
 	ttl := requested
 	if ttl == 0 {
