@@ -123,6 +123,8 @@ type Server struct {
 	listeners listenerSet
 
 	droppedNotifications atomic.Uint64
+	// scoped is set once a registration with Scopes exists (see scopes.go).
+	scoped atomic.Bool
 
 	// chain and nchain are the composed middleware, nil when there is
 	// none; accessLog is whether access records may be written.
