@@ -9,22 +9,6 @@ import (
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
-// Per-operation scopes.
-//
-// Tool.Scopes, Prompt.Scopes, Resource.Scopes and ResourceTemplate.Scopes
-// name the OAuth scopes a caller needs for tools/call, prompts/get and
-// resources/read of that registration. The caller's scopes are
-// AuthContext.Scopes (AuthInfo.Scopes when AuthContext is nil); a caller
-// without either has none, so a scoped registration is refused to
-// unauthenticated callers. Scopes are compared exactly: to honour a
-// hierarchy (a broad scope implying narrow ones), expand the granted
-// scopes where the identity is built (Authenticate, or a middleware).
-//
-// Scoped entries stay visible in tools/list, prompts/list and
-// resources/list: a client must be able to discover an operation to step
-// up for it, and list results are shared by every caller of an era (see
-// CacheFields). Use DenyTools or DenyPrompts to hide entries instead.
-
 // ScopeErrorCode is the JSON-RPC error code of a request refused for
 // missing scopes outside the HTTP transport (stdio, in-memory, or when a
 // middleware replaced the identity the HTTP transport checked). Its data

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gopmcp/pmcp"
@@ -285,16 +286,20 @@ func (a *Authenticator) fail(status int, scheme, code, desc string, cause error)
 }
 
 // InsufficientScope returns nil when actx holds every scope of required,
-// else the 403 step-up *pmcp.AuthError naming all of required (see the
-// package function InsufficientScope). It is the building block for
-// per-tool, per-resource and per-prompt scopes. The Streamable HTTP
-// handler answers with its status and challenge when the error comes
-// from Authenticate; the dispatcher does not yet map one returned by a
-// handler or middleware to an HTTP 403.
+// else the 403 step-up *pmcp.AuthError whose challenge names every scope
+// the operation needs: Options.Scopes (needed by every request) followed
+// by required, so that the token a client obtains for it passes both
+// checks (see the package function InsufficientScope). It has the
+// signature of pmcp.StreamableHTTPOptions.InsufficientScope: plug it in
+// there, and per-tool, per-prompt and per-resource scopes (Tool.Scopes,
+// ...) are answered with this challenge.
 func (a *Authenticator) InsufficientScope(actx *pmcp.AuthContext, required ...string) error {
 	var granted []string
 	if actx != nil {
 		granted = actx.Scopes
 	}
-	return InsufficientScope(a.prmURL, required, granted)
+	if len(MissingScopes(required, granted)) == 0 {
+		return nil
+	}
+	return InsufficientScope(a.prmURL, append(slices.Clip(a.scopes), required...), granted)
 }

@@ -114,10 +114,14 @@ func TestAuthenticatorChallenges(t *testing.T) {
 		t.Fatalf("good: %+v %+v %v", info, actx, err)
 	}
 
-	// Step-up for an operation: every scope it needs, in one challenge.
+	// Step-up for an operation: every scope it needs, in one challenge,
+	// the Authenticator's own (needed by every request) first.
 	err = a.InsufficientScope(actx, "mcp:read", "files:write", "admin", "files:write")
 	c = authErr(t, err, 403)
-	if c[0].params["scope"] != "mcp:read files:write admin" || c[0].params["error"] != ErrorInsufficientScope || c[0].params["resource_metadata"] != prm {
+	if !errors.Is(err, pmcp.ErrInsufficientScope) {
+		t.Fatal("the step-up error is not ErrInsufficientScope")
+	}
+	if c[0].params["scope"] != "mcp:tools mcp:read files:write admin" || c[0].params["error"] != ErrorInsufficientScope || c[0].params["resource_metadata"] != prm {
 		t.Fatalf("step-up: %+v", c)
 	}
 	var se *ScopeError
