@@ -86,6 +86,13 @@ type ClientNotificationHandlers struct {
 	// to honour for a Listen subscription; p.Meta carries the
 	// subscription id.
 	SubscriptionAcknowledged func(ctx context.Context, p *SubscriptionsAckParams)
+	// ElicitationComplete receives notifications/elicitation/complete: a
+	// legacy (2025-11-25) server saying that the out-of-band step of a
+	// URL-mode elicitation finished, so a request it refused with
+	// URL-elicitation-required (-32042) may be retried. p.ElicitationID is
+	// the server's opaque id, untrusted. Only sent to clients that declare
+	// URL-mode elicitation (ClientOptions.ElicitationURL).
+	ElicitationComplete func(ctx context.Context, p *ElicitationCompleteParams)
 }
 
 // ClientOptions configures a Client. The zero value works: each field says

@@ -101,6 +101,10 @@ func (s *ClientSession) onNotification(ctx context.Context, req *jsonrpc.Request
 		if h.SubscriptionAcknowledged != nil {
 			s.enqueue(req)
 		}
+	case NotificationElicitationComplete:
+		if h.ElicitationComplete != nil && s.Era() == EraLegacy {
+			s.enqueue(req)
+		}
 	}
 }
 
@@ -205,6 +209,13 @@ func (s *ClientSession) dispatchEvent(ev clientEvent) {
 		var p SubscriptionsAckParams
 		if s.decodeEvent(ev, &p) {
 			h.SubscriptionAcknowledged(ctx, &p)
+		}
+	case NotificationElicitationComplete:
+		var p ElicitationCompleteParams
+		// The id is passed as sent: it is matched against the one of the
+		// -32042 error, not displayed.
+		if s.decodeEvent(ev, &p) && p.ElicitationID != "" {
+			h.ElicitationComplete(ctx, &p)
 		}
 	}
 }

@@ -418,6 +418,9 @@ func (s *ClientSession) serveInput(ctx context.Context, method string, params js
 		if err := Unmarshal(params, &p); err != nil {
 			return nil, fmt.Errorf("%w: sampling/createMessage params: %s", ErrMalformedInputRequest, capPeerString(err.Error()))
 		}
+		if (len(p.Tools) > 0 || p.ToolChoice != nil) && !o.SamplingTools {
+			return nil, fmt.Errorf("%w: sampling/createMessage carries tools or toolChoice, but sampling.tools was not declared", ErrMalformedInputRequest)
+		}
 		r, err := o.Sampling(ctx, &p)
 		if err != nil {
 			return nil, err

@@ -330,6 +330,9 @@ func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *reques
 		rs.sink = notifySink{ctx: ctx, notify: notify}
 		extra.LogSink = &rs.sink
 	}
+	if pc.Era == EraLegacy {
+		extra.notify, extra.session = env.notify, env.session
+	}
 	if pc.Era == EraLegacy && env.call != nil {
 		rs.legacy = legacyPeer{s: s, call: env.call, notify: env.notify, caps: pc.ClientCapabilities}
 		extra.Peer = &rs.legacy
@@ -492,6 +495,9 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		extra.Peer = &rs.mrtrPeer
 	}
 	res, err := fn()
+	if err != nil {
+		err = handlerWireError(extra, err)
+	}
 	if extra.mrtr != nil {
 		var ir *InputRequiredError
 		if err != nil {

@@ -66,6 +66,10 @@ type RequestHandlerExtra struct {
 	resultMeta  *resultMetaSlot
 	mrtr        *mrtrIn
 	closeStream func() bool
+	// Legacy era: the request's back-channel (nil when none) and the
+	// session, for notifications that outlive the request.
+	notify  func(ctx context.Context, method string, params any) error
+	session *session
 }
 
 // ProtocolContext is what the dispatcher resolved about the protocol for one

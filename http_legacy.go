@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -71,6 +72,7 @@ func (h *StreamableHTTPHandler) newSession(principal string) *httpSession {
 	sess := &httpSession{h: h, id: newSessionID(), principal: principal}
 	sess.ss = &sess.state
 	sess.ss.id = sess.id
+	sess.ss.notify = sess.notifySession
 	if n := h.s.opts.MaxConcurrentRequests; n >= 0 {
 		if n == 0 {
 			n = jsonrpc.DefaultMaxConcurrent
@@ -390,6 +392,29 @@ func notifyOn(st *eventStream) func(ctx context.Context, method string, params a
 		st.send(b, true)
 		return nil
 	}
+}
+
+// notifySession sends a notification that belongs to no request on the
+// standalone GET stream: the only way a legacy Streamable HTTP server can
+// reach its client between requests.
+func (sess *httpSession) notifySession(_ context.Context, method string, params any) error {
+	sess.mu.Lock()
+	st, ended := sess.standalone, sess.ended
+	sess.mu.Unlock()
+	switch {
+	case ended:
+		return errSessionEnded
+	case st == nil:
+		return fmt.Errorf("%w: the client has no standalone GET stream open for %s", ErrNoPeer, method)
+	}
+	b, err := encodeMessage(noID, method, params)
+	if err != nil {
+		return err
+	}
+	if !st.send(b, true) {
+		return fmt.Errorf("pmcp: %s dropped: the client's stream is full", method)
+	}
+	return nil
 }
 
 // callOn sends server-to-client requests on a stream; the answers arrive

@@ -174,10 +174,15 @@ func (e *RequestHandlerExtra) RequireInput(reqs map[string]*InputRequest, contin
 		return errors.New("pmcp: RequireInput is only available to modern-era tools/call, prompts/get and resources/read")
 	}
 	caps := e.ClientCapabilities()
-	for _, r := range reqs {
+	out := make(map[string]*InputRequest, len(reqs))
+	for k, r := range reqs {
+		if r == nil {
+			return fmt.Errorf("pmcp: input request %q is nil", k)
+		}
 		if err := checkInputCapability(caps, r); err != nil {
 			return err
 		}
+		out[k] = modernInput(r)
 	}
 	var cont jsontext.Value
 	if continuation != nil {
@@ -187,7 +192,7 @@ func (e *RequestHandlerExtra) RequireInput(reqs map[string]*InputRequest, contin
 		}
 		cont = b
 	}
-	return &InputRequiredError{Requests: reqs, Continuation: cont}
+	return &InputRequiredError{Requests: out, Continuation: cont}
 }
 
 // emptyObjectSchema is the requestedSchema of a form elicitation that did
@@ -208,32 +213,134 @@ func normalizeElicit(p *ElicitParams) *ElicitParams {
 	return p
 }
 
+// checkInputCapability is the one capability check of server-to-client
+// input, shared by both eras: the legacy peer runs it before it sends a
+// request, the modern era before an input request goes into inputRequests.
+// It returns nil when caps cover r, or a *MissingCapabilityError naming
+// everything r needs that caps lack:
+//
+//   - elicitation/create: elicitation, plus url for URL mode; form mode
+//     needs form, which an empty elicitation object implies.
+//   - sampling/createMessage: sampling, plus tools when tools or
+//     toolChoice is set, plus context when includeContext is set and not
+//     "none".
+//   - roots/list: roots.
+//
+// It gives a form elicitation's params a requestedSchema (see
+// normalizeElicit).
 func checkInputCapability(caps *ClientCapabilities, r *InputRequest) error {
+	if caps == nil {
+		caps = &ClientCapabilities{}
+	}
 	switch r.Method {
 	case MethodElicitationCreate:
-		mode := ""
+		var mode string
 		if p, ok := r.Params.(*ElicitParams); ok {
 			r.Params = normalizeElicit(p)
-			mode = p.Mode
+			if p != nil {
+				mode = p.Mode
+			}
+		} else {
+			mode = probeInput(r.Params).Mode
 		}
-		if caps == nil || caps.Elicitation == nil {
-			return &MissingCapabilityError{Required: map[string]any{"elicitation": map[string]any{}}}
-		}
-		if mode == "url" && !caps.Elicitation.SupportsURL() {
-			return &MissingCapabilityError{Required: map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}}
+		c := caps.Elicitation
+		switch {
+		case mode == "url" && !c.SupportsURL():
+			return missingCap("elicitation", "url")
+		case mode != "url" && c == nil:
+			return missingCap("elicitation")
+		case mode != "url" && !c.SupportsForm():
+			return missingCap("elicitation", "form")
 		}
 	case MethodSamplingCreateMessage:
-		if caps == nil || caps.Sampling == nil {
-			return &MissingCapabilityError{Required: map[string]any{"sampling": map[string]any{}}}
+		var pr inputProbe
+		if p, ok := r.Params.(*CreateMessageParams); ok {
+			if p != nil {
+				pr = inputProbe{IncludeContext: p.IncludeContext, tools: len(p.Tools) > 0 || p.ToolChoice != nil}
+			}
+		} else {
+			pr = probeInput(r.Params)
+		}
+		c := caps.Sampling
+		var subs []string
+		if pr.tools && (c == nil || c.Tools == nil) {
+			subs = append(subs, "tools")
+		}
+		if pr.IncludeContext != "" && pr.IncludeContext != "none" && (c == nil || c.Context == nil) {
+			subs = append(subs, "context")
+		}
+		if c == nil || len(subs) > 0 {
+			return missingCap("sampling", subs...)
 		}
 	case MethodRootsList:
-		if caps == nil || caps.Roots == nil {
-			return &MissingCapabilityError{Required: map[string]any{"roots": map[string]any{}}}
+		if caps.Roots == nil {
+			return missingCap("roots")
 		}
 	default:
 		return fmt.Errorf("pmcp: %q cannot be an input request", r.Method)
 	}
 	return nil
+}
+
+// missingCap builds the error requiring capability name with the given
+// sub-capabilities, each an empty object.
+func missingCap(name string, subs ...string) *MissingCapabilityError {
+	m := make(map[string]any, len(subs))
+	for _, s := range subs {
+		m[s] = map[string]any{}
+	}
+	return &MissingCapabilityError{Required: map[string]any{name: m}}
+}
+
+// inputProbe is what checkInputCapability reads from params of another Go
+// type than the SDK's (a map, raw JSON): it sees them as they will be
+// encoded.
+type inputProbe struct {
+	Mode           string         `json:"mode"`
+	IncludeContext string         `json:"includeContext"`
+	Tools          jsontext.Value `json:"tools"`
+	ToolChoice     jsontext.Value `json:"toolChoice"`
+	tools          bool
+}
+
+func probeInput(params any) inputProbe {
+	var pr inputProbe
+	if params == nil {
+		return pr
+	}
+	b, err := Marshal(params)
+	if err == nil {
+		err = json.Unmarshal(b, &pr)
+	}
+	if err != nil {
+		// Unreadable params cannot be checked: require everything they
+		// might use rather than let them through.
+		return inputProbe{Mode: "url", IncludeContext: "allServers", tools: true}
+	}
+	pr.tools = (len(pr.Tools) > 0 && string(pr.Tools) != "null") || (len(pr.ToolChoice) > 0 && string(pr.ToolChoice) != "null")
+	return pr
+}
+
+// modernInput returns r as the 2026-07-28 schema has it: an input request
+// is no JSON-RPC request, so its params have no _meta, and a URL-mode
+// elicitation carries no elicitationId there. Copies are made; the
+// caller's params are not changed.
+func modernInput(r *InputRequest) *InputRequest {
+	switch p := r.Params.(type) {
+	case *ElicitParams:
+		if p != nil && (p.ElicitationID != "" || p.Meta != nil) {
+			cp := *p
+			cp.ElicitationID, cp.Meta = "", nil
+			return &InputRequest{Method: r.Method, Params: &cp}
+		}
+	case *CreateMessageParams:
+		if p != nil && p.Meta != nil {
+			cp := *p
+			cp.Meta = nil
+			return &InputRequest{Method: r.Method, Params: &cp}
+		}
+	}
+	return r
 }
 
 // mrtrPeer is the modern-era Peer: answers come from inputResponses (and
@@ -250,6 +357,7 @@ func (p *mrtrPeer) ask(method string, params any) (jsontext.Value, error) {
 	if err := checkInputCapability(p.extra.ClientCapabilities(), req); err != nil {
 		return nil, err
 	}
+	req = modernInput(req)
 	in.mu.Lock()
 	in.seq++
 	key := autoKeyPrefix + strconv.Itoa(in.seq)

@@ -2,6 +2,7 @@ package pmcp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -34,7 +35,7 @@ func (p *legacyPeer) roundTrip(ctx context.Context, method string, params, out a
 }
 
 func (p *legacyPeer) Sample(ctx context.Context, params *CreateMessageParams) (*CreateMessageResult, error) {
-	if err := checkInputCapability(p.caps, &InputRequest{Method: MethodSamplingCreateMessage}); err != nil {
+	if err := checkInputCapability(p.caps, &InputRequest{Method: MethodSamplingCreateMessage, Params: params}); err != nil {
 		return nil, err
 	}
 	var out CreateMessageResult
@@ -59,6 +60,9 @@ func (p *legacyPeer) Elicit(ctx context.Context, params *ElicitParams) (*ElicitR
 	params = normalizeElicit(params)
 	if err := checkInputCapability(p.caps, &InputRequest{Method: MethodElicitationCreate, Params: params}); err != nil {
 		return nil, err
+	}
+	if params.Mode == "url" && params.ElicitationID == "" {
+		return nil, errors.New("pmcp: elicitation/create: a URL-mode elicitation needs an ElicitationID in the legacy era")
 	}
 	var out ElicitResult
 	if err := p.roundTrip(ctx, MethodElicitationCreate, params, &out); err != nil {

@@ -116,4 +116,6 @@ const (
 	NotificationResourceUpdated      = "notifications/resources/updated"
 	NotificationRootsListChanged     = "notifications/roots/list_changed"
 	NotificationSubscriptionsAck     = "notifications/subscriptions/acknowledged"
+	// NotificationElicitationComplete exists in 2025-11-25 only.
+	NotificationElicitationComplete = "notifications/elicitation/complete"
 )

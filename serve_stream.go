@@ -56,6 +56,7 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 		},
 	})
 	notify, call = conn.Notify, conn.Call
+	ss.notify = conn.Notify
 
 	// Legacy list-changed and resource-updated notifications for this
 	// connection, written by one pump goroutine owned by Serve.

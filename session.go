@@ -1,6 +1,7 @@
 package pmcp
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,12 @@ type session struct {
 
 	mu   sync.Mutex
 	subs []string // subscribed resource URIs
+
+	// notify sends a notification that belongs to no request, on the
+	// session's own channel (the connection on stdio, the standalone GET
+	// stream on Streamable HTTP). Set by the transport before any request
+	// is served; nil when there is none.
+	notify func(ctx context.Context, method string, params any) error
 }
 
 // handshake is immutable once stored.

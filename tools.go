@@ -266,5 +266,6 @@ func isProtocolError(err error) bool {
 	var re *jsonrpc.Error
 	var ir *InputRequiredError
 	var mc *MissingCapabilityError
-	return errors.As(err, &re) || errors.As(err, &ir) || errors.As(err, &mc)
+	var ue *URLElicitationRequiredError
+	return errors.As(err, &re) || errors.As(err, &ir) || errors.As(err, &mc) || errors.As(err, &ue)
 }

@@ -338,6 +338,13 @@ type ElicitResult struct {
 	Meta    Meta           `json:"_meta,omitempty"`
 }
 
+// ElicitationCompleteParams are the params of
+// notifications/elicitation/complete (2025-11-25): the out-of-band step of
+// the URL-mode elicitation ElicitationID is finished.
+type ElicitationCompleteParams struct {
+	ElicitationID string `json:"elicitationId"`
+}
+
 // ListRootsParams are the params of roots/list.
 type ListRootsParams struct {
 	Meta Meta `json:"_meta,omitempty"`

@@ -924,6 +924,8 @@ func wireCases(t *testing.T) []wireCase {
 	addMsg(M, "MissingRequiredClientCapabilityError", "-32021", wireErrorResponse(id1,
 		(&MissingCapabilityError{Required: map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}}).rpcError()))
 	addMsg(M, "JSONRPCErrorResponse", "method-not-found", wireErrorResponse(idS, methodNotFound("initialize")))
+
+	cs = append(cs, wireCapsCases(t, decorated)...)
 	addMsg(M, "CallToolRequest", "request", wireRequest(idS, MethodToolsCall, &CallToolParams{Name: "get_weather", Arguments: jsontext.Value(`{"city":"Paris"}`), Meta: wireModernRequestMeta(t)}))
 	return cs
 }
