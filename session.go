@@ -24,6 +24,38 @@ type session struct {
 	// stream on Streamable HTTP). Set by the transport before any request
 	// is served; nil when there is none.
 	notify func(ctx context.Context, method string, params any) error
+
+	// done is closed by finish; made on first use (guarded by mu), so
+	// sessions nobody asks about keep their memory.
+	done     chan struct{}
+	finished bool
+}
+
+// doneChan returns the channel finish closes.
+func (ss *session) doneChan() <-chan struct{} {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.done == nil {
+		ss.done = make(chan struct{})
+		if ss.finished {
+			close(ss.done)
+		}
+	}
+	return ss.done
+}
+
+// finish marks the session ended: its connection closed or its HTTP
+// session was deleted, expired or its handler closed. Idempotent.
+func (ss *session) finish() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.finished {
+		return
+	}
+	ss.finished = true
+	if ss.done != nil {
+		close(ss.done)
+	}
 }
 
 // handshake is immutable once stored.
