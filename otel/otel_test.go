@@ -437,3 +437,67 @@ func callEcho(t *testing.T, cs *pmcp.ClientSession) {
 		t.Fatal(err)
 	}
 }
+
+// A legacy session records mcp.server.session.duration when it ends (the
+// client's DELETE here); a modern client, which has no session, records
+// none.
+func TestSessionDuration(t *testing.T) {
+	tel := newTelemetry(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	copts := pmcp.ClientOptions{Era: pmcp.EraModern}
+	url := newServer(t, tel.opts, copts)
+	modern := connect(t, url, copts)
+	callEcho(t, modern)
+	_ = modern.Close()
+
+	legacy := connect(t, url, pmcp.ClientOptions{Era: pmcp.EraLegacy})
+	callEcho(t, legacy)
+	if _, ok := sessionPoints(t, tel, ctx); ok {
+		t.Fatal("session duration recorded while the session is open")
+	}
+	_ = legacy.Close()
+	// The duration is recorded by the goroutine that waits for the
+	// session's end: poll the reader until it shows up.
+	for {
+		h, ok := sessionPoints(t, tel, ctx)
+		if ok {
+			if len(h.DataPoints) != 1 || h.DataPoints[0].Count != 1 {
+				t.Fatalf("session duration points = %+v, want one session", h.DataPoints)
+			}
+			dp := h.DataPoints[0]
+			if v, _ := dp.Attributes.Value(pmcpotel.KeyProtocolVersion); v.AsString() != "2025-11-25" {
+				t.Errorf("session %s = %q, want 2025-11-25", pmcpotel.KeyProtocolVersion, v.AsString())
+			}
+			if _, ok := dp.Attributes.Value(pmcpotel.KeySessionID); ok {
+				t.Errorf("session duration carries %s: unbounded cardinality", pmcpotel.KeySessionID)
+			}
+			if !slices.Equal(dp.Bounds, pmcpotel.DurationBuckets()) {
+				t.Errorf("bounds = %v", dp.Bounds)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("no session duration after the legacy session ended")
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+func sessionPoints(t *testing.T, tel *telemetry, ctx context.Context) (metricdata.Histogram[float64], bool) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := tel.reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	m, ok := findMetric(rm, pmcpotel.MetricServerSessionDuration)
+	if !ok {
+		return metricdata.Histogram[float64]{}, false
+	}
+	h, ok := m.Data.(metricdata.Histogram[float64])
+	if m.Unit != "s" {
+		t.Errorf("session duration unit = %q", m.Unit)
+	}
+	return h, ok && len(h.DataPoints) > 0
+}

@@ -38,6 +38,7 @@ import (
 func ServerMiddleware(opts Options) pmcp.Middleware {
 	c := opts.resolve()
 	hist := c.durationHistogram(MetricServerOperationDuration, "Duration of MCP requests as the server processes them.")
+	sessions := c.durationHistogram(MetricServerSessionDuration, "Duration of legacy MCP sessions, from initialize to the session's end.")
 	return func(next pmcp.MethodHandler) pmcp.MethodHandler {
 		return func(ctx context.Context, r *pmcp.Request) (res pmcp.Result, err error) {
 			start := time.Now()
@@ -70,9 +71,31 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 			if r.Method != pmcp.MethodSubscriptionsListen {
 				hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(base[:nbase:nbase])...))
 			}
+			if r.Method == pmcp.MethodInitialize && err == nil {
+				watchSession(sessions, start, r, res)
+			}
 			return res, err
 		}
 	}
+}
+
+// watchSession records mcp.server.session.duration when the legacy
+// session that r initialized ends. One goroutine per session waits for
+// pmcp.RequestHandlerExtra.SessionDone; modern requests have no session.
+func watchSession(h metric.Float64Histogram, start time.Time, r *pmcp.Request, res pmcp.Result) {
+	done := r.Extra.SessionDone()
+	if done == nil {
+		return
+	}
+	a := appendNetwork(make([]attribute.KeyValue, 0, 4), r.Transport)
+	if ir, ok := res.(*pmcp.InitializeResult); ok && ir.ProtocolVersion != "" {
+		a = append(a, KeyProtocolVersion.String(ir.ProtocolVersion))
+	}
+	set := metric.WithAttributeSet(attribute.NewSet(a...))
+	go func() {
+		<-done
+		h.Record(context.Background(), time.Since(start).Seconds(), set)
+	}()
 }
 
 // NotificationMiddleware returns server notification middleware that
@@ -159,6 +182,11 @@ func operationAttrs(a []attribute.KeyValue, method, name, protocolVersion string
 	if protocolVersion != "" {
 		a = append(a, KeyProtocolVersion.String(protocolVersion))
 	}
+	return appendNetwork(a, ti)
+}
+
+// appendNetwork appends the network.* attributes of a transport.
+func appendNetwork(a []attribute.KeyValue, ti pmcp.TransportInfo) []attribute.KeyValue {
 	if ti.Network != "" {
 		a = append(a, KeyNetworkTransport.String(ti.Network))
 	}
