@@ -66,6 +66,13 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 			}()
 			res, err = next(spanCtx, r)
 			finished = true
+			if ir, ok := res.(*pmcp.InitializeResult); ok && err == nil && r.ProtocolVersion() == "" && ir.ProtocolVersion != "" {
+				// The version initialize negotiates is known only now.
+				pv := KeyProtocolVersion.String(ir.ProtocolVersion)
+				span.SetAttributes(pv)
+				base = append(base[:nbase:nbase], pv)
+				nbase++
+			}
 			o := serverOutcome(res, err)
 			o.end(span, err)
 			if r.Method != pmcp.MethodSubscriptionsListen {
