@@ -46,10 +46,17 @@ func ClientMiddleware(opts Options) pmcp.ClientMiddleware {
 				pv = r.Session.ProtocolVersion()
 			}
 			attrs := operationAttrs(make([]attribute.KeyValue, 0, 12), r.Method, r.Name, pv, pmcp.TransportInfo{})
+			nattrs := len(attrs)
+			sattrs := attrs
+			if r.Session != nil && r.Session.Era() == pmcp.EraLegacy {
+				if id := r.Session.SessionID(); id != "" {
+					sattrs = append(sattrs, KeySessionID.String(id))
+				}
+			}
 			spanCtx, span := c.tracer.Start(ctx, spanName(r.Method, r.Name),
 				trace.WithSpanKind(trace.SpanKindClient),
 				trace.WithTimestamp(start),
-				trace.WithAttributes(attrs...))
+				trace.WithAttributes(sattrs...))
 			c.inject(spanCtx, r)
 			finished := false
 			defer func() {
@@ -61,7 +68,7 @@ func ClientMiddleware(opts Options) pmcp.ClientMiddleware {
 			finished = true
 			o := clientOutcome(err == nil && r.Method == pmcp.MethodToolsCall && resultIsError(raw), err)
 			o.end(span, err)
-			hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(attrs)...))
+			hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(attrs[:nattrs:nattrs])...))
 			return raw, err
 		}
 	}

@@ -237,6 +237,13 @@ func TestTraceCrossesClientAndServer(t *testing.T) {
 			if a[pmcpotel.KeyJSONRPCRequestID] == "" {
 				t.Errorf("server span has no %s", pmcpotel.KeyJSONRPCRequestID)
 			}
+			csid, cHasSID := attrs(client)[pmcpotel.KeySessionID]
+			if e.era == pmcp.EraLegacy && csid != a[pmcpotel.KeySessionID] {
+				t.Errorf("client span %s = %q, server's = %q", pmcpotel.KeySessionID, csid, a[pmcpotel.KeySessionID])
+			}
+			if e.era == pmcp.EraModern && cHasSID {
+				t.Errorf("modern client span has %s", pmcpotel.KeySessionID)
+			}
 			sid, hasSID := a[pmcpotel.KeySessionID]
 			if e.era == pmcp.EraLegacy && (!hasSID || sid == "") {
 				t.Errorf("legacy server span has no %s", pmcpotel.KeySessionID)
