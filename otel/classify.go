@@ -88,6 +88,11 @@ func serverOutcome(res pmcp.Result, err error) outcome {
 		return outcome{}
 	}
 	code := pmcp.ErrorCode(err)
+	if code == 0 {
+		// A subscriptions/listen stream the client closed: no response
+		// is sent and nothing failed.
+		return outcome{}
+	}
 	o := outcome{statusCode: strconv.FormatInt(code, 10)}
 	if !callerFault(code) {
 		o.errorType = o.statusCode

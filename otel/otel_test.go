@@ -508,3 +508,62 @@ func sessionPoints(t *testing.T, tel *telemetry, ctx context.Context) (metricdat
 	}
 	return h, ok && len(h.DataPoints) > 0
 }
+
+// A modern subscriptions/listen stream that the client ends is not an
+// error, and its (long) duration stays out of the operation histogram.
+func TestListenEndIsNotAnError(t *testing.T) {
+	tel := newTelemetry(t)
+	acked := make(chan struct{}, 1)
+	copts := pmcp.ClientOptions{
+		Era:        pmcp.EraModern,
+		Middleware: []pmcp.ClientMiddleware{pmcpotel.ClientMiddleware(tel.opts)},
+		Notifications: pmcp.ClientNotificationHandlers{
+			SubscriptionAcknowledged: func(ctx context.Context, p *pmcp.SubscriptionsAckParams) { acked <- struct{}{} },
+		},
+	}
+	cs := connect(t, newServer(t, tel.opts, copts), copts)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- cs.Listen(lctx, pmcp.SubscriptionFilter{ToolsListChanged: true}) }()
+	select {
+	case <-acked:
+	case <-ctx.Done():
+		t.Fatal("no acknowledgement")
+	}
+	stop()
+	<-done
+	// The server span ends when the server notices the closed stream.
+	var server sdktrace.ReadOnlySpan
+	for server == nil {
+		for _, s := range tel.spans.Ended() {
+			if s.SpanKind() == trace.SpanKindServer && s.Name() == "subscriptions/listen" {
+				server = s
+			}
+		}
+		if server == nil {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("no server span for subscriptions/listen: %v", spanNames(tel.spans.Ended()))
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}
+	wantAttrs(t, server, map[attribute.Key]string{pmcpotel.KeyErrorType: "", pmcpotel.KeyResponseStatusCode: ""})
+	if server.Status().Code == codes.Error {
+		t.Errorf("listen span status = %v", server.Status())
+	}
+	var rm metricdata.ResourceMetrics
+	if err := tel.reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := findMetric(rm, pmcpotel.MetricServerOperationDuration)
+	if h, ok := m.Data.(metricdata.Histogram[float64]); ok {
+		for _, dp := range h.DataPoints {
+			if v, _ := dp.Attributes.Value(pmcpotel.KeyMethodName); v.AsString() == "subscriptions/listen" {
+				t.Errorf("subscriptions/listen recorded in %s", pmcpotel.MetricServerOperationDuration)
+			}
+		}
+	}
+}
