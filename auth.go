@@ -47,7 +47,9 @@ type AuthInfo struct {
 }
 
 // AuthContext is the validated identity of a request when auth is enabled.
-// Subject is the principal that multi-round-trip state is bound to.
+// Subject is the principal that server-side state (modern requestStates,
+// legacy HTTP sessions) is bound to; without a Subject the bearer token
+// is, so state then does not survive a token refresh.
 type AuthContext struct {
 	Subject  string
 	ClientID string

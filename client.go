@@ -152,6 +152,11 @@ type ClientOptions struct {
 	// Logger receives the client's diagnostics (dropped notifications,
 	// handler panics). Nil discards them.
 	Logger *slog.Logger
+
+	// Middleware wraps every request the client sends and every server
+	// request for input it answers (see ClientMiddleware), the first one
+	// outermost. Nil or empty means none.
+	Middleware []ClientMiddleware
 }
 
 // clientDrainTimeout bounds how long the session lets the handlers of
@@ -171,6 +176,9 @@ type Client struct {
 	// eras caches the era negotiated per HTTP origin (ConnectHTTP).
 	eraMu sync.Mutex
 	eras  map[string]Era
+
+	// chain is the composed Middleware, nil when there is none.
+	chain ClientHandler
 }
 
 // NewClient returns a Client for opts.
@@ -187,6 +195,7 @@ func NewClient(opts ClientOptions) *Client {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+	c.buildChain()
 	return c
 }
 
@@ -270,6 +279,8 @@ type ClientSession struct {
 	// eraHint is the era remembered for the server (ConnectHTTP's
 	// per-origin cache), used like ClientOptions.Era.
 	eraHint Era
+	// transport describes the connection (see Transport).
+	transport TransportInfo
 
 	// ctx is the session's lifetime: cancelled when the connection ends.
 	ctx    context.Context
@@ -334,6 +345,7 @@ func (c *Client) connect(ctx context.Context, st jsonrpc.Stream, cfg connectConf
 		n = DefaultClientNotificationQueue
 	}
 	s.queue = make(chan clientEvent, n)
+	s.transport = clientTransport(st, cfg.http)
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.conn = jsonrpc.NewConn(&idStream{Stream: st}, jsonrpc.HandlerFunc(s.handle), jsonrpc.ConnOptions{
 		MarshalResult:   func(v any) (jsontext.Value, error) { b, err := Marshal(v); return b, err },

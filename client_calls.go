@@ -427,7 +427,7 @@ func (s *ClientSession) Listen(ctx context.Context, filter SubscriptionFilter) e
 			s.listenMu.Unlock()
 		}
 	}()
-	raw, err := s.conn.Call(context.WithValue(lctx, idSlotKey{}, slot), MethodSubscriptionsListen,
+	raw, err := s.send(context.WithValue(lctx, idSlotKey{}, slot), MethodSubscriptionsListen,
 		&ListenParams{Notifications: filter, Meta: meta})
 	if err != nil {
 		switch {

@@ -42,7 +42,7 @@ func (s *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any, 
 			// through input_required results.
 			break
 		}
-		res, err := s.serveInput(ctx, req.Method, req.Params)
+		res, err := s.input(ctx, req.ID, req.Method, req.Params)
 		switch {
 		case errors.Is(err, ErrNoInputHandler):
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: err.Error()}

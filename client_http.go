@@ -460,6 +460,11 @@ func (t *httpTransport) post(ctx context.Context, body []byte, extra http.Header
 	if err != nil {
 		return nil, err
 	}
+	for k, vs := range outgoingHeader(ctx) { // from client middleware
+		if !managedHeader(k) {
+			hr.Header[http.CanonicalHeaderKey(k)] = vs
+		}
+	}
 	for k, vs := range extra {
 		hr.Header[k] = vs
 	}

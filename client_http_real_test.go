@@ -25,6 +25,11 @@ type realHTTP struct {
 	h  *StreamableHTTPHandler
 	ts *httptest.Server
 
+	// inflight counts the handler calls still running: a client may see
+	// its response before the handler has returned and marked the
+	// session inactive.
+	inflight sync.WaitGroup
+
 	mu    sync.Mutex
 	posts map[string]int
 	// tamper, when set, may change a POSTed request before the handler
@@ -80,6 +85,8 @@ func newRealHTTP(t *testing.T, cfg realHTTPConfig) *realHTTP {
 func (rh *realHTTP) url() string { return rh.ts.URL + "/mcp" }
 
 func (rh *realHTTP) serve(w http.ResponseWriter, r *http.Request) {
+	rh.inflight.Add(1)
+	defer rh.inflight.Done()
 	if r.Method == http.MethodPost {
 		b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		if err != nil {
@@ -236,6 +243,7 @@ func TestClientHTTPSessionExpired(t *testing.T) {
 		end        func(t *testing.T, rh *realHTTP, sid string)
 	}{
 		{"idle expiry", false, func(t *testing.T, rh *realHTTP, sid string) {
+			rh.inflight.Wait() // no request of the session still running
 			if n := rh.h.reapIdle(time.Now().Add(2 * time.Hour)); n != 1 {
 				t.Fatalf("reaped %d sessions, want 1", n)
 			}

@@ -76,7 +76,7 @@ func callConfigOf(opts []CallOption) *callConfig {
 func (s *ClientSession) call(ctx context.Context, method string, params any) (jsontext.Value, error) {
 	ctx, cancel := s.withCallTimeout(ctx)
 	defer cancel()
-	raw, err := s.conn.Call(ctx, method, params)
+	raw, err := s.send(ctx, method, params)
 	if err != nil {
 		return nil, peerError(method, err)
 	}
@@ -358,7 +358,7 @@ func (s *ClientSession) answerInput(ctx context.Context, method string, raw json
 		if r == nil {
 			return nil, nil, fmt.Errorf("%w: %s: input request %q is null", ErrMalformedInputRequest, method, capPeerString(k))
 		}
-		res, err := s.serveInput(ctx, r.Method, r.Params)
+		res, err := s.input(ctx, jsonrpc.ID{}, r.Method, r.Params)
 		if err != nil {
 			return nil, nil, fmt.Errorf("pmcp: %s: input %q: %w", method, capPeerString(k), err)
 		}

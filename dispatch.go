@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -44,6 +47,10 @@ type requestEnv struct {
 	// state, when not nil, is the per-request state the transport
 	// allocated (it holds this env); handle allocates one otherwise.
 	state *reqState
+	// httpReq is the HTTP request (Streamable HTTP), transport describes
+	// a stream connection; both only for middleware and the access log.
+	httpReq   *http.Request
+	transport *TransportInfo
 }
 
 // requestMeta is the typed view of a request's _meta.
@@ -95,15 +102,18 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: handler panicked"}
 		}
 	}()
+	rs := env.state
+	if rs == nil {
+		rs = new(reqState)
+	}
+	if s.accessLog && s.logger.Enabled(ctx, slog.LevelInfo) {
+		rs.accessStart = time.Now()
+	}
 	if !knownMethods[req.Method] {
 		return nil, methodNotFound(req.Method)
 	}
 	if len(req.Params) > 0 && req.Params.Kind() != '{' {
 		return nil, invalidParams("params must be an object")
-	}
-	rs := env.state
-	if rs == nil {
-		rs = new(reqState)
 	}
 	rp := env.params
 	if rp == nil {
@@ -150,6 +160,13 @@ type reqState struct {
 	legacy     legacyPeer
 	mrtr       mrtrIn
 	mrtrPeer   mrtrPeer
+	// out is the result sent: never the handler's value itself (see
+	// result_own.go).
+	out resultCopy
+	// mreq is the middleware's view of the request (middleware.go);
+	// accessStart is when handle began, zero when the access log is off.
+	mreq        Request
+	accessStart time.Time
 }
 
 // notifySink is the LogSink of a request with a back-channel.
@@ -193,12 +210,11 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 	pc := &rs.pc
 	*pc = ProtocolContext{Era: EraModern, ProtocolVersion: *meta.ProtocolVersion, ClientInfo: meta.ClientInfo, ClientCapabilities: meta.ClientCapabilities}
 	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, level)
-	res, err := s.serve(ctx, req, env, extra, rs, rp)
+	res, err := s.run(ctx, req, env, extra, rs, rp)
 	if err != nil {
 		return nil, err
 	}
-	s.decorateModern(res, env)
-	return res, nil
+	return s.finishResult(res, env, rs, EraModern)
 }
 
 func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rs *reqState, rp *reqParams, rawMeta jsontext.Value) (any, error) {
@@ -206,20 +222,32 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 	if ss == nil {
 		return nil, invalidParams("missing required _meta %q: this endpoint serves the 2026-07-28 protocol; send initialize to open a legacy session", MetaProtocolVersion)
 	}
+	pc := ss.protocol()
+	if req.Method != MethodInitialize && req.Method != MethodPing {
+		if pc == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not initialized: send initialize first (or per-request _meta for protocol 2026-07-28)"}
+		}
+		if methodsModernOnly[req.Method] || !s.methodDeclared(req.Method) {
+			return nil, methodNotFound(req.Method)
+		}
+	} else if pc == nil {
+		pc = &rs.pc
+		*pc = ProtocolContext{Era: EraLegacy}
+	}
+	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, LoggingLevel(ss.logLevel.Load()))
+	res, err := s.run(ctx, req, env, extra, rs, rp)
+	if err != nil {
+		return nil, err
+	}
+	return s.finishResult(res, env, rs, EraLegacy)
+}
+
+// serveLegacy runs the methods only the legacy era has (the modern era
+// rejects them before serve).
+func (s *Server) serveLegacy(req *jsonrpc.Request, ss *session) (Result, error) {
 	switch req.Method {
 	case MethodInitialize:
 		return s.initialize(req, ss)
-	case MethodPing:
-		return &EmptyResult{}, nil
-	}
-	pc := ss.protocol()
-	if pc == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not initialized: send initialize first (or per-request _meta for protocol 2026-07-28)"}
-	}
-	if methodsModernOnly[req.Method] || !s.methodDeclared(req.Method) {
-		return nil, methodNotFound(req.Method)
-	}
-	switch req.Method {
 	case MethodLoggingSetLevel:
 		p, err := decodeParams[SetLevelParams](req.Params)
 		if err != nil {
@@ -239,17 +267,18 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 			return nil, invalidParams("missing uri")
 		}
 		if req.Method == MethodResourcesSubscribe {
-			ss.subscribe(p.URI)
+			if err := s.subscribeResource(ss, p.URI); err != nil {
+				return nil, err
+			}
 		} else {
 			ss.unsubscribe(p.URI)
 		}
 		return &EmptyResult{}, nil
 	}
-	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, LoggingLevel(ss.logLevel.Load()))
-	return s.serve(ctx, req, env, extra, rs, rp)
+	return &EmptyResult{}, nil // ping
 }
 
-func (s *Server) initialize(req *jsonrpc.Request, ss *session) (any, error) {
+func (s *Server) initialize(req *jsonrpc.Request, ss *session) (Result, error) {
 	p, err := decodeParams[InitializeParams](req.Params)
 	if err != nil {
 		return nil, err
@@ -340,11 +369,19 @@ func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *reques
 	return extra
 }
 
-// serve runs the feature methods shared by both eras.
+// serve runs the feature methods shared by both eras. The results it
+// builds itself are adopted (rs.out.adopt); handlers' results are left as
+// they are, for finishResult to copy.
 func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, rp *reqParams) (Result, error) {
 	switch req.Method {
+	case MethodInitialize, MethodPing, MethodLoggingSetLevel, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
+		res, err := s.serveLegacy(req, env.session)
+		if err != nil {
+			return nil, err
+		}
+		return rs.out.adopt(res), nil
 	case MethodDiscover:
-		return &DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(), Instructions: s.opts.Instructions}, nil
+		return rs.out.adopt(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(), Instructions: s.opts.Instructions}), nil
 	case MethodToolsList:
 		p, err := decodeParams[PaginatedParams](req.Params)
 		if err != nil {
@@ -358,7 +395,7 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		for i, t := range items {
 			out.Tools[i] = t.tool
 		}
-		return out, nil
+		return rs.out.adopt(out), nil
 	case MethodResourcesList:
 		p, err := decodeParams[PaginatedParams](req.Params)
 		if err != nil {
@@ -372,7 +409,7 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		for i, r := range items {
 			out.Resources[i] = r.res
 		}
-		return out, nil
+		return rs.out.adopt(out), nil
 	case MethodResourcesTemplatesList:
 		p, err := decodeParams[PaginatedParams](req.Params)
 		if err != nil {
@@ -386,7 +423,7 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		for i, t := range items {
 			out.ResourceTemplates[i] = t.tmpl
 		}
-		return out, nil
+		return rs.out.adopt(out), nil
 	case MethodPromptsList:
 		p, err := decodeParams[PaginatedParams](req.Params)
 		if err != nil {
@@ -400,24 +437,21 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		for i, pr := range items {
 			out.Prompts[i] = pr.prompt
 		}
-		return out, nil
+		return rs.out.adopt(out), nil
 	case MethodCompletionComplete:
 		p, err := decodeParams[CompleteParams](req.Params)
 		if err != nil {
 			return nil, err
 		}
 		if s.opts.Completion == nil {
-			return &CompleteResult{Completion: Completion{Values: []string{}}}, nil
+			return rs.out.adopt(&CompleteResult{Completion: Completion{Values: []string{}}}), nil
 		}
 		res, err := s.opts.Completion(ctx, extra, p)
 		if err != nil {
 			return nil, err
 		}
 		if res == nil {
-			res = &CompleteResult{}
-		}
-		if res.Completion.Values == nil {
-			res.Completion.Values = []string{}
+			return rs.out.adopt(&CompleteResult{}), nil
 		}
 		return res, nil
 	case MethodToolsCall:
@@ -470,21 +504,21 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 }
 
 // withInput runs fn with multi-round-trip plumbing in the modern era and
-// converts the outcome (input required, capability errors, result _meta).
-// digest returns what a requestState is bound to besides the principal and
+// converts the outcome (input required, capability errors). digest returns
+// what a requestState is bound to besides the principal (principalOf) and
 // the method; it is called only when a state is opened or sealed, with the
 // params as they were before fn ran.
 func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState,
 	rawResponses jsontext.Value, state *string, digest func() [][]byte, fn func() (Result, error)) (Result, error) {
 	var binding reqstate.Binding
-	bound := false
-	principal := ""
+	bound, bindable := false, false
 	if extra.Era() == EraModern {
-		if extra.AuthContext != nil {
-			principal = extra.AuthContext.Subject
-		}
 		if state != nil {
-			binding, bound = mrtrBinding(principal, req.Method, digest()...), true
+			binding, bindable = stateBinding(env, req.Method, digest())
+			bound = true
+			if !bindable {
+				return nil, invalidRequestState()
+			}
 		}
 		in := &rs.mrtr
 		if err := s.openInput(in, binding, rawResponses, state); err != nil {
@@ -512,9 +546,16 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		}
 		if ir != nil {
 			if !bound {
-				binding = mrtrBinding(principal, req.Method, digest()...)
+				binding, bindable = stateBinding(env, req.Method, digest())
 			}
-			return s.inputRequired(binding, extra.mrtr, ir)
+			if !bindable {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot ask for input: the request's authentication names no principal to bind a requestState to"}
+			}
+			out, err := s.inputRequired(binding, extra.mrtr, ir)
+			if err != nil {
+				return nil, err
+			}
+			return rs.out.adopt(out), nil
 		}
 	}
 	if err != nil {
@@ -527,8 +568,6 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		}
 		return nil, err
 	}
-	f := res.resultFields()
-	f.Meta = extra.mergeResultMeta(f.Meta)
 	return res, nil
 }
 
@@ -573,7 +612,7 @@ func (s *Server) openInput(in *mrtrIn, b reqstate.Binding, rawResponses jsontext
 			*in = mrtrIn{}
 			return nil
 		default:
-			return invalidParams("invalid requestState: it was altered, expired in an unexpected way, or belongs to another request")
+			return invalidRequestState()
 		}
 	}
 	for k, v := range responses {
@@ -612,39 +651,4 @@ func (s *Server) inputRequired(b reqstate.Binding, in *mrtrIn, ir *InputRequired
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot seal request state: " + err.Error()}
 	}
 	return &InputRequiredResult{InputRequests: ir.Requests, RequestState: token}, nil
-}
-
-// decorateModern stamps resultType, serverInfo and cache hints.
-func (s *Server) decorateModern(res any, env *requestEnv) {
-	r, ok := res.(Result)
-	if !ok {
-		return
-	}
-	f := r.resultFields()
-	if f.ResultType == "" {
-		if _, ok := res.(*InputRequiredResult); ok {
-			f.ResultType = ResultTypeInputRequired
-		} else {
-			f.ResultType = ResultTypeComplete
-		}
-	}
-	if _, ok := f.Meta[MetaServerInfo]; !ok {
-		if f.Meta == nil {
-			f.Meta = make(Meta, 1)
-		}
-		f.Meta[MetaServerInfo] = &s.info
-	}
-	if c, ok := res.(cacheable); ok && f.ResultType == ResultTypeComplete {
-		cf := c.cacheFields()
-		if cf.TTLMs == nil {
-			ttl := s.opts.CacheTTL.Milliseconds()
-			cf.TTLMs = &ttl
-		}
-		if cf.CacheScope == "" {
-			cf.CacheScope = CacheScopePublic
-			if env.authCtx != nil || env.authInfo != nil {
-				cf.CacheScope = CacheScopePrivate
-			}
-		}
-	}
 }

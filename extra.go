@@ -265,22 +265,42 @@ func (e *RequestHandlerExtra) SetResultMeta(meta map[string]any) {
 	s.mu.Unlock()
 }
 
-// mergeResultMeta applies the accumulated keys onto dst (which may be nil).
-func (e *RequestHandlerExtra) mergeResultMeta(dst Meta) Meta {
-	if e.resultMeta == nil {
-		return dst
-	}
+// mergeResultMeta returns base with the keys set by SetResultMeta and then,
+// when info is not nil and no serverInfo key is there yet, info as
+// serverInfo. base is never written (a result, and so its _meta, may be
+// shared between requests): a new map is made when anything is added.
+func (e *RequestHandlerExtra) mergeResultMeta(base Meta, info *Implementation) Meta {
 	s := e.resultMeta
+	if s == nil {
+		return mergeMeta(base, nil, info)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.m) == 0 {
-		return dst
+	return mergeMeta(base, s.m, info)
+}
+
+// mergeMeta is mergeResultMeta with the keys set given.
+func mergeMeta(base Meta, set map[string]any, info *Implementation) Meta {
+	addInfo := false
+	if info != nil {
+		_, inBase := base[MetaServerInfo]
+		_, inSet := set[MetaServerInfo]
+		addInfo = !inBase && !inSet
 	}
-	if dst == nil {
-		dst = make(Meta, len(s.m))
+	if len(set) == 0 && !addInfo {
+		return base
 	}
-	maps.Copy(dst, s.m)
-	return dst
+	n := len(base) + len(set)
+	if addInfo {
+		n++
+	}
+	m := make(Meta, n)
+	maps.Copy(m, base)
+	maps.Copy(m, set)
+	if addInfo {
+		m[MetaServerInfo] = info
+	}
+	return m
 }
 
 // ReportProgress sends a progress update when the request carried a

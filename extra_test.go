@@ -199,10 +199,14 @@ func TestSetResultMeta(t *testing.T) {
 	e.SetResultMeta(map[string]any{"a": 1, "b": 1})
 	c := e.Clone() // a clone shares the slot
 	c.SetResultMeta(map[string]any{"b": 2, "c": 3})
-	got := e.mergeResultMeta(Meta{"b": 0, "widget": "kept"})
+	base := Meta{"b": 0, "widget": "kept"}
+	got := e.mergeResultMeta(base, nil)
 	want := Meta{"a": 1, "b": 2, "c": 3, "widget": "kept"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %v want %v", got, want)
+	}
+	if fmt.Sprint(base) != fmt.Sprint(Meta{"b": 0, "widget": "kept"}) {
+		t.Fatalf("the result's own _meta was written: %v", base)
 	}
 }
 

@@ -111,9 +111,13 @@ type StreamableHTTPOptions struct {
 	CORS bool
 
 	// Authenticate, when set, runs for every request before anything else
-	// is read. An error gets 401. The principal (AuthContext.Subject, else
-	// AuthInfo.ClientID) is bound to legacy sessions at initialize; a
-	// session used by another principal answers 404, as if unknown.
+	// is read. An error gets 401. Legacy sessions (at initialize) and
+	// modern requestStates are bound to the principal: AuthContext.Subject,
+	// else the bearer token (by its SHA-256; fill Subject for state that
+	// survives token refresh), else the client id. A session used by another
+	// principal answers 404, as if unknown; a requestState replayed by
+	// another principal gets -32602. A non-nil result naming none of these
+	// can open no session (403) and resume no requestState.
 	Authenticate func(r *http.Request) (*AuthInfo, *AuthContext, error)
 }
 
@@ -362,15 +366,8 @@ type authResult struct {
 	ctx  *AuthContext
 }
 
-func (a authResult) principal() string {
-	if a.ctx != nil && a.ctx.Subject != "" {
-		return a.ctx.Subject
-	}
-	if a.info != nil {
-		return a.info.ClientID
-	}
-	return ""
-}
+// principal is who the request's state is bound to (see principalOf).
+func (a authResult) principal() (string, bool) { return principalOf(a.info, a.ctx) }
 
 // ServeHTTP implements http.Handler.
 func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -469,6 +466,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 			rs.params.scan(m.Params)
 		}
 		rs.env.state = rs
+		rs.env.httpReq = r
 		if rs.params.ok {
 			rs.env.params = &rs.params
 			pk = rs.params.peek(m.Method)

@@ -11,10 +11,26 @@ const (
 	// event store keeps per stream; older events of a longer stream are
 	// evicted first.
 	DefaultEventStoreMaxStreamEvents = 256
-	// DefaultEventStoreMaxBytes caps the payload bytes the in-memory event
-	// store keeps across all sessions (16 MiB); when it is exceeded the
-	// oldest events, whatever their stream, are evicted first.
+	// DefaultEventStoreMaxBytes caps the memory the in-memory event store
+	// holds across all sessions (16 MiB): event payloads plus an estimate
+	// of the store's own bookkeeping per event, stream and session. When it
+	// is exceeded the oldest events, whatever their session, are evicted
+	// first.
 	DefaultEventStoreMaxBytes = 16 << 20
+	// DefaultEventStoreMaxSessionBytes caps, the same way, what one session
+	// holds in the in-memory event store (2 MiB): a session that exceeds it
+	// loses its own oldest events, so it cannot push another session's
+	// events out unless the sessions together fill DefaultEventStoreMaxBytes.
+	DefaultEventStoreMaxSessionBytes = 2 << 20
+)
+
+// Bookkeeping charged by MemoryEventStore besides the payload bytes (whose
+// allocation size is charged): estimates of its structures' real size,
+// allocator rounding and map load included.
+const (
+	memEventOverhead   = 96  // memEvent (80) + its slot in the stream's slice
+	memStreamOverhead  = 160 // memStream (64), its map entry, id and slice
+	memSessionOverhead = 384 // memSession, its streams map, its map entry
 )
 
 // EventStore keeps the server-sent events of legacy (2025-11-25 and
@@ -54,88 +70,140 @@ type MemoryEventStoreOptions struct {
 	// MaxStreamEvents caps the events kept per stream. Zero means
 	// DefaultEventStoreMaxStreamEvents.
 	MaxStreamEvents int
-	// MaxBytes caps the payload bytes kept in total. Zero means
-	// DefaultEventStoreMaxBytes.
+	// MaxBytes caps the memory kept in total: payloads plus bookkeeping
+	// (see DefaultEventStoreMaxBytes). Zero means DefaultEventStoreMaxBytes.
 	MaxBytes int64
+	// MaxSessionBytes caps the memory kept for one session, counted as
+	// MaxBytes is. Zero means DefaultEventStoreMaxSessionBytes.
+	MaxSessionBytes int64
 }
 
 // MemoryEventStore is the default EventStore: bounded and in process, so
-// only clients that come back to the same process can resume. When a bound
-// is hit, the oldest events are evicted.
+// only clients that come back to the same process can resume. It keeps an
+// exact-size copy of each event. When a bound is hit, the oldest events
+// (of the session, for the per-session bound) are evicted; an event larger
+// than a bound on its own is not kept.
 type MemoryEventStore struct {
-	maxStream int
-	maxBytes  int64
+	maxStream       int
+	maxBytes        int64
+	maxSessionBytes int64
 
 	mu       sync.Mutex
-	sessions map[string]map[string]*memStream
+	sessions map[string]*memSession
 	head     *memEvent // oldest event of all streams
 	tail     *memEvent // newest
 	bytes    int64
 	count    int
 }
 
+type memSession struct {
+	id         string
+	streams    map[string]*memStream
+	head, tail *memEvent // the session's events, oldest first
+	bytes      int64
+}
+
 type memStream struct {
-	session, id string
-	events      []*memEvent // in sequence order
+	sess   *memSession
+	id     string
+	events []*memEvent // in sequence order
 }
 
 type memEvent struct {
-	stream     *memStream
-	seq        uint64
-	data       []byte
-	prev, next *memEvent // global age order
+	stream       *memStream
+	seq          uint64
+	data         []byte
+	prev, next   *memEvent // global age order
+	sprev, snext *memEvent // age order within the session
 }
+
+func (ev *memEvent) charge() int64 { return int64(cap(ev.data)) + memEventOverhead }
 
 // NewMemoryEventStore returns an empty in-memory store.
 func NewMemoryEventStore(opts MemoryEventStoreOptions) *MemoryEventStore {
-	m := &MemoryEventStore{maxStream: opts.MaxStreamEvents, maxBytes: opts.MaxBytes, sessions: map[string]map[string]*memStream{}}
+	m := &MemoryEventStore{maxStream: opts.MaxStreamEvents, maxBytes: opts.MaxBytes, maxSessionBytes: opts.MaxSessionBytes, sessions: map[string]*memSession{}}
 	if m.maxStream == 0 {
 		m.maxStream = DefaultEventStoreMaxStreamEvents
 	}
 	if m.maxBytes == 0 {
 		m.maxBytes = DefaultEventStoreMaxBytes
 	}
+	if m.maxSessionBytes == 0 {
+		m.maxSessionBytes = DefaultEventStoreMaxSessionBytes
+	}
 	return m
 }
 
 // Append implements EventStore.
 func (m *MemoryEventStore) Append(_ context.Context, sessionID, streamID string, seq uint64, data []byte) error {
+	// An exact-size copy: the caller's slice may sit in a larger array.
+	data = append([]byte(nil), data...)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	streams := m.sessions[sessionID]
-	if streams == nil {
-		streams = map[string]*memStream{}
-		m.sessions[sessionID] = streams
+	sess := m.sessions[sessionID]
+	st := (*memStream)(nil)
+	if sess != nil {
+		st = sess.streams[streamID]
 	}
-	st := streams[streamID]
+	need := int64(cap(data)) + memEventOverhead
 	if st == nil {
-		st = &memStream{session: sessionID, id: streamID}
-		streams[streamID] = st
+		need += memStreamOverhead
+		if sess == nil {
+			need += memSessionOverhead
+		}
 	}
-	ev := &memEvent{stream: st, seq: seq, data: data, prev: m.tail}
+	if (m.maxBytes > 0 && need > m.maxBytes) || (m.maxSessionBytes > 0 && need > m.maxSessionBytes) {
+		return nil // larger than a bound on its own: delivered live only
+	}
+	if sess == nil {
+		sess = &memSession{id: sessionID, streams: map[string]*memStream{}, bytes: memSessionOverhead}
+		m.sessions[sessionID] = sess
+		m.bytes += memSessionOverhead
+	}
+	if st == nil {
+		st = &memStream{sess: sess, id: streamID}
+		sess.streams[streamID] = st
+		sess.bytes += memStreamOverhead
+		m.bytes += memStreamOverhead
+	}
+	ev := &memEvent{stream: st, seq: seq, data: data, prev: m.tail, sprev: sess.tail}
 	if m.tail != nil {
 		m.tail.next = ev
 	} else {
 		m.head = ev
 	}
 	m.tail = ev
+	if sess.tail != nil {
+		sess.tail.snext = ev
+	} else {
+		sess.head = ev
+	}
+	sess.tail = ev
 	st.events = append(st.events, ev)
-	m.bytes += int64(len(data))
+	c := ev.charge()
+	m.bytes += c
+	sess.bytes += c
 	m.count++
 	if m.maxStream > 0 {
 		for len(st.events) > m.maxStream {
 			m.evict(st.events[0])
 		}
 	}
+	if m.maxSessionBytes > 0 {
+		for sess.bytes > m.maxSessionBytes && sess.head != nil && sess.head != ev {
+			m.evict(sess.head)
+		}
+	}
 	if m.maxBytes > 0 {
-		for m.bytes > m.maxBytes && m.head != nil {
+		for m.bytes > m.maxBytes && m.head != nil && m.head != ev {
 			m.evict(m.head)
 		}
 	}
 	return nil
 }
 
-// evict removes ev, which is the oldest event of its stream.
+// evict removes ev, which is the oldest event of its stream (and so of
+// its session's events in that stream).
 func (m *MemoryEventStore) evict(ev *memEvent) {
 	m.unlink(ev)
 	st := ev.stream
@@ -144,12 +212,22 @@ func (m *MemoryEventStore) evict(ev *memEvent) {
 		st.events = st.events[1:]
 	}
 	if len(st.events) == 0 {
-		if streams := m.sessions[st.session]; streams != nil {
-			delete(streams, st.id)
-			if len(streams) == 0 {
-				delete(m.sessions, st.session)
-			}
-		}
+		m.dropStream(st)
+	}
+}
+
+// dropStream forgets an empty stream, and its session once empty.
+func (m *MemoryEventStore) dropStream(st *memStream) {
+	sess := st.sess
+	if sess.streams[st.id] != st {
+		return
+	}
+	delete(sess.streams, st.id)
+	sess.bytes -= memStreamOverhead
+	m.bytes -= memStreamOverhead
+	if len(sess.streams) == 0 && m.sessions[sess.id] == sess {
+		delete(m.sessions, sess.id)
+		m.bytes -= memSessionOverhead
 	}
 }
 
@@ -164,8 +242,21 @@ func (m *MemoryEventStore) unlink(ev *memEvent) {
 	} else {
 		m.tail = ev.prev
 	}
-	ev.prev, ev.next = nil, nil
-	m.bytes -= int64(len(ev.data))
+	sess := ev.stream.sess
+	if ev.sprev != nil {
+		ev.sprev.snext = ev.snext
+	} else {
+		sess.head = ev.snext
+	}
+	if ev.snext != nil {
+		ev.snext.sprev = ev.sprev
+	} else {
+		sess.tail = ev.sprev
+	}
+	ev.prev, ev.next, ev.sprev, ev.snext = nil, nil, nil, nil
+	c := ev.charge()
+	m.bytes -= c
+	sess.bytes -= c
 	m.count--
 }
 
@@ -173,7 +264,11 @@ func (m *MemoryEventStore) unlink(ev *memEvent) {
 func (m *MemoryEventStore) After(_ context.Context, sessionID, streamID string, after uint64) ([]StoredEvent, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := m.sessions[sessionID][streamID]
+	sess := m.sessions[sessionID]
+	if sess == nil {
+		return nil, nil
+	}
+	st := sess.streams[streamID]
 	if st == nil {
 		return nil, nil
 	}
@@ -190,17 +285,22 @@ func (m *MemoryEventStore) After(_ context.Context, sessionID, streamID string, 
 func (m *MemoryEventStore) DeleteSession(_ context.Context, sessionID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, st := range m.sessions[sessionID] {
+	sess := m.sessions[sessionID]
+	if sess == nil {
+		return nil
+	}
+	for _, st := range sess.streams {
 		for _, ev := range st.events {
 			m.unlink(ev)
 		}
 		st.events = nil
+		m.dropStream(st)
 	}
-	delete(m.sessions, sessionID)
 	return nil
 }
 
-// Len reports how many events and payload bytes the store holds.
+// Len reports how many events the store holds and the bytes it charges
+// against MaxBytes for them (payloads plus bookkeeping).
 func (m *MemoryEventStore) Len() (events int, bytes int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

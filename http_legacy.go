@@ -109,7 +109,8 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 	if v, ok := h.sessions.Load(id); ok {
 		sess = v.(*httpSession)
 	}
-	if sess == nil || subtle.ConstantTimeCompare([]byte(sess.principal), []byte(auth.principal())) != 1 {
+	principal, bindable := auth.principal()
+	if sess == nil || !bindable || subtle.ConstantTimeCompare([]byte(sess.principal), []byte(principal)) != 1 {
 		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
 		return nil
 	}
@@ -462,7 +463,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		if sess == nil {
 			return
 		}
-		h.legacyNotification(sess, req)
+		h.s.notification(r.Context(), h.notificationOf(r, req, auth, sess.id), func(context.Context) { h.legacyNotification(sess, req) })
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -475,7 +476,12 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 	isInit := req.Method == MethodInitialize
 	var sess *httpSession
 	if isInit {
-		if sess = h.newSession(auth.principal()); sess == nil {
+		principal, bindable := auth.principal()
+		if !bindable {
+			writeResponse(w, http.StatusForbidden, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Forbidden: the credentials name no principal a session can be bound to")})
+			return
+		}
+		if sess = h.newSession(principal); sess == nil {
 			w.Header().Set("Retry-After", "5")
 			writeResponse(w, http.StatusServiceUnavailable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")})
 			return
@@ -518,6 +524,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 		}
 		writeJSONBody(w, http.StatusOK, b)
+		h.s.logAccess(ctx, req, rs, res, err, len(b))
 		putBuf(bp, b) // the ResponseWriter does not retain it
 		return
 	}
@@ -538,6 +545,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		res, err := h.s.handle(ctx, req, env)
 		sess.finish(req.ID, cancel)
 		b, code := h.encodeResponse(req.ID, res, err)
+		h.s.logAccess(ctx, req, rs, res, err, len(b))
 		st.finish(b)
 		sess.removeStream(st)
 		st.logDrops(req)
@@ -619,8 +627,7 @@ func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request
 			writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: malformed Last-Event-ID")
 			return
 		}
-		h.resumed.Add(1)
-		h.resume(r, sw, sess, sid, n)
+		h.resume(w, r, sw, sess, sid, n)
 		return
 	}
 	st, events := sess.standaloneStream()
@@ -635,28 +642,46 @@ func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request
 	st.detach(a)
 }
 
-// resume replays the events of stream sid after sequence number n and, if
-// the stream is still live, takes it over. A stream that is complete (or
-// unknown) is replayed from the event store and then held open idle, so
-// clients that reconnect after every stream end do not loop.
-func (h *StreamableHTTPHandler) resume(r *http.Request, sw *sseWriter, sess *httpSession, sid string, n uint64) {
+// resume serves a GET with Last-Event-ID n of stream sid. A live stream
+// is replayed from the event store and taken over: its previous writer
+// ends, so resumptions never hold more than one response per stream (as
+// plain GETs of the standalone stream). A stream that has ended is
+// replayed from the store and the response ends; an id the session never
+// issued, or whose events are no longer stored, gets 400 at once.
+func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, sw *sseWriter, sess *httpSession, sid string, n uint64) {
 	st := sess.liveStream(sid)
-	sw.start(sess.id)
-	sw.priming(eventID(sid, n), h.opts.SSERetry)
+	var events <-chan event
+	if sid == standaloneStreamID && st == nil && n == 0 {
+		// Resuming the standalone stream before it was ever opened.
+		if st, events = sess.standaloneStream(); st == nil {
+			writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
+			return
+		}
+	}
+	if st != nil && n > st.lastSeq() {
+		st = nil // an id this stream never issued
+	}
 	if st == nil {
 		evs, err := h.store.After(r.Context(), sess.id, sid, n)
 		if err != nil {
 			h.log.Warn("pmcp: event store replay failed", "session", sess.id, "stream", sid, "error", err)
 		}
+		if len(evs) == 0 {
+			writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: nothing to resume after this Last-Event-ID: the id is unknown, or its stream has ended and its events are no longer stored")
+			return
+		}
+		h.resumed.Add(1)
+		sw.start(sess.id)
+		sw.priming(eventID(sid, n), h.opts.SSERetry)
 		for _, ev := range evs {
 			sw.event(eventID(sid, ev.Seq), ev.Data)
 		}
-		if sw.flush() != nil {
-			return
-		}
-		h.idle(r.Context(), sw, sess)
+		_ = sw.flush()
 		return
 	}
+	h.resumed.Add(1)
+	sw.start(sess.id)
+	sw.priming(eventID(sid, n), h.opts.SSERetry)
 	a, upTo, _ := st.attach()
 	defer st.detach(a)
 	written := n
@@ -673,32 +698,12 @@ func (h *StreamableHTTPHandler) resume(r *http.Request, sw *sseWriter, sess *htt
 	}
 	po := pumpOptions{written: written}
 	if sid == standaloneStreamID {
-		_, po.events = sess.standaloneStream()
-		po.idle = true
+		if events == nil {
+			_, events = sess.standaloneStream()
+		}
+		po.events, po.idle = events, true
 	}
 	h.pump(r.Context(), sw, st, a, po)
-}
-
-// idle holds a stream with nothing more to send open, with keep-alives,
-// until the client, the session or the handler ends it.
-func (h *StreamableHTTPHandler) idle(ctx context.Context, sw *sseWriter, sess *httpSession) {
-	tick, stop := h.keepAlive()
-	defer stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-sess.context().Done():
-			return
-		case <-h.drain:
-			return
-		case <-tick:
-			sw.comment()
-			if sw.flush() != nil {
-				return
-			}
-		}
-	}
 }
 
 // legacyDelete ends a session.

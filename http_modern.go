@@ -34,6 +34,7 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 	if req.IsNotification() {
 		// No client notification is defined over HTTP in this era (a
 		// request is cancelled by closing its stream).
+		h.s.notification(r.Context(), h.notificationOf(r, req, auth, ""), func(context.Context) {})
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
@@ -61,7 +62,7 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 	env.authInfo, env.authCtx = auth.info, auth.ctx
 	if !multi {
 		res, err := h.s.handle(ctx, req, env)
-		h.writeModernJSON(w, req, res, err)
+		h.s.logAccess(ctx, req, rs, res, err, h.writeModernJSON(w, req, res, err))
 		return
 	}
 	h.serveModernStream(ctx, cancel, w, req, env)
@@ -90,10 +91,11 @@ func (h *StreamableHTTPHandler) checkModernHeaders(r *http.Request, req *jsonrpc
 	return nil
 }
 
-func (h *StreamableHTTPHandler) writeModernJSON(w http.ResponseWriter, req *jsonrpc.Request, res any, err error) {
+// writeModernJSON writes the JSON reply and returns its size.
+func (h *StreamableHTTPHandler) writeModernJSON(w http.ResponseWriter, req *jsonrpc.Request, res any, err error) int {
 	if err == errListenEnded {
 		w.WriteHeader(http.StatusOK)
-		return
+		return 0
 	}
 	bp := getBuf()
 	b, code := h.appendResponse((*bp)[:0], req.ID, res, err)
@@ -101,7 +103,9 @@ func (h *StreamableHTTPHandler) writeModernJSON(w http.ResponseWriter, req *json
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
 	}
 	writeJSONBody(w, modernStatus(code), b)
+	n := len(b)
 	putBuf(bp, b) // the ResponseWriter does not retain it
+	return n
 }
 
 // modernOutcome is what the handler goroutine of a streamed request
@@ -201,6 +205,7 @@ loop:
 		h.log.Warn("pmcp: dropped notifications for a slow HTTP client", "method", req.Method, "id", req.ID.String(), "dropped", n)
 	}
 	if broken {
+		h.s.logAccess(ctx, req, env.state, out.res, out.err, 0)
 		return
 	}
 	// Notifications of the request go out before its response.
@@ -213,12 +218,15 @@ loop:
 		}
 	}
 	if !sw.started && len(sw.buf) == 0 {
-		h.writeModernJSON(w, req, out.res, out.err)
+		h.s.logAccess(ctx, req, env.state, out.res, out.err, h.writeModernJSON(w, req, out.res, out.err))
 		return
 	}
+	n := 0
 	if out.err != errListenEnded {
 		b, _ := h.encodeResponse(req.ID, out.res, out.err)
 		sw.event("", b)
+		n = len(b)
 	}
+	h.s.logAccess(ctx, req, env.state, out.res, out.err, n)
 	write()
 }

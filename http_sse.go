@@ -218,6 +218,13 @@ func (st *eventStream) attach() (a *attachment, upTo, floor uint64) {
 	return a, upTo, floor
 }
 
+// lastSeq is the sequence number of the stream's newest event.
+func (st *eventStream) lastSeq() uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.seq
+}
+
 func (st *eventStream) detach(a *attachment) {
 	st.mu.Lock()
 	if st.att == a {

@@ -660,7 +660,9 @@ func TestHTTPCORS(t *testing.T) {
 
 func TestMemoryEventStore(t *testing.T) {
 	ctx := context.Background()
-	m := NewMemoryEventStore(MemoryEventStoreOptions{MaxStreamEvents: 3, MaxBytes: 10})
+	one := int64(cap(append([]byte(nil), 'a'))) + memEventOverhead // what one "a" event charges
+	base := int64(memSessionOverhead + memStreamOverhead)          // a session with one stream
+	m := NewMemoryEventStore(MemoryEventStoreOptions{MaxStreamEvents: 3})
 	for i := uint64(1); i <= 5; i++ {
 		_ = m.Append(ctx, "s", "1", i, []byte("a"))
 	}
@@ -671,21 +673,52 @@ func TestMemoryEventStore(t *testing.T) {
 	if evs, _ := m.After(ctx, "s", "1", 4); len(evs) != 1 || evs[0].Seq != 5 {
 		t.Fatalf("After(4) = %+v", evs)
 	}
-	// The byte cap evicts the oldest events, whatever their stream.
-	_ = m.Append(ctx, "t", "2", 1, []byte("12345678"))
-	if evs, _ := m.After(ctx, "s", "1", 0); len(evs) != 2 || evs[0].Seq != 4 {
-		t.Fatalf("byte cap: %+v", evs)
+	if n, b := m.Len(); n != 3 || b != base+3*one {
+		t.Fatalf("Len = %d, %d; want 3, %d", n, b, base+3*one)
 	}
-	if n, b := m.Len(); n != 3 || b != 10 {
-		t.Fatalf("Len = %d, %d", n, b)
+	// The events are exact-size copies.
+	big := make([]byte, 1, 4096)
+	_ = m.Append(ctx, "s", "2", 1, big)
+	if evs, _ := m.After(ctx, "s", "2", 0); len(evs) != 1 || cap(evs[0].Data) >= 4096 {
+		t.Fatalf("stored event keeps a %d-byte array", cap(evs[0].Data))
+	}
+	if _, b := m.Len(); b != base+memStreamOverhead+4*one {
+		t.Fatalf("Len bytes = %d", b)
 	}
 	_ = m.DeleteSession(ctx, "s")
-	if n, b := m.Len(); n != 1 || b != 8 {
+	if n, b := m.Len(); n != 0 || b != 0 {
 		t.Fatalf("after DeleteSession: %d, %d", n, b)
 	}
-	_ = m.Append(ctx, "t", "2", 2, []byte("123456789"))
-	if n, b := m.Len(); n != 1 || b != 9 {
-		t.Fatalf("after overflow: %d, %d", n, b)
+
+	// The global cap evicts the oldest events, whatever their session.
+	g := NewMemoryEventStore(MemoryEventStoreOptions{MaxBytes: 2*base + 3*one, MaxSessionBytes: -1})
+	for i := uint64(1); i <= 3; i++ {
+		_ = g.Append(ctx, "s", "1", i, []byte("a"))
+	}
+	_ = g.Append(ctx, "t", "1", 1, []byte("a"))
+	if evs, _ := g.After(ctx, "s", "1", 0); len(evs) != 2 || evs[0].Seq != 2 {
+		t.Fatalf("global cap: %+v", evs)
+	}
+	// An event larger than the cap on its own is not kept.
+	_ = g.Append(ctx, "t", "1", 2, make([]byte, 2*base+3*one))
+	if evs, _ := g.After(ctx, "t", "1", 0); len(evs) != 1 {
+		t.Fatalf("oversize event: %+v", evs)
+	}
+
+	// The per-session cap evicts that session's own oldest events only.
+	p := NewMemoryEventStore(MemoryEventStoreOptions{MaxSessionBytes: base + 2*one})
+	_ = p.Append(ctx, "t", "1", 1, []byte("a"))
+	for i := uint64(1); i <= 5; i++ {
+		_ = p.Append(ctx, "s", "1", i, []byte("a"))
+	}
+	if evs, _ := p.After(ctx, "s", "1", 0); len(evs) != 2 || evs[0].Seq != 4 {
+		t.Fatalf("per-session cap: %+v", evs)
+	}
+	if evs, _ := p.After(ctx, "t", "1", 0); len(evs) != 1 {
+		t.Fatalf("another session lost events: %+v", evs)
+	}
+	if n, b := p.Len(); n != 3 || b != 2*base+3*one {
+		t.Fatalf("Len = %d, %d", n, b)
 	}
 }
 

@@ -19,25 +19,37 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 	if err != nil {
 		return nil, err
 	}
+	// The filter keeps a bounded set of copied URIs; nothing of the
+	// request (its body can be megabytes) stays referenced for the life of
+	// the stream.
+	uris, err := newURISet(p.Notifications.ResourceSubscriptions, s.subLimits())
+	if err != nil {
+		return nil, err
+	}
 	// Honour only what the server's capabilities back.
-	var f SubscriptionFilter
+	var ack SubscriptionFilter
+	lf := &listenFilter{}
 	if s.tools.len() > 0 {
-		f.ToolsListChanged = p.Notifications.ToolsListChanged
+		ack.ToolsListChanged = p.Notifications.ToolsListChanged
 	}
 	if s.prompts.len() > 0 {
-		f.PromptsListChanged = p.Notifications.PromptsListChanged
+		ack.PromptsListChanged = p.Notifications.PromptsListChanged
 	}
 	if s.resources.len() > 0 || s.templates.len() > 0 {
-		f.ResourcesListChanged = p.Notifications.ResourcesListChanged
-		f.ResourceSubscriptions = p.Notifications.ResourceSubscriptions
+		ack.ResourcesListChanged = p.Notifications.ResourcesListChanged
+		ack.ResourceSubscriptions = p.Notifications.ResourceSubscriptions
+		lf.uris = uris
 	}
-	subMeta := func() Meta { return Meta{MetaSubscriptionID: req.ID} }
-	l := s.newListener(filterAccept(&f))
+	lf.tools, lf.prompts, lf.resources = ack.ToolsListChanged, ack.PromptsListChanged, ack.ResourcesListChanged
+	id := req.ID
+	releaseParams(req, env)
+	subMeta := func() Meta { return Meta{MetaSubscriptionID: id} }
+	l := s.newListener(lf.accept)
 	// Register before acknowledging so no event between the two is lost;
 	// events queue until the acknowledgement is written.
 	s.listeners.add(l)
 	defer s.listeners.remove(l)
-	if err := env.listenSend(ctx, NotificationSubscriptionsAck, &SubscriptionsAckParams{Notifications: f, Meta: subMeta()}); err != nil {
+	if err := env.listenSend(ctx, NotificationSubscriptionsAck, &SubscriptionsAckParams{Notifications: ack, Meta: subMeta()}); err != nil {
 		return nil, err
 	}
 	for {
@@ -63,3 +75,20 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 // errListenEnded reports that the client ended a subscription; transports
 // send no response for it.
 var errListenEnded = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "subscription ended"}
+
+// releaseParams drops the references that the request and its per-request
+// state hold into the transport's buffer (the raw params and the raw
+// members scanned from them), for requests that outlive their decoding,
+// such as a listen stream. Nothing reads them afterwards.
+func releaseParams(req *jsonrpc.Request, env *requestEnv) {
+	req.Params = nil
+	if env.params != nil {
+		*env.params = reqParams{}
+	}
+	if rs := env.state; rs != nil {
+		rs.params = reqParams{}
+		rs.meta = requestMeta{}
+		rs.extra.RequestMeta = nil
+		rs.pc.ClientInfo, rs.pc.ClientCapabilities = nil, nil
+	}
+}

@@ -1,9 +1,6 @@
 package pmcp
 
-import (
-	"slices"
-	"sync"
-)
+import "sync"
 
 type listKind uint8
 
@@ -93,19 +90,23 @@ func (s *Server) NotifyResourceUpdated(uri string) {
 	s.broadcast(event{kind: resourceUpdated, uri: uri})
 }
 
-// filterAccept builds the acceptance test of a modern listen stream.
-func filterAccept(f *SubscriptionFilter) func(event) bool {
-	return func(ev event) bool {
-		switch ev.kind {
-		case listTools:
-			return f.ToolsListChanged
-		case listPrompts:
-			return f.PromptsListChanged
-		case listResources:
-			return f.ResourcesListChanged
-		case resourceUpdated:
-			return slices.Contains(f.ResourceSubscriptions, ev.uri)
-		}
-		return false
+// listenFilter is what a modern listen stream receives: the list changes
+// it asked for (and the server backs) and updates of the URIs in uris.
+type listenFilter struct {
+	tools, prompts, resources bool
+	uris                      *uriSet // nil: no resource updates
+}
+
+func (f *listenFilter) accept(ev event) bool {
+	switch ev.kind {
+	case listTools:
+		return f.tools
+	case listPrompts:
+		return f.prompts
+	case listResources:
+		return f.resources
+	case resourceUpdated:
+		return f.uris != nil && f.uris.has(ev.uri)
 	}
+	return false
 }

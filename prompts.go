@@ -40,7 +40,7 @@ func (s *Server) RemovePrompts(names ...string) int {
 func (s *Server) getPrompt(ctx context.Context, extra *RequestHandlerExtra, p *GetPromptParams) (Result, error) {
 	sp, ok := s.prompts.get(p.Name)
 	if !ok {
-		return nil, invalidParams("unknown prompt %q", p.Name)
+		return nil, unknownPrompt(p.Name)
 	}
 	for _, a := range sp.prompt.Arguments {
 		if _, ok := p.Arguments[a.Name]; a.Required && !ok {
@@ -52,10 +52,8 @@ func (s *Server) getPrompt(ctx context.Context, extra *RequestHandlerExtra, p *G
 		return nil, err
 	}
 	if res == nil {
-		res = &GetPromptResult{}
+		return &GetPromptResult{}, nil
 	}
-	if res.Messages == nil {
-		res.Messages = []*PromptMessage{}
-	}
+	// Normalized by finishResult, in the request's copy.
 	return res, nil
 }

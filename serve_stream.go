@@ -28,15 +28,22 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 		notify func(ctx context.Context, method string, params any) error
 		call   func(ctx context.Context, method string, params any) (jsontext.Value, error)
 	)
+	ti := streamTransport(st)
 	h := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.IsNotification() {
-			s.onNotification(ctx, conn, ss, req)
+			if s.nchain == nil {
+				s.onNotification(ctx, conn, ss, req)
+			} else {
+				s.notification(ctx, &Notification{Method: req.Method, Params: req.Params, Transport: ti},
+					func(ctx context.Context) { s.onNotification(ctx, conn, ss, req) })
+			}
 			return nil, nil
 		}
 		rs := new(reqState)
 		env := &rs.env
-		*env = requestEnv{session: ss, notify: notify, call: call, listenSend: notify, streamDone: conn.ReadDone(), state: rs}
+		*env = requestEnv{session: ss, notify: notify, call: call, listenSend: notify, streamDone: conn.ReadDone(), state: rs, transport: &ti}
 		res, err := s.handle(ctx, req, env)
+		res, err = s.streamAccess(ctx, req, rs, res, err)
 		if err == errListenEnded {
 			return nil, jsonrpc.ErrNoResponse
 		}

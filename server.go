@@ -75,6 +75,30 @@ type ServerOptions struct {
 	// NotificationQueue is the per-listener queue capacity. Zero means
 	// DefaultNotificationQueue.
 	NotificationQueue int
+	// MaxResourceSubscriptions caps the URIs of one subscriptions/listen
+	// resourceSubscriptions filter and the resources/subscribe set of one
+	// legacy session (-32602 beyond). Zero means
+	// DefaultMaxResourceSubscriptions; negative disables the cap.
+	MaxResourceSubscriptions int
+	// MaxResourceURIBytes caps the length of one subscribed URI. Zero
+	// means DefaultMaxResourceURIBytes; negative disables the cap.
+	MaxResourceURIBytes int
+	// MaxResourceSubscriptionBytes caps the summed length of the URIs of
+	// one listen filter or one legacy session. Zero means
+	// DefaultMaxResourceSubscriptionBytes; negative disables the cap.
+	MaxResourceSubscriptionBytes int
+
+	// Middleware wraps every incoming request (see Middleware). The first
+	// one is the outermost: it runs first and sees the final outcome. Nil
+	// or empty means none, at no cost.
+	Middleware []Middleware
+	// NotificationMiddleware wraps every incoming client notification, the
+	// first one outermost. Nil or empty means none.
+	NotificationMiddleware []NotificationMiddleware
+	// DisableAccessLog turns off the access log: one Info record per
+	// request written to Logger (see the README's Observability section).
+	// It is on whenever Logger is set and enabled at Info.
+	DisableAccessLog bool
 }
 
 // CompletionHandler answers completion/complete.
@@ -100,6 +124,12 @@ type Server struct {
 	listeners listenerSet
 
 	droppedNotifications atomic.Uint64
+
+	// chain and nchain are the composed middleware, nil when there is
+	// none; accessLog is whether access records may be written.
+	chain     MethodHandler
+	nchain    NotificationHandler
+	accessLog bool
 }
 
 // NewServer returns a Server. It fails only when opts are inconsistent
@@ -117,6 +147,8 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
+	s.accessLog = opts.Logger != nil && !opts.DisableAccessLog
+	s.buildChains()
 	sealer, err := reqstate.New(reqstate.Options{Keys: opts.RequestStateKeys, TTL: opts.RequestStateTTL})
 	if err != nil {
 		return nil, fmt.Errorf("pmcp: request-state keys: %w", err)

@@ -2,7 +2,6 @@ package pmcp
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -17,7 +16,7 @@ type session struct {
 	logLevel atomic.Uint32 // LoggingLevel; LevelUnset until setLevel
 
 	mu   sync.Mutex
-	subs []string // subscribed resource URIs
+	subs uriSet // subscribed resource URIs
 
 	// notify sends a notification that belongs to no request, on the
 	// session's own channel (the connection on stdio, the standalone GET
@@ -70,24 +69,23 @@ func (ss *session) protocol() *ProtocolContext {
 	return nil
 }
 
-func (ss *session) subscribe(uri string) {
+// subscribe adds uri to the session's subscriptions within lim.
+func (ss *session) subscribe(uri string, lim subLimits) error {
 	ss.mu.Lock()
-	if !slices.Contains(ss.subs, uri) {
-		ss.subs = append(ss.subs, uri)
-	}
-	ss.mu.Unlock()
+	defer ss.mu.Unlock()
+	return ss.subs.add(uri, lim, "resources/subscribe")
 }
 
 func (ss *session) unsubscribe(uri string) {
 	ss.mu.Lock()
-	ss.subs = slices.DeleteFunc(ss.subs, func(u string) bool { return u == uri })
+	ss.subs.remove(uri)
 	ss.mu.Unlock()
 }
 
 func (ss *session) subscribed(uri string) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return slices.Contains(ss.subs, uri)
+	return ss.subs.has(uri)
 }
 
 // accept is the legacy listener filter: list changes go to every

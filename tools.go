@@ -213,7 +213,7 @@ func (s *Server) RemoveTools(names ...string) int {
 func (s *Server) callTool(ctx context.Context, extra *RequestHandlerExtra, p *CallToolParams) (Result, error) {
 	st, ok := s.tools.get(p.Name)
 	if !ok {
-		return nil, invalidParams("unknown tool %q", p.Name)
+		return nil, unknownTool(p.Name)
 	}
 	args := p.Arguments
 	if len(args) == 0 || string(args) == "null" {
@@ -235,16 +235,10 @@ func (s *Server) callTool(ctx context.Context, extra *RequestHandlerExtra, p *Ca
 		return toolError(err.Error()), nil
 	}
 	if res == nil {
-		res = &CallToolResult{}
+		return &CallToolResult{}, nil
 	}
-	if res.Content == nil {
-		res.Content = []Content{}
-	}
-	if res.StructuredContent != nil && extra.Era() != EraModern && !isJSONObject(res.StructuredContent) {
-		// Before 2026-07-28 structuredContent must be an object; the text
-		// content still carries the value.
-		res.StructuredContent = nil
-	}
+	// Normalized by finishResult, in the request's copy: res may be
+	// shared between requests.
 	return res, nil
 }
 

@@ -868,8 +868,11 @@ func wireCases(t *testing.T) []wireCase {
 		t.Fatal(err)
 	}
 	decorated := func(r Result, env *requestEnv) Result {
-		srv.decorateModern(r, env)
-		return r
+		out, err := srv.finishResult(r, env, new(reqState), EraModern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
 	add(M, "DiscoverResult", "via-dispatcher", decorated(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: srv.capabilities()}, &requestEnv{}))
 	add(M, "ListToolsResult", "via-dispatcher", decorated(&ListToolsResult{Tools: wireTools(t, false)}, &requestEnv{}))

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -108,12 +109,25 @@ examples:
 `)
 }
 
-func newLogger(w io.Writer, level string) *slog.Logger {
+// newLogger returns the diagnostics logger of `pmcp serve`: level is a
+// slog level name or "off" (nil logger: nothing logged, no access log),
+// format is "text" or "json".
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	if strings.EqualFold(level, "off") {
+		return nil, nil
+	}
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
+		return nil, fmt.Errorf("--log-level: %q is not debug, info, warn, error or off", level)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+	ho := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, ho)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	}
+	return nil, fmt.Errorf("--log-format: %q is not text or json", format)
 }
 
 func flagSet(name string, stderr io.Writer) *flag.FlagSet {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/gopmcp/pmcp"
@@ -20,11 +21,16 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	useStdio := fs.Bool("stdio", false, "serve over stdin/stdout instead of HTTP")
 	addr := fs.String("http", "127.0.0.1:8080", "HTTP listen address")
 	path := fs.String("path", "/mcp", "HTTP endpoint path")
-	logLevel := fs.String("log-level", "info", "diagnostics level on stderr: debug, info, warn, error")
+	logLevel := fs.String("log-level", "info", "diagnostics and access log level on stderr: debug, info (one record per request), warn, error, off")
+	logFormat := fs.String("log-format", "text", "log record format on stderr: text or json")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	logger := newLogger(stderr, *logLevel)
+	logger, err := newLogger(stderr, *logLevel, *logFormat)
+	if err != nil {
+		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		return exitUsage
+	}
 	srv, err := everything.New(everything.Options{Server: pmcp.ServerOptions{Logger: logger}})
 	if err != nil {
 		fmt.Fprintf(stderr, "pmcp: %v\n", err)
@@ -54,6 +60,9 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			return exitError
 		}
 		return exitOK
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
 	return serveHTTP(ctx, srv, *addr, *path, logger, stderr)
 }

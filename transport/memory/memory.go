@@ -146,3 +146,7 @@ func (e *end) Close() error {
 	e.once.Do(func() { close(e.done) })
 	return nil
 }
+
+// TransportName reports "memory" (what pmcp's middleware and access log
+// show as the transport).
+func (e *end) TransportName() string { return "memory" }

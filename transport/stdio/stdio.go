@@ -316,3 +316,7 @@ func sameCloser(r io.Reader, w io.Writer) (same bool) {
 	}()
 	return any(r) == any(w)
 }
+
+// TransportName reports "stdio" (what pmcp's middleware and access log
+// show as the transport).
+func (s *Stream) TransportName() string { return "stdio" }
