@@ -34,6 +34,10 @@ const (
 	// span (a proxy's address when there is one).
 	KeyClientAddress attribute.Key = "client.address"
 	KeyClientPort    attribute.Key = "client.port"
+	// KeyServerAddress and KeyServerPort are the HTTP endpoint's host and
+	// port on client spans and the client histogram.
+	KeyServerAddress attribute.Key = "server.address"
+	KeyServerPort    attribute.Key = "server.port"
 	// KeyErrorType is set iff the operation failed: the JSON-RPC error code
 	// as a string, ErrorTypeToolError, ErrorTypeTimeout or ErrorTypeOther.
 	KeyErrorType attribute.Key = "error.type"

@@ -41,11 +41,12 @@ func ClientMiddleware(opts Options) pmcp.ClientMiddleware {
 				return c.incoming(ctx, r, next)
 			}
 			start := time.Now()
-			pv := ""
+			pv, ti := "", pmcp.TransportInfo{}
 			if r.Session != nil {
-				pv = r.Session.ProtocolVersion()
+				pv, ti = r.Session.ProtocolVersion(), r.Session.Transport()
 			}
-			attrs := operationAttrs(make([]attribute.KeyValue, 0, 12), r.Method, r.Name, pv, pmcp.TransportInfo{})
+			attrs := operationAttrs(make([]attribute.KeyValue, 0, 14), r.Method, r.Name, pv, ti)
+			attrs = appendHostPort(attrs, KeyServerAddress, KeyServerPort, ti.RemoteAddr)
 			nattrs := len(attrs)
 			sattrs := attrs
 			if r.Session != nil && r.Session.Era() == pmcp.EraLegacy {
@@ -66,6 +67,9 @@ func ClientMiddleware(opts Options) pmcp.ClientMiddleware {
 			}()
 			raw, err := next(spanCtx, r)
 			finished = true
+			if r.ID.IsValid() {
+				span.SetAttributes(KeyJSONRPCRequestID.String(idString(r.ID)))
+			}
 			o := clientOutcome(err == nil && r.Method == pmcp.MethodToolsCall && resultIsError(raw), err)
 			o.end(span, err)
 			hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(attrs[:nattrs:nattrs])...))
@@ -99,11 +103,14 @@ func (c *config) inject(ctx context.Context, r *pmcp.ClientRequest) {
 func (c *config) incoming(ctx context.Context, r *pmcp.ClientRequest, next pmcp.ClientHandler) (jsontext.Value, error) {
 	start := time.Now()
 	parent, _ := c.serverParent(ctx, metaOf(r.Params), nil)
-	pv := ""
+	pv, ti := "", pmcp.TransportInfo{}
 	if r.Session != nil {
-		pv = r.Session.ProtocolVersion()
+		pv, ti = r.Session.ProtocolVersion(), r.Session.Transport()
 	}
-	attrs := operationAttrs(make([]attribute.KeyValue, 0, 8), r.Method, "", pv, pmcp.TransportInfo{})
+	attrs := operationAttrs(make([]attribute.KeyValue, 0, 10), r.Method, "", pv, ti)
+	if r.ID.IsValid() {
+		attrs = append(attrs, KeyJSONRPCRequestID.String(idString(r.ID)))
+	}
 	spanCtx, span := c.tracer.Start(parent, r.Method,
 		trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithTimestamp(start),

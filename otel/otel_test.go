@@ -233,9 +233,15 @@ func TestTraceCrossesClientAndServer(t *testing.T) {
 				pmcpotel.KeyNetworkProtocolVersion: "1.1",
 				pmcpotel.KeyClientAddress:          "127.0.0.1",
 			})
+			wantAttrs(t, client, map[attribute.Key]string{
+				pmcpotel.KeyNetworkTransport:    "tcp",
+				pmcpotel.KeyNetworkProtocolName: "http",
+				pmcpotel.KeyServerAddress:       "127.0.0.1",
+			})
 			a := attrs(server)
-			if a[pmcpotel.KeyJSONRPCRequestID] == "" {
-				t.Errorf("server span has no %s", pmcpotel.KeyJSONRPCRequestID)
+			if a[pmcpotel.KeyJSONRPCRequestID] == "" || a[pmcpotel.KeyJSONRPCRequestID] != attrs(client)[pmcpotel.KeyJSONRPCRequestID] {
+				t.Errorf("%s: server span %q, client span %q; want the same id", pmcpotel.KeyJSONRPCRequestID,
+					a[pmcpotel.KeyJSONRPCRequestID], attrs(client)[pmcpotel.KeyJSONRPCRequestID])
 			}
 			csid, cHasSID := attrs(client)[pmcpotel.KeySessionID]
 			if e.era == pmcp.EraLegacy && csid != a[pmcpotel.KeySessionID] {

@@ -225,16 +225,22 @@ func appendTarget(a []attribute.KeyValue, method, name string) []attribute.KeyVa
 // appendClientAddr appends client.address and client.port of an HTTP
 // peer address.
 func appendClientAddr(a []attribute.KeyValue, remote string) []attribute.KeyValue {
-	if remote == "" {
+	return appendHostPort(a, KeyClientAddress, KeyClientPort, remote)
+}
+
+// appendHostPort appends the host and port of hostport ("host:port" or a
+// bare host) under the given keys.
+func appendHostPort(a []attribute.KeyValue, hostKey, portKey attribute.Key, hostport string) []attribute.KeyValue {
+	if hostport == "" {
 		return a
 	}
-	host, port, err := net.SplitHostPort(remote)
+	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
-		return a
+		return append(a, hostKey.String(hostport))
 	}
-	a = append(a, KeyClientAddress.String(host))
+	a = append(a, hostKey.String(host))
 	if p, err := strconv.Atoi(port); err == nil {
-		a = append(a, KeyClientPort.Int(p))
+		a = append(a, portKey.Int(p))
 	}
 	return a
 }
