@@ -24,36 +24,45 @@ type session struct {
 	// is served; nil when there is none.
 	notify func(ctx context.Context, method string, params any) error
 
-	// done is closed by finish; made on first use (guarded by mu), so
-	// sessions nobody asks about keep their memory.
-	done     chan struct{}
+	// onEnd runs once when the session ends (see OnSessionEnd); guarded
+	// by mu, at most MaxSessionEndFuncs entries.
+	onEnd    []func()
 	finished bool
 }
 
-// doneChan returns the channel finish closes.
-func (ss *session) doneChan() <-chan struct{} {
+// addOnEnd registers f to run at finish. It runs f at once when the
+// session already ended, and refuses (false) past MaxSessionEndFuncs.
+func (ss *session) addOnEnd(f func()) bool {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.done == nil {
-		ss.done = make(chan struct{})
-		if ss.finished {
-			close(ss.done)
-		}
+	if ss.finished {
+		ss.mu.Unlock()
+		f()
+		return true
 	}
-	return ss.done
+	if len(ss.onEnd) >= MaxSessionEndFuncs {
+		ss.mu.Unlock()
+		return false
+	}
+	ss.onEnd = append(ss.onEnd, f)
+	ss.mu.Unlock()
+	return true
 }
 
-// finish marks the session ended: its connection closed or its HTTP
-// session was deleted, expired or its handler closed. Idempotent.
+// finish marks the session ended (its connection closed, or its HTTP
+// session was deleted, expired or its handler closed) and runs the
+// functions registered with OnSessionEnd, in order. Idempotent.
 func (ss *session) finish() {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	if ss.finished {
+		ss.mu.Unlock()
 		return
 	}
 	ss.finished = true
-	if ss.done != nil {
-		close(ss.done)
+	fs := ss.onEnd
+	ss.onEnd = nil
+	ss.mu.Unlock()
+	for _, f := range fs {
+		f()
 	}
 }
 
