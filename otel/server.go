@@ -87,22 +87,18 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 }
 
 // watchSession records mcp.server.session.duration when the legacy
-// session that r initialized ends. One goroutine per session waits for
-// pmcp.RequestHandlerExtra.SessionDone; modern requests have no session.
+// session that r initialized ends (pmcp.RequestHandlerExtra.OnSessionEnd
+// runs the recording synchronously, before Serve returns or the DELETE is
+// answered). Modern requests have no session.
 func watchSession(h metric.Float64Histogram, start time.Time, r *pmcp.Request, res pmcp.Result) {
-	done := r.Extra.SessionDone()
-	if done == nil {
-		return
-	}
 	a := appendNetwork(make([]attribute.KeyValue, 0, 4), r.Transport)
 	if ir, ok := res.(*pmcp.InitializeResult); ok && ir.ProtocolVersion != "" {
 		a = append(a, KeyProtocolVersion.String(ir.ProtocolVersion))
 	}
 	set := metric.WithAttributeSet(attribute.NewSet(a...))
-	go func() {
-		<-done
+	r.Extra.OnSessionEnd(func() {
 		h.Record(context.Background(), time.Since(start).Seconds(), set)
-	}()
+	})
 }
 
 // NotificationMiddleware returns server notification middleware that
