@@ -8,6 +8,10 @@
 # Set PMCP_SKIP_CONFORMANCE=1 to skip that stage locally.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Check every module as it is published, against its own go.mod: the root
+# go.work (a convenience for `go run ./cmd/pmcp` from the root) would
+# merge the modules' dependency versions.
+export GOWORK=off
 
 stages=0
 step() {
@@ -41,11 +45,17 @@ step "bench module builds and vets (run bench/run.sh for the numbers)"
 step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1 (separate module)"
 (cd interop && go vet ./... && go test -race -count=1 ./...)
 
+step "otel module: OpenTelemetry middleware and exporters (separate module: the core never needs the OTel SDK)"
+(cd otel && go vet ./... && go test -race -count=1 ./...)
+
+step "cmd/pmcp module: the CLI (separate module: it links the OTel exporters)"
+(cd cmd/pmcp && go vet ./... && go test -race -count=1 ./...)
+
 if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
 	step "conformance: build the everything server"
 	bin_dir=$(mktemp -d)
 	trap 'rm -rf "$bin_dir"' EXIT
-	go build -o "$bin_dir/pmcp" ./cmd/pmcp
+	(cd cmd/pmcp && go build -o "$bin_dir/pmcp" .)
 	serve=("$bin_dir/pmcp" serve --http '127.0.0.1:{port}')
 	baseline=conformance/baseline-server.yml
 
