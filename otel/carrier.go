@@ -43,7 +43,7 @@ func (c MetaCarrier) Keys() []string {
 // format itself. A malformed or absent _meta gives an empty carrier.
 func MetaCarrierFromMeta(meta jsontext.Value, fields []string) MetaCarrier {
 	c := MetaCarrier{}
-	if len(meta) == 0 || len(fields) == 0 {
+	if len(meta) == 0 || !mentionsAny(meta, fields) {
 		return c
 	}
 	dec := jsontext.NewDecoder(bytesReader(meta))
@@ -74,3 +74,16 @@ func MetaCarrierFromMeta(meta jsontext.Value, fields []string) MetaCarrier {
 }
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+
+// mentionsAny reports whether meta contains any of fields as a quoted
+// string: a cheap test that spares decoding the (often large) _meta of
+// requests that carry no trace context. A member name escaped in the
+// JSON text is missed, which only costs that request its parent.
+func mentionsAny(meta []byte, fields []string) bool {
+	for _, f := range fields {
+		if i := bytes.Index(meta, []byte(f)); i > 0 && i+len(f) < len(meta) && meta[i-1] == '"' && meta[i+len(f)] == '"' {
+			return true
+		}
+	}
+	return false
+}
