@@ -1,9 +1,13 @@
 package pmcp
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
+
+	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
 // Secret holds a credential such as a bearer token. Every printed form
@@ -34,8 +38,14 @@ func (s Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 // MarshalText keeps secrets out of JSON and text encodings.
 func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 
-// AuthInfo describes the credential a request arrived with, as extracted by
-// the transport's authentication layer.
+// AuthInfo describes the credential a request arrived with.
+//
+// pmcp fills none of these fields itself: every field is filled by your
+// [StreamableHTTPOptions].Authenticate hook, and AuthInfo is nil over stream
+// transports (stdio, in-memory) and when no hook is set. pmcp only reads
+// ClientID (the session principal when AuthContext.Subject is empty). It does
+// not validate tokens, enforce ExpiresAt or check Resource against the
+// endpoint: not done yet, the authorization issue will.
 type AuthInfo struct {
 	Token     Secret
 	ClientID  string
@@ -43,19 +53,29 @@ type AuthInfo struct {
 	ExpiresAt time.Time
 	// Resource is the audience (RFC 8707) the token was minted for.
 	Resource string
-	Extra    map[string]any
+	// Extra holds what the authentication layer extracted besides the
+	// fields above. Its printed and marshalled forms are redacted (see
+	// Attributes).
+	Extra Attributes
 }
 
 // AuthContext is the validated identity of a request when auth is enabled.
 // Subject is the principal that server-side state (modern requestStates,
 // legacy HTTP sessions) is bound to; without a Subject the bearer token
 // is, so state then does not survive a token refresh.
+//
+// Like [AuthInfo], it is filled only by your
+// [StreamableHTTPOptions].Authenticate hook (nil otherwise). pmcp reads
+// Subject and, through HasScope, Scopes; ClientID, Claims and Token are
+// carried for your handlers and never inspected by pmcp.
 type AuthContext struct {
 	Subject  string
 	ClientID string
 	Scopes   []string
-	Claims   map[string]any
-	Token    Secret
+	// Claims are the validated token's claims. Their printed and
+	// marshalled forms are redacted (see Attributes).
+	Claims Attributes
+	Token  Secret
 }
 
 // HasScope reports whether the context carries scope s.
@@ -69,4 +89,57 @@ func (a *AuthContext) HasScope(s string) bool {
 		}
 	}
 	return false
+}
+
+// AuthError is an authentication or authorization failure that tells the
+// HTTP transport how to answer: StreamableHTTPOptions.Authenticate may
+// return one (or wrap one; errors.As finds it) to choose the status and
+// the WWW-Authenticate challenges. Any other error gets 401 with a bare
+// "Bearer" challenge.
+type AuthError struct {
+	// Status is 400 (malformed request), 401 (missing or invalid
+	// credentials) or 403 (insufficient scope). Zero, or any status
+	// outside 400-499, means 401.
+	Status int
+	// Challenges are the WWW-Authenticate header values, one header line
+	// each (for example a Bearer and a DPoP challenge). Empty means the
+	// bare "Bearer" challenge.
+	Challenges []string
+	// Err is the cause, for logs and errors.Is; it is never sent to the
+	// peer.
+	Err error
+}
+
+func (e *AuthError) Error() string {
+	msg := "pmcp: " + http.StatusText(e.status())
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the cause.
+func (e *AuthError) Unwrap() error { return e.Err }
+
+func (e *AuthError) status() int {
+	if e.Status < 400 || e.Status > 499 {
+		return http.StatusUnauthorized
+	}
+	return e.Status
+}
+
+// writeAuthError answers a request that Authenticate refused.
+func writeAuthError(w http.ResponseWriter, err error) {
+	status, challenges := http.StatusUnauthorized, []string{"Bearer"}
+	var ae *AuthError
+	if errors.As(err, &ae) {
+		status = ae.status()
+		if len(ae.Challenges) > 0 {
+			challenges = ae.Challenges
+		}
+	}
+	for _, c := range challenges {
+		w.Header().Add("WWW-Authenticate", c)
+	}
+	writeTransportError(w, status, jsonrpc.CodeInvalidRequest, http.StatusText(status))
 }

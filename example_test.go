@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 
+	"github.com/go-json-experiment/json"
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/transport/memory"
@@ -84,11 +85,22 @@ func ExampleRequestHandlerExtra_Log() {
 	// <nil>
 }
 
-// Metadata values under sensitive keys never print.
+// Secret metadata values, and values under sensitive keys, never print
+// nor marshal; Reveal reads a secret back.
 func ExampleMetadata() {
-	md := pmcp.Metadata{"oauth_token": "secret-value", "tenant": "acme"}
+	var md pmcp.Metadata
+	md.Set("tenant", "acme")
+	md.Set("oauth_token", "plain-but-sensitive-key")
+	md.SetSecret("upstream", pmcp.Secret("s3cr3t"))
+	b, _ := json.Marshal(md)
 	fmt.Println(md)
-	// Output: map[oauth_token:[REDACTED] tenant:acme]
+	fmt.Println(string(b))
+	s, _ := md.GetSecret("upstream")
+	fmt.Println(s, s.Reveal())
+	// Output:
+	// map[oauth_token:[REDACTED] tenant:acme upstream:[REDACTED]]
+	// {"oauth_token":"[REDACTED]","tenant":"acme","upstream":"[REDACTED]"}
+	// [REDACTED] s3cr3t
 }
 
 // Typed extensions carry middleware state to handlers, keyed by Go type.

@@ -37,7 +37,8 @@ type RequestHandlerExtra struct {
 	// AuthContext is the validated identity when auth is enabled.
 	AuthContext *AuthContext
 	// Metadata carries middleware-provided strings (tokens, tenant ids).
-	// Sensitive values are redacted whenever it is printed.
+	// Secret values, and values under sensitive keys, are redacted
+	// whenever it is printed or marshalled (see Metadata).
 	Metadata Metadata
 	// ProgressReporter sends progress for this request. It is nil when the
 	// request carried no progressToken, so progress calls are no-ops then.
@@ -50,7 +51,9 @@ type RequestHandlerExtra struct {
 	// the effective level are dropped before anything is built.
 	LogLevel LoggingLevel
 	// TaskRequest is the raw task-augmentation member ("task") of a
-	// tools/call, nil when the client did not ask for a task.
+	// tools/call, nil when the client did not ask for a task. pmcp does not
+	// run tasks yet (the Tasks issue will): the call is still answered
+	// synchronously with a plain result.
 	TaskRequest jsontext.Value
 	// RequestMeta is the request's raw _meta object, nil when absent.
 	RequestMeta jsontext.Value
@@ -226,18 +229,27 @@ func (e *RequestHandlerExtra) ClientCapabilities() *ClientCapabilities {
 // execution.
 func (e *RequestHandlerExtra) IsTaskRequest() bool { return len(e.TaskRequest) > 0 }
 
-// GetMetadata returns the metadata value for key.
+// GetMetadata returns the plain metadata value for key (see
+// Metadata.Get): a value set with SetSecretMetadata reads as absent here.
 func (e *RequestHandlerExtra) GetMetadata(key string) (string, bool) {
-	v, ok := e.Metadata[key]
-	return v, ok
+	return e.Metadata.Get(key)
 }
 
-// SetMetadata sets a metadata value (typically from middleware).
+// SetMetadata sets a plain metadata value (typically from middleware).
 func (e *RequestHandlerExtra) SetMetadata(key, value string) {
-	if e.Metadata == nil {
-		e.Metadata = make(Metadata)
-	}
-	e.Metadata[key] = value
+	e.Metadata.Set(key, value)
+}
+
+// SetSecretMetadata sets a metadata value that is never printed nor
+// marshalled, whatever its key (see Metadata).
+func (e *RequestHandlerExtra) SetSecretMetadata(key string, value Secret) {
+	e.Metadata.SetSecret(key, value)
+}
+
+// GetSecretMetadata returns the metadata value for key as a Secret; call
+// Reveal on it where the clear text is needed.
+func (e *RequestHandlerExtra) GetSecretMetadata(key string) (Secret, bool) {
+	return e.Metadata.GetSecret(key)
 }
 
 // TraceContext returns the W3C trace context from the request _meta; false

@@ -27,7 +27,7 @@ func (e *RequestHandlerExtra) String() string {
 	if e.AuthInfo != nil {
 		fmt.Fprintf(&b, " client_id=%q token=%s", e.AuthInfo.ClientID, redacted)
 	}
-	if len(e.Metadata) > 0 {
+	if e.Metadata.Len() > 0 {
 		fmt.Fprintf(&b, " metadata=%s", e.Metadata.String())
 	}
 	if e.Extensions.Len() > 0 {
@@ -57,7 +57,7 @@ func (e *RequestHandlerExtra) LogValue() slog.Value {
 	if e.AuthContext != nil {
 		attrs = append(attrs, slog.String("subject", e.AuthContext.Subject))
 	}
-	if len(e.Metadata) > 0 {
+	if e.Metadata.Len() > 0 {
 		attrs = append(attrs, slog.Any("metadata", e.Metadata))
 	}
 	if e.Extensions.Len() > 0 {

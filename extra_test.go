@@ -3,6 +3,7 @@ package pmcp
 import (
 	"bytes"
 	"context"
+	stdjson "encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
@@ -281,8 +283,10 @@ func TestRedaction(t *testing.T) {
 	e.SetMetadata("oauth_token", tok)
 	e.SetMetadata("X-Api-Key", tok)
 	e.SetMetadata("tenant", "acme")
-	e.AuthInfo = &AuthInfo{Token: Secret(tok), ClientID: "c1"}
-	e.AuthContext = &AuthContext{Subject: "alice", Token: Secret(tok)}
+	// Secret by type under a key that names nothing sensitive.
+	e.SetSecretMetadata("note", Secret(tok))
+	e.AuthInfo = &AuthInfo{Token: Secret(tok), ClientID: "c1", Extra: Attributes{"hint": Secret(tok)}}
+	e.AuthContext = &AuthContext{Subject: "alice", Token: Secret(tok), Claims: Attributes{"note": Secret(tok), "md": e.Metadata}}
 	var buf bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, nil))
 	logger.Info("extra", "extra", e, "meta", e.Metadata, "auth", e.AuthInfo, "token", e.AuthInfo.Token)
@@ -293,6 +297,18 @@ func TestRedaction(t *testing.T) {
 		fmt.Sprintf("%v %+v %#v", e.AuthContext, e.AuthContext, *e.AuthContext),
 		fmt.Sprintf("%v %s %q %#v %x", e.AuthInfo.Token, e.AuthInfo.Token, e.AuthInfo.Token, e.AuthInfo.Token, e.AuthInfo.Token),
 		buf.String(),
+		fmt.Sprintf("%v %+v %#v %q %x", e.AuthContext.Claims, e.AuthContext.Claims, e.AuthContext.Claims, e.AuthContext.Claims, e.AuthContext.Claims),
+	}
+	for _, v := range []any{e.Metadata, e.AuthInfo, e.AuthContext, e.AuthContext.Claims} {
+		b1, err := stdjson.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b2, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forms = append(forms, string(b1), string(b2))
 	}
 	for i, s := range forms {
 		if strings.Contains(s, tok) || strings.Contains(s, fmt.Sprintf("%x", tok)) {
@@ -304,6 +320,12 @@ func TestRedaction(t *testing.T) {
 	}
 	if v, _ := e.GetMetadata("oauth_token"); v != tok {
 		t.Fatal("GetMetadata must return the real value")
+	}
+	if v, ok := e.GetMetadata("note"); ok || v != "" {
+		t.Fatalf("GetMetadata returned a secret value as a string: %q", v)
+	}
+	if s, ok := e.GetSecretMetadata("note"); !ok || s.Reveal() != tok {
+		t.Fatal("GetSecretMetadata().Reveal() must return the real value")
 	}
 }
 

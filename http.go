@@ -47,7 +47,10 @@ const (
 	// DefaultMaxListenStreams caps the open subscriptions/listen streams of
 	// one handler; more get 503.
 	DefaultMaxListenStreams = 1024
-	// DefaultBodyReadTimeout bounds reading one request body.
+	// DefaultBodyReadTimeout bounds reading one request body, from the
+	// moment the handler is called. A body not read to its end by then
+	// (or not read at all, because the request was refused) is not
+	// drained: the connection is closed after the reply.
 	DefaultBodyReadTimeout = 30 * time.Second
 	// DefaultStreamWriteTimeout bounds each write to a client (one SSE
 	// batch or one JSON reply); a client that stops reading for longer
@@ -84,7 +87,8 @@ type StreamableHTTPOptions struct {
 	// DefaultMaxListenStreams; negative disables the cap.
 	MaxListenStreams int
 	// BodyReadTimeout bounds reading a request body. Zero means
-	// DefaultBodyReadTimeout; negative disables it.
+	// DefaultBodyReadTimeout; negative disables it (a body left unread
+	// still closes the connection rather than being drained).
 	BodyReadTimeout time.Duration
 	// StreamWriteTimeout bounds each write to a client. Zero means
 	// DefaultStreamWriteTimeout; negative disables it.
@@ -93,13 +97,18 @@ type StreamableHTTPOptions struct {
 	// means a MemoryEventStore with default bounds.
 	EventStore EventStore
 
-	// AllowedHosts lists Host values (a hostname, matching any port, or
-	// host:port) accepted besides localhost, 127.0.0.1 and [::1]. When
-	// empty, the Host header is checked only on connections that arrived on
-	// a loopback address (DNS-rebinding protection); when not empty, it is
-	// checked on every connection. A mismatch gets 403.
+	// AllowedHosts lists Host values accepted besides the loopback ones:
+	// a hostname (or bracketed IPv6 address), matching any port, or
+	// host:port, matching that port only; compared case-insensitively.
+	// The Host header is always checked (DNS-rebinding protection),
+	// whatever interface the connection arrived on: by default only
+	// localhost, 127.0.0.0/8 and [::1] pass, so a server listening on a
+	// public address must list its public names here. A Host value that
+	// is not a valid host with an optional port (1-65535) never passes.
+	// A refused Host gets 403.
 	AllowedHosts []string
-	// DisableHostCheck turns the Host check off.
+	// DisableHostCheck turns the Host check off (for a server behind a
+	// proxy that checks Host itself).
 	DisableHostCheck bool
 	// AllowedOrigins lists Origin values (scheme://host[:port], compared
 	// case-insensitively) accepted besides loopback origins; "*" accepts
@@ -111,13 +120,15 @@ type StreamableHTTPOptions struct {
 	CORS bool
 
 	// Authenticate, when set, runs for every request before anything else
-	// is read. An error gets 401. Legacy sessions (at initialize) and
-	// modern requestStates are bound to the principal: AuthContext.Subject,
-	// else the bearer token (by its SHA-256; fill Subject for state that
-	// survives token refresh), else the client id. A session used by another
-	// principal answers 404, as if unknown; a requestState replayed by
-	// another principal gets -32602. A non-nil result naming none of these
-	// can open no session (403) and resume no requestState.
+	// is read. An error gets 401 with a bare Bearer challenge, or the
+	// status and challenges of an *AuthError it wraps (package auth builds
+	// them). Legacy sessions (at initialize) and modern requestStates are
+	// bound to the principal: AuthContext.Subject, else the bearer token
+	// (by its SHA-256; fill Subject for state that survives token refresh),
+	// else the client id. A session used by another principal answers 404,
+	// as if unknown; a requestState replayed by another principal gets
+	// -32602. A non-nil result naming none of these can open no session
+	// (403) and resume no requestState.
 	Authenticate func(r *http.Request) (*AuthInfo, *AuthContext, error)
 }
 
@@ -369,10 +380,51 @@ type authResult struct {
 // principal is who the request's state is bound to (see principalOf).
 func (a authResult) principal() (string, bool) { return principalOf(a.info, a.ctx) }
 
+// bodyState is the request body of one ServeHTTP call. A body that is not
+// read to its end, because reading it failed or timed out or because the
+// request was refused first, must not be drained by net/http afterwards:
+// it would do so without a deadline, and a client sending a byte now and
+// then would hold the connection (and a graceful shutdown) indefinitely.
+type bodyState struct {
+	rc      *http.ResponseController
+	pending bool // the request has a body not read to its end
+}
+
+// aLongTimeAgo is a read deadline in the past: reads fail at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// settle runs when ServeHTTP returns. A body still pending gets a read
+// deadline in the past, so net/http's attempt to drain it fails at once
+// and the connection is closed instead of reused.
+func (b *bodyState) settle() {
+	if b.pending {
+		_ = b.rc.SetReadDeadline(aLongTimeAgo)
+	}
+}
+
 // ServeHTTP implements http.Handler.
 func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body bodyState
+	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+		// The body read timeout runs from here, so that it also bounds
+		// what is left of the body of a request refused before reading.
+		body.pending = true
+		body.rc = http.NewResponseController(w)
+		if d := h.opts.BodyReadTimeout; d > 0 {
+			_ = body.rc.SetReadDeadline(time.Now().Add(d))
+		}
+		defer body.settle()
+		if len(r.TransferEncoding) > 0 {
+			// net/http honours Transfer-Encoding over a Content-Length
+			// sent along, and deletes the latter before the handler can
+			// see it. Bytes a front end counted in this body could then be
+			// served as a second request: close the connection after any
+			// chunked body (RFC 9112 §6.1).
+			w.Header().Set("Connection", "close")
+		}
+	}
 	if !h.hostAllowed(r) {
-		writeTransportError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: Host not allowed")
+		writeTransportError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, hostForbidden)
 		return
 	}
 	origin := r.Header.Get("Origin")
@@ -399,15 +451,14 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 	if h.opts.Authenticate != nil {
 		info, actx, err := h.opts.Authenticate(r)
 		if err != nil {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			writeTransportError(w, http.StatusUnauthorized, jsonrpc.CodeInvalidRequest, "Unauthorized")
+			writeAuthError(w, err)
 			return
 		}
 		auth = authResult{info: info, ctx: actx}
 	}
 	switch r.Method {
 	case http.MethodPost:
-		h.servePost(w, r, auth)
+		h.servePost(w, r, auth, &body)
 	case http.MethodGet, http.MethodDelete:
 		if v, ok := headerValue(r.Header, headerProtocolVersion); ok && IsModernVersion(v) {
 			w.Header().Set("Allow", http.MethodPost)
@@ -426,12 +477,12 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 }
 
 // servePost reads, decodes and routes one POSTed JSON-RPC message.
-func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request, auth authResult) {
+func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request, auth authResult, bs *bodyState) {
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
 		writeTransportError(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
-	body, status, msg := h.readBody(w, r)
+	body, status, msg := h.readBody(w, r, bs)
 	if status != 0 {
 		writeTransportError(w, status, jsonrpc.CodeInvalidRequest, msg)
 		return
@@ -481,37 +532,43 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 	}
 }
 
-// readBody reads the whole body within the size cap and the read timeout.
-// A non-zero status reports a failure to send back.
-func (h *StreamableHTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, string) {
+// readBody reads the whole body within the size cap and the read timeout
+// (armed by ServeHTTP). A non-zero status reports a failure to send back;
+// the connection is then closed after the reply (see bodyState).
+func (h *StreamableHTTPHandler) readBody(w http.ResponseWriter, r *http.Request, bs *bodyState) ([]byte, int, string) {
 	max := h.opts.MaxBodyBytes
 	if max > 0 && r.ContentLength > max {
 		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", max)
 	}
-	if d := h.opts.BodyReadTimeout; d > 0 {
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(d)) == nil {
-			// Clear it afterwards: the server's background read of a
-			// long-lived stream must not time out.
-			defer rc.SetReadDeadline(time.Time{})
-		}
+	if !bs.pending {
+		return nil, 0, "" // no body
 	}
 	src := r.Body
 	if max > 0 {
 		src = http.MaxBytesReader(w, r.Body, max)
 	}
+	// The declared length sizes the buffer, up to bodyPrealloc: a client
+	// that declares a large body and sends little of it pins no more.
 	size := 512
 	if r.ContentLength > 0 {
-		size = int(r.ContentLength) + 1 // +1 so EOF needs no growth
+		size = int(min(r.ContentLength+1, bodyPrealloc)) // +1 so EOF needs no growth
 	}
 	buf := make([]byte, 0, size)
 	for {
 		n, err := src.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
+			// Clear the deadline: the server's background read of a
+			// long-lived stream must not time out.
+			bs.pending = false
+			if h.opts.BodyReadTimeout > 0 {
+				_ = bs.rc.SetReadDeadline(time.Time{})
+			}
 			return buf, 0, ""
 		}
 		if err != nil {
+			// The deadline stays (settle moves it to the past): what is
+			// left of the body is never read without one.
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
 				return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", max)
@@ -523,6 +580,11 @@ func (h *StreamableHTTPHandler) readBody(w http.ResponseWriter, r *http.Request)
 		}
 	}
 }
+
+// bodyPrealloc caps the buffer readBody allocates from a declared
+// Content-Length before any byte arrives; larger bodies grow it as they
+// are read.
+const bodyPrealloc = 64 << 10
 
 func isJSONContentType(ct string) bool {
 	if ct == "application/json" {

@@ -163,7 +163,7 @@ func TestHTTPSessionFlood(t *testing.T) {
 	before := heapInUse()
 	counts := map[int]int{}
 	for i := 0; i < 10000; i++ {
-		req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(init))
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", bytes.NewReader(init))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json")
 		rec := httptest.NewRecorder()

@@ -35,6 +35,13 @@ func headerValue(h http.Header, key string) (string, bool) {
 	return strings.Trim(v[0], " \t"), true
 }
 
+// headerRepeated reports whether a request header came on more than one
+// field line. The recipient combines such lines into one comma-separated
+// value (RFC 9110 §5.3), which can never equal the single value mirrored
+// from the body, even when every line repeats it: a repeated mirrored
+// header is a mismatch, never "the first one wins".
+func headerRepeated(h http.Header, key string) bool { return len(h[key]) > 1 }
+
 // decodeHeaderText undoes the =?base64?...?= form of a header value. A
 // value without both the prefix and the suffix is literal; a wrapped value
 // must be valid, padded standard Base64.
@@ -126,6 +133,11 @@ func peekRequest(method string, params jsontext.Value) peekedRequest {
 // checkStandardHeaders validates MCP-Protocol-Version, Mcp-Method and
 // Mcp-Name of a modern request against its body (SEP-2243).
 func checkStandardHeaders(h http.Header, method string, pk *peekedRequest) error {
+	for _, k := range [...]string{headerProtocolVersion, headerMethod, headerName} {
+		if headerRepeated(h, k) {
+			return mismatch("%s header sent more than once", k)
+		}
+	}
 	if pk.hasVersion {
 		v, ok := headerValue(h, headerProtocolVersion)
 		if !ok {
@@ -178,6 +190,9 @@ func checkParamHeaders(h http.Header, bindings []paramBinding, args jsontext.Val
 		}
 	}
 	for _, b := range bindings {
+		if headerRepeated(h, b.header) {
+			return mismatch("%s header sent more than once", b.header)
+		}
 		hv, hasHeader := headerValue(h, b.header)
 		val, found := argAt(top, b.path)
 		if !found || val.Kind() == 'n' {

@@ -97,8 +97,13 @@ func (h *StreamableHTTPHandler) newSession(principal string) *httpSession {
 	return sess
 }
 
-// lookupSession finds the session of a request, or answers 400 (no id) or
-// 404 (unknown, ended, or bound to another principal) and returns nil.
+// msgRepeatedVersion is the 400 message for an MCP-Protocol-Version
+// header sent on more than one field line (see headerRepeated).
+const msgRepeatedVersion = "Bad Request: MCP-Protocol-Version header sent more than once"
+
+// lookupSession finds the session of a request, or answers 400 (no id, or
+// a repeated or non-legacy MCP-Protocol-Version) or 404 (unknown, ended,
+// or bound to another principal) and returns nil.
 func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Request, auth authResult) *httpSession {
 	id, ok := headerValue(r.Header, headerSessionID)
 	if !ok || id == "" {
@@ -112,6 +117,10 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 	principal, bindable := auth.principal()
 	if sess == nil || !bindable || subtle.ConstantTimeCompare([]byte(sess.principal), []byte(principal)) != 1 {
 		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
+		return nil
+	}
+	if headerRepeated(r.Header, headerProtocolVersion) {
+		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, msgRepeatedVersion)
 		return nil
 	}
 	if v, ok := headerValue(r.Header, headerProtocolVersion); ok && !IsLegacyVersion(v) {
@@ -476,6 +485,10 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 	isInit := req.Method == MethodInitialize
 	var sess *httpSession
 	if isInit {
+		if headerRepeated(r.Header, headerProtocolVersion) {
+			writeResponse(w, http.StatusBadRequest, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, msgRepeatedVersion)})
+			return
+		}
 		principal, bindable := auth.principal()
 		if !bindable {
 			writeResponse(w, http.StatusForbidden, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Forbidden: the credentials name no principal a session can be bound to")})

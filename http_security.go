@@ -1,7 +1,6 @@
 package pmcp
 
 import (
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -9,54 +8,123 @@ import (
 )
 
 // isLoopbackName reports whether host (without port or brackets) names the
-// loopback interface the way DNS-rebinding protection accepts it.
+// loopback interface the way the Origin check accepts it.
 func isLoopbackName(host string) bool {
 	return strings.EqualFold(host, "localhost") || host == "127.0.0.1" || host == "::1"
 }
 
-// splitHost returns the host part of a Host header value, without port and
-// brackets.
-func splitHost(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+// hostHeader is a Host header value split by parseHostHeader.
+type hostHeader struct {
+	host string     // as written, IPv6 literals in brackets
+	name string     // host without brackets
+	ipv6 bool       // host is a bracketed IPv6 literal
+	addr netip.Addr // the IPv6 literal
 }
 
-// connectedOnLoopback reports whether the request arrived on a loopback
-// address of this host.
-func connectedOnLoopback(r *http.Request) bool {
-	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || addr == nil {
-		return false
+// parseHostHeader splits a Host header value (RFC 9110 §7.2: host, then
+// an optional ":" port) and validates it strictly: the host is a bracketed
+// IPv6 literal without zone or a name of letters, digits, '-', '.' and
+// '_'; a port, when the colon is there, is 1 to 65535 in decimal digits.
+// Anything else, such as "localhost:80.evil.example", is refused.
+func parseHostHeader(v string) (hostHeader, bool) {
+	var hh hostHeader
+	host, port, hasPort := v, "", false
+	if strings.HasPrefix(v, "[") {
+		end := strings.IndexByte(v, ']')
+		if end < 0 {
+			return hh, false
+		}
+		host = v[:end+1]
+		if rest := v[end+1:]; rest != "" {
+			if rest[0] != ':' {
+				return hh, false
+			}
+			port, hasPort = rest[1:], true
+		}
+		a, err := netip.ParseAddr(host[1:end])
+		if err != nil || !a.Is6() || a.Is4In6() || a.Zone() != "" {
+			return hh, false
+		}
+		hh = hostHeader{host: host, name: host[1:end], ipv6: true, addr: a}
+	} else {
+		if i := strings.IndexByte(v, ':'); i >= 0 {
+			host, port, hasPort = v[:i], v[i+1:], true
+		}
+		if host == "" {
+			return hh, false
+		}
+		for i := 0; i < len(host); i++ {
+			c := host[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+				return hh, false
+			}
+		}
+		hh = hostHeader{host: host, name: host}
 	}
-	ap, err := netip.ParseAddrPort(addr.String())
-	if err != nil {
-		return false
+	if hasPort && !validPort(port) {
+		return hh, false
 	}
-	return ap.Addr().Unmap().IsLoopback()
+	return hh, true
 }
 
-// hostAllowed is the DNS-rebinding check on the Host header.
+// validPort reports whether p is a TCP port number, 1 to 65535, in
+// decimal digits.
+func validPort(p string) bool {
+	if p == "" || len(p) > 5 {
+		return false
+	}
+	n := 0
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n >= 1 && n <= 65535
+}
+
+// isLoopback reports whether a parsed Host names this machine's loopback
+// interface: localhost, an address of 127.0.0.0/8, or [::1].
+func (hh hostHeader) isLoopback() bool {
+	if hh.ipv6 {
+		return hh.addr == netip.IPv6Loopback()
+	}
+	if strings.EqualFold(hh.name, "localhost") {
+		return true
+	}
+	if c := hh.name[0]; c < '0' || c > '9' {
+		return false // not an IPv4 address (and no error value to make)
+	}
+	a, err := netip.ParseAddr(hh.name)
+	return err == nil && a.Is4() && a.IsLoopback()
+}
+
+// hostAllowed is the DNS-rebinding check on the Host header. It looks
+// only at the Host value, never at the interface the connection arrived
+// on: a server bound to 0.0.0.0 is reached through loopback names too.
 func (h *StreamableHTTPHandler) hostAllowed(r *http.Request) bool {
 	if h.opts.DisableHostCheck {
 		return true
 	}
-	loopback := connectedOnLoopback(r)
-	if len(h.opts.AllowedHosts) == 0 && !loopback {
-		return true
+	hh, ok := parseHostHeader(r.Host)
+	if !ok {
+		return false
 	}
-	host := splitHost(r.Host)
-	if loopback && isLoopbackName(host) {
+	if hh.isLoopback() {
 		return true
 	}
 	for _, a := range h.opts.AllowedHosts {
-		if strings.EqualFold(a, r.Host) || strings.EqualFold(a, host) {
+		if strings.EqualFold(a, r.Host) || strings.EqualFold(a, hh.host) || strings.EqualFold(a, hh.name) {
 			return true
 		}
 	}
 	return false
 }
+
+// hostForbidden is the message of the 403 answer to a refused Host.
+const hostForbidden = "Forbidden: Host not allowed (by default only localhost, 127.0.0.0/8 and [::1], with an optional port, are accepted; " +
+	"list other names in StreamableHTTPOptions.AllowedHosts)"
 
 // originAllowed checks a present Origin header: loopback origins and the
 // configured ones pass.

@@ -1,86 +1,316 @@
 package pmcp
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Metadata is a string map that middleware fills for handlers (tokens,
-// tenant ids, ...). Values under sensitive keys are redacted in every
-// printed form: String, all fmt verbs and slog. A key is sensitive when it
-// contains, case-insensitively, any of SensitiveMetadataKeyParts.
-type Metadata map[string]string
-
-// SensitiveMetadataKeyParts are the key fragments whose values Metadata
-// never prints.
-var SensitiveMetadataKeyParts = []string{
-	"token", "secret", "password", "passwd", "api_key", "apikey", "api-key",
-	"authorization", "auth", "bearer", "cookie", "credential", "private_key", "session",
+// Metadata holds the string values middleware passes to handlers (tenant
+// ids, tokens, ...). Its zero value is an empty, ready-to-use set.
+//
+// Redaction rules. A value is never printed (String, every fmt verb
+// including %#v, %q and %x, slog) nor marshalled (encoding/json and
+// github.com/go-json-experiment/json), "[REDACTED]" standing in its place,
+// when either
+//
+//   - it was stored as a secret (Set with a [Secret], or SetSecret):
+//     secrecy goes with the value, whatever its key is called; read it
+//     back with GetSecret and call Secret.Reveal where the clear text is
+//     really needed; or
+//   - its key looks like a credential's name ([IsSensitiveMetadataKey]):
+//     a second guard for values stored as plain strings.
+//
+// Get returns plain values only; a secret value reads as absent there, so
+// it never slips out as a string by accident.
+type Metadata struct {
+	m map[string]metadataValue
 }
 
-// IsSensitiveMetadataKey reports whether values under key are redacted.
-func IsSensitiveMetadataKey(key string) bool {
-	k := strings.ToLower(key)
-	for _, p := range SensitiveMetadataKeyParts {
-		if strings.Contains(k, p) {
-			return true
-		}
+type metadataValue struct {
+	v      string
+	secret bool
+}
+
+// NewMetadata returns Metadata holding the plain values of kv.
+func NewMetadata(kv map[string]string) Metadata {
+	var m Metadata
+	for k, v := range kv {
+		m.Set(k, v)
 	}
-	return false
+	return m
 }
 
-func (m Metadata) keys() []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
+// Set stores a plain value under key (redacted when printed only if the
+// key is sensitive).
+func (m *Metadata) Set(key, value string) { m.put(key, metadataValue{v: value}) }
+
+// SetSecret stores a secret value under key: it is redacted in every
+// printed and marshalled form whatever the key, and only GetSecret returns
+// it.
+func (m *Metadata) SetSecret(key string, value Secret) {
+	m.put(key, metadataValue{v: string(value), secret: true})
+}
+
+func (m *Metadata) put(key string, v metadataValue) {
+	if m.m == nil {
+		m.m = make(map[string]metadataValue)
 	}
-	slices.Sort(ks)
-	return ks
+	m.m[key] = v
 }
 
-func printable(k, v string) string {
-	if IsSensitiveMetadataKey(k) {
+// Get returns the plain value stored under key. It reports false when
+// there is none, and also when the value is a secret (use GetSecret).
+func (m Metadata) Get(key string) (string, bool) {
+	v, ok := m.m[key]
+	if !ok || v.secret {
+		return "", false
+	}
+	return v.v, true
+}
+
+// GetSecret returns the value stored under key as a Secret, whether it was
+// stored as one or as a plain string. It reports false when key is absent.
+func (m Metadata) GetSecret(key string) (Secret, bool) {
+	v, ok := m.m[key]
+	return Secret(v.v), ok
+}
+
+// IsSecret reports whether the value under key was stored as a secret.
+func (m Metadata) IsSecret(key string) bool { return m.m[key].secret }
+
+// Delete removes key.
+func (m *Metadata) Delete(key string) { delete(m.m, key) }
+
+// Len returns the number of keys.
+func (m Metadata) Len() int { return len(m.m) }
+
+// Keys returns the keys, sorted.
+func (m Metadata) Keys() []string { return slices.Sorted(maps.Keys(m.m)) }
+
+// Clone returns an independent copy.
+func (m Metadata) Clone() Metadata {
+	if m.m == nil {
+		return Metadata{}
+	}
+	return Metadata{m: maps.Clone(m.m)}
+}
+
+// printable returns the value under k as it may be shown.
+func (m Metadata) printable(k string) string {
+	v := m.m[k]
+	if v.secret || IsSensitiveMetadataKey(k) {
 		return redacted
 	}
-	return v
+	return v.v
 }
 
-// String prints the map with sensitive values redacted, keys sorted.
+// String prints the set as map[k:v ...], keys sorted, redacted as
+// described on Metadata.
 func (m Metadata) String() string {
 	var b strings.Builder
 	b.WriteString("map[")
-	for i, k := range m.keys() {
+	for i, k := range m.Keys() {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprintf(&b, "%s:%s", k, printable(k, m[k]))
+		b.WriteString(k)
+		b.WriteByte(':')
+		b.WriteString(m.printable(k))
 	}
 	b.WriteByte(']')
 	return b.String()
 }
 
-// Format routes every verb (including %#v and %+v) through String.
+// Format routes every verb (including %#v, %+v, %q and %x) through String.
 func (m Metadata) Format(f fmt.State, _ rune) { fmt.Fprint(f, m.String()) }
 
-// LogValue implements slog.LogValuer with sensitive values redacted.
+// LogValue implements slog.LogValuer, redacted as described on Metadata.
 func (m Metadata) LogValue() slog.Value {
-	attrs := make([]slog.Attr, 0, len(m))
-	for _, k := range m.keys() {
-		attrs = append(attrs, slog.String(k, printable(k, m[k])))
+	attrs := make([]slog.Attr, 0, len(m.m))
+	for _, k := range m.Keys() {
+		attrs = append(attrs, slog.String(k, m.printable(k)))
 	}
 	return slog.GroupValue(attrs...)
 }
 
-// Clone returns a copy of the map.
-func (m Metadata) Clone() Metadata {
-	if m == nil {
-		return nil
+// MarshalJSON encodes the set as a JSON object of strings, keys sorted,
+// redacted as described on Metadata. Both JSON packages use it.
+func (m Metadata) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := jsontext.NewEncoder(&buf)
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return nil, err
 	}
-	c := make(Metadata, len(m))
-	for k, v := range m {
-		c[k] = v
+	for _, k := range m.Keys() {
+		if err := enc.WriteToken(jsontext.String(k)); err != nil {
+			return nil, err
+		}
+		if err := enc.WriteToken(jsontext.String(m.printable(k))); err != nil {
+			return nil, err
+		}
 	}
-	return c
+	if err := enc.WriteToken(jsontext.EndObject); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(buf.Bytes()), nil
+}
+
+// Attributes is a map of arbitrary values describing a caller, such as
+// token claims (AuthContext.Claims) or what an authentication layer
+// extracted (AuthInfo.Extra). Read and write it as the map it is; only its
+// printed and marshalled forms differ: in String, every fmt verb, slog and
+// both JSON packages, a value under a sensitive key
+// ([IsSensitiveMetadataKey]) at any depth, and any [Secret] value, is
+// "[REDACTED]".
+type Attributes map[string]any
+
+// MarshalJSON encodes the map with sorted keys, redacting as described on
+// Attributes.
+func (a Attributes) MarshalJSON() ([]byte, error) {
+	raw, err := json.Marshal(map[string]any(a), json.Deterministic(true))
+	if err != nil {
+		return nil, err
+	}
+	return redactJSON(raw)
+}
+
+// String prints the redacted JSON form.
+func (a Attributes) String() string {
+	b, err := a.MarshalJSON()
+	if err != nil {
+		return fmt.Sprintf("Attributes(%d keys, unprintable)", len(a))
+	}
+	return string(b)
+}
+
+// Format routes every verb through String.
+func (a Attributes) Format(f fmt.State, _ rune) { fmt.Fprint(f, a.String()) }
+
+// LogValue implements slog.LogValuer: one attribute per key, with string
+// values as they are and other values as redacted JSON text.
+func (a Attributes) LogValue() slog.Value {
+	keys := slices.Sorted(maps.Keys(a))
+	attrs := make([]slog.Attr, 0, len(keys))
+	for _, k := range keys {
+		var s string
+		switch v := a[k].(type) {
+		case string:
+			s = v
+		default:
+			b, err := Attributes{k: v}.MarshalJSON()
+			if err != nil {
+				s = "unprintable"
+			} else {
+				var one map[string]jsontext.Value
+				if json.Unmarshal(b, &one) == nil {
+					s = string(one[k])
+				}
+			}
+		}
+		if IsSensitiveMetadataKey(k) {
+			s = redacted
+		}
+		attrs = append(attrs, slog.String(k, s))
+	}
+	return slog.GroupValue(attrs...)
+}
+
+// redactJSON re-encodes the JSON value raw with every value under a
+// sensitive member name, at any depth, replaced by "[REDACTED]".
+func redactJSON(raw []byte) ([]byte, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	var buf bytes.Buffer
+	enc := jsontext.NewEncoder(&buf)
+	if err := redactValue(dec, enc); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(buf.Bytes()), nil
+}
+
+func redactValue(dec *jsontext.Decoder, enc *jsontext.Encoder) error {
+	switch dec.PeekKind() {
+	case '{', '[':
+		open, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		if err := enc.WriteToken(open); err != nil {
+			return err
+		}
+		obj := open.Kind() == '{'
+		for dec.PeekKind() != '}' && dec.PeekKind() != ']' {
+			if obj {
+				name, err := dec.ReadToken()
+				if err != nil {
+					return err
+				}
+				if err := enc.WriteToken(name); err != nil {
+					return err
+				}
+				if IsSensitiveMetadataKey(name.String()) {
+					if err := dec.SkipValue(); err != nil {
+						return err
+					}
+					if err := enc.WriteToken(jsontext.String(redacted)); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			if err := redactValue(dec, enc); err != nil {
+				return err
+			}
+		}
+		end, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		return enc.WriteToken(end)
+	default:
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		return enc.WriteValue(v)
+	}
+}
+
+// sensitiveKeyParts are the fragments that make a key sensitive, matched
+// against the key lower-cased with '-', '_', '.' and spaces removed.
+var sensitiveKeyParts = [...]string{
+	"token", "secret", "password", "passwd", "passphrase", "passcode", "pwd",
+	"apikey", "accesskey", "signingkey", "encryptionkey", "privatekey", "private",
+	"auth", "bearer", "cookie", "credential", "session", "refresh", "jwt",
+	"signature", "csrf", "xsrf",
+}
+
+// SensitiveMetadataKeyParts returns the fragments that make a key
+// sensitive (a fresh copy): a key is sensitive when, lower-cased and with
+// '-', '_', '.' and spaces removed, it contains one of them.
+func SensitiveMetadataKeyParts() []string { return slices.Clone(sensitiveKeyParts[:]) }
+
+// IsSensitiveMetadataKey reports whether values under key are redacted
+// whatever their type (see SensitiveMetadataKeyParts). "X-Api-Key",
+// "refresh_token", "DB.Password" and "pwd" are sensitive.
+func IsSensitiveMetadataKey(key string) bool {
+	k := strings.Map(func(r rune) rune {
+		switch r {
+		case '-', '_', '.', ' ':
+			return -1
+		}
+		return r
+	}, strings.ToLower(key))
+	for _, p := range sensitiveKeyParts {
+		if strings.Contains(k, p) {
+			return true
+		}
+	}
+	return false
 }

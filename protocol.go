@@ -81,8 +81,10 @@ const (
 	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
-	MetaRelatedTask        = "io.modelcontextprotocol/related-task"
-	MetaProgressToken      = "progressToken"
+	// MetaRelatedTask is not used yet: tasks are not implemented (the Tasks
+	// issue will).
+	MetaRelatedTask   = "io.modelcontextprotocol/related-task"
+	MetaProgressToken = "progressToken"
 )
 
 // Method names.

@@ -16,9 +16,14 @@ import (
 // _meta (protocolVersion, clientCapabilities) is served statelessly under
 // 2026-07-28; otherwise the connection speaks the legacy protocol, which
 // starts with initialize. Requests run concurrently, bounded by
-// ServerOptions.MaxConcurrentRequests. When the peer closes its side,
+// ServerOptions.MaxConcurrentRequests, except initialize: it is answered
+// before the next message is read, so a client may pipeline requests
+// behind it. When the peer closes its side,
 // requests in flight finish and their replies are written before Serve
 // returns. Serve closes st before it returns.
+//
+// Serve returns nil when the peer closes its side cleanly (end of input),
+// ctx.Err() when ctx ends it, and otherwise the error that stopped reading.
 func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 	ss := &session{}
 	var conn *jsonrpc.Conn
@@ -51,6 +56,10 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 	})
 	conn = jsonrpc.NewConn(st, h, jsonrpc.ConnOptions{
 		MaxConcurrent: s.opts.MaxConcurrentRequests,
+		// initialize finishes before the next message is read, so requests
+		// pipelined behind it (without waiting for its reply) find the
+		// session initialized. Everything else runs concurrently.
+		Barrier: isInitialize,
 		// json.Marshal, with a direct encoder for common results.
 		MarshalResult: marshalResult,
 		Logger:        s.logger,
@@ -94,6 +103,8 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 	<-pumpDone
 	return err
 }
+
+func isInitialize(req *jsonrpc.Request) bool { return req.Method == MethodInitialize }
 
 // cancelNotifyTimeout bounds the write of a notifications/cancelled.
 const cancelNotifyTimeout = 5 * time.Second

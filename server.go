@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp/reqstate"
-	"github.com/yosida95/uritemplate/v3"
 )
 
 // Defaults for ServerOptions.
@@ -319,5 +318,3 @@ func validToolName(n string) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-')
 	}) < 0
 }
-
-var _ = uritemplate.New

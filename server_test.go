@@ -219,31 +219,55 @@ func TestProgressAndLoggingLegacy(t *testing.T) {
 	}
 }
 
+// TestCancellationNotification: notifications/cancelled for a running
+// tools/call cancels the handler's ctx (the handler reports it on a
+// channel) and the request is never answered.
 func TestCancellationNotification(t *testing.T) {
-	c := startServer(t, newTestServer(t, ServerOptions{}), nil)
+	s := newTestServer(t, ServerOptions{})
+	started := make(chan jsonrpc.ID, 1)
+	ended := make(chan error, 1)
+	if err := AddTool(s, &Tool{Name: "block", Description: "reports its cancellation"}, func(ctx context.Context, e *RequestHandlerExtra, in struct{}) (string, error) {
+		started <- e.RequestID
+		<-ctx.Done()
+		ended <- context.Cause(ctx)
+		return "too late", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, s, nil)
 	c.initialize(nil)
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.conn.Call(ctx, MethodToolsCall, map[string]any{"name": "wait"})
+		_, err := c.conn.Call(ctx, MethodToolsCall, map[string]any{"name": "block"})
 		done <- err
 	}()
-	// The request id is 2 (initialize was 1). Retry until the server has it.
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		_ = c.conn.Notify(context.Background(), NotificationCancelled, map[string]any{"requestId": 2, "reason": "test"})
-		select {
-		case err := <-done:
-			t.Fatalf("cancelled request must not be answered, got %v", err)
-		case <-time.After(20 * time.Millisecond):
+	var id jsonrpc.ID
+	select {
+	case id = <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("handler did not start")
+	}
+	if err := c.conn.Notify(context.Background(), NotificationCancelled, map[string]any{"requestId": id, "reason": "test"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case cause := <-ended:
+		if !errors.Is(cause, context.Canceled) {
+			t.Fatalf("handler ctx ended with %v", cause)
 		}
-		if c.conn.Stats().PendingCalls == 1 {
-			// Verify the server-side handler ended: a ping still works.
-			if _, err := c.call(MethodPing, nil); err != nil {
-				t.Fatal(err)
-			}
-			break
-		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("notifications/cancelled did not cancel the handler's ctx")
+	}
+	// The server goes on serving; the cancelled call got no answer.
+	if _, err := c.call(MethodPing, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("cancelled request was answered: %v", err)
+	default:
 	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {

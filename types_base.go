@@ -40,8 +40,11 @@ type ClientCapabilities struct {
 	Roots        *RootsCapability       `json:"roots,omitzero"`
 	Sampling     *SamplingCapability    `json:"sampling,omitzero"`
 	Elicitation  *ElicitationCapability `json:"elicitation,omitzero"`
-	Tasks        jsontext.Value         `json:"tasks,omitempty"`
-	Extensions   map[string]Object      `json:"extensions,omitzero"`
+	// Tasks is the client's raw tasks capability, passed through as
+	// received. Tasks are not implemented yet (the Tasks issue will): pmcp
+	// never acts on it.
+	Tasks      jsontext.Value    `json:"tasks,omitempty"`
+	Extensions map[string]Object `json:"extensions,omitzero"`
 }
 
 // RootsCapability: the client can answer roots/list.
@@ -78,8 +81,10 @@ type ServerCapabilities struct {
 	Prompts      *ListChangedCapability `json:"prompts,omitzero"`
 	Resources    *ResourcesCapability   `json:"resources,omitzero"`
 	Tools        *ListChangedCapability `json:"tools,omitzero"`
-	Tasks        jsontext.Value         `json:"tasks,omitempty"`
-	Extensions   map[string]Object      `json:"extensions,omitzero"`
+	// Tasks is not filled yet: pmcp does not implement tasks (the Tasks
+	// issue will), so a server never declares it.
+	Tasks      jsontext.Value    `json:"tasks,omitempty"`
+	Extensions map[string]Object `json:"extensions,omitzero"`
 }
 
 // ListChangedCapability is the shape of the tools and prompts capabilities.
@@ -168,7 +173,9 @@ const (
 const (
 	ResultTypeComplete      = "complete"
 	ResultTypeInputRequired = "input_required"
-	ResultTypeTask          = "task"
+	// ResultTypeTask is never produced yet: tasks are not implemented (the
+	// Tasks issue will).
+	ResultTypeTask = "task"
 )
 
 // ResultFields are the members every result may carry. Result types embed

@@ -49,7 +49,9 @@ type ToolAnnotations struct {
 	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
 }
 
-// ToolExecution describes task support (2025-11-25).
+// ToolExecution describes task support (2025-11-25). pmcp does not run
+// task-augmented calls yet (the Tasks issue will), so TaskSupport is sent as
+// set but no task is ever created: leave it empty or "forbidden".
 type ToolExecution struct {
 	TaskSupport string `json:"taskSupport,omitempty"`
 }
@@ -79,8 +81,11 @@ type ListToolsResult struct {
 // CallToolParams are the params of tools/call. InputResponses and
 // RequestState are the modern-era multi-round-trip members.
 type CallToolParams struct {
-	Name           string         `json:"name"`
-	Arguments      jsontext.Value `json:"arguments,omitempty"`
+	Name      string         `json:"name"`
+	Arguments jsontext.Value `json:"arguments,omitempty"`
+	// Task is the raw task-augmentation request. It is handed to the
+	// handler as RequestHandlerExtra.TaskRequest; pmcp does not run tasks
+	// yet (the Tasks issue will), so the call is answered synchronously.
 	Task           jsontext.Value `json:"task,omitempty"`
 	InputResponses jsontext.Value `json:"inputResponses,omitempty"`
 	RequestState   *string        `json:"requestState,omitempty"`

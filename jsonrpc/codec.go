@@ -66,7 +66,11 @@ var (
 //
 //   - CodeParseError when the bytes cannot be trusted at all: invalid JSON,
 //     trailing data, nesting beyond Limits.MaxDepth, or a message larger
-//     than Limits.MaxMessageBytes. ID is then always the zero ID;
+//     than Limits.MaxMessageBytes. ID is then the zero ID, except for
+//     nesting beyond Limits.MaxDepth (ErrTooDeep): there ID echoes the
+//     message's top-level id when it occurs once and can be read (in the
+//     whole message, or else before the point where the limit is hit), so
+//     the caller's request is answered instead of left waiting;
 //   - CodeInvalidRequest when the JSON is well-formed but is not a valid
 //     JSON-RPC 2.0 message: a batch, a missing or wrong "jsonrpc", a bad id
 //     or method type, a member name that differs from a known one only by
@@ -139,8 +143,8 @@ func Decode(data []byte, lim Limits) (Message, error) {
 			" bytes exceeds the limit of "+strconv.Itoa(max)+" bytes", ErrMessageTooLarge)
 	}
 	if max := lim.maxDepth(); max >= 0 {
-		if !depthWithin(data, max) {
-			return nil, parseError("message nesting exceeds the maximum depth of "+strconv.Itoa(max), ErrTooDeep)
+		if at := depthExceeded(data, max); at >= 0 {
+			return nil, tooDeep(data, at, max)
 		}
 	}
 	p := parserPool.Get().(*parser)
@@ -152,9 +156,13 @@ func Decode(data []byte, lim Limits) (Message, error) {
 }
 
 // depthWithin reports whether the nesting depth of data is at most max.
-// It is a cheap pre-scan that only tracks string state; it does not
-// validate the JSON, which the parser does afterwards.
-func depthWithin(data []byte, max int) bool {
+func depthWithin(data []byte, max int) bool { return depthExceeded(data, max) < 0 }
+
+// depthExceeded returns the offset of the bracket that takes data deeper
+// than max, or -1 when it stays within. It is a cheap pre-scan that only
+// tracks string state; it does not validate the JSON, which the parser
+// does afterwards.
+func depthExceeded(data []byte, max int) int {
 	depth := 0
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
@@ -163,13 +171,31 @@ func depthWithin(data []byte, max int) bool {
 		case '{', '[':
 			depth++
 			if depth > max {
-				return false
+				return i
 			}
 		case '}', ']':
 			depth--
 		}
 	}
-	return true
+	return -1
+}
+
+// tooDeep builds the error for a message nested deeper than max (first
+// exceeded at offset at). The message is not parsed, but its top-level id
+// is looked for so that the error response reaches the request's caller
+// instead of leaving it waiting: in the whole message when the JSON parser
+// can read it (duplicates and late members are then seen), otherwise in
+// the part before offset at. Either way the id counts only when it occurs
+// exactly once, and a message that looks like a response is marked so
+// that it is never answered.
+func tooDeep(data []byte, at, max int) *DecodeError {
+	e := parseError("message nesting exceeds the maximum depth of "+strconv.Itoa(max), ErrTooDeep)
+	r, err := rescan(data)
+	if err != nil {
+		r = scanPrefix(data[:at])
+	}
+	e.ID, e.response = r.id, r.response
+	return e
 }
 
 // skipString returns the index of the quote closing the string whose

@@ -16,6 +16,9 @@ func deep(n int) string {
 		strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + "}"
 }
 
+// nest returns n nested empty arrays.
+func nest(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+
 func TestDecodeInvalid(t *testing.T) {
 	big := `{"jsonrpc":"2.0","method":"m","params":{"s":"` + strings.Repeat("x", 100) + `"}}`
 	tests := []struct {
@@ -28,7 +31,7 @@ func TestDecodeInvalid(t *testing.T) {
 		substr  string // part of the message
 		noReply bool   // the message was a response: Response() is nil
 	}{
-		// Unparsable or untrustworthy: -32700, never an id.
+		// Unparsable or untrustworthy: -32700, an id only when too deep.
 		{name: "empty", in: ``, code: CodeParseError, substr: "empty message"},
 		{name: "whitespace only", in: " \r\n\t", code: CodeParseError},
 		{name: "truncated", in: `{"jsonrpc":"2.0","id":1,"method":"m"`, code: CodeParseError},
@@ -40,9 +43,18 @@ func TestDecodeInvalid(t *testing.T) {
 		{name: "invalid utf8 in params", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":[\"\xff\"]}", code: CodeParseError},
 		{name: "lone surrogate", in: `{"jsonrpc":"2.0","id":1,"method":"\ud800"}`, code: CodeParseError},
 		{name: "raw newline in string", in: "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\nb\"}", code: CodeParseError},
-		{name: "too deep 10000", in: deep(10000), code: CodeParseError, is: ErrTooDeep},
-		{name: "too deep by one", in: deep(DefaultMaxDepth + 1), code: CodeParseError, is: ErrTooDeep},
-		{name: "too deep custom", in: deep(5), lim: Limits{MaxDepth: 4}, code: CodeParseError, is: ErrTooDeep},
+		// Too deep, but the id is readable: it is echoed so the caller's
+		// request does not hang.
+		{name: "too deep 10000", in: deep(10000), code: CodeParseError, is: ErrTooDeep, id: Int64ID(1)},
+		{name: "too deep by one", in: deep(DefaultMaxDepth + 1), code: CodeParseError, is: ErrTooDeep, id: Int64ID(1)},
+		{name: "too deep custom", in: deep(5), lim: Limits{MaxDepth: 4}, code: CodeParseError, is: ErrTooDeep, id: Int64ID(1)},
+		{name: "too deep, id after", in: `{"jsonrpc":"2.0","method":"m","params":` + nest(300) + `,"id":"late"}`, code: CodeParseError, is: ErrTooDeep, id: StringID("late")},
+		{name: "too deep past parser limit, id after", in: `{"jsonrpc":"2.0","method":"m","params":` + nest(10001) + `,"id":"late"}`, code: CodeParseError, is: ErrTooDeep},
+		{name: "too deep, unclosed", in: `{"jsonrpc":"2.0","id":3,"method":"m","params":` + strings.Repeat("[", 300), code: CodeParseError, is: ErrTooDeep, id: Int64ID(3)},
+		{name: "too deep, two ids", in: `{"jsonrpc":"2.0","id":1,"method":"m","params":` + nest(300) + `,"id":2}`, code: CodeParseError, is: ErrTooDeep},
+		{name: "too deep, bad id", in: `{"jsonrpc":"2.0","id":1.5,"method":"m","params":` + nest(300) + `}`, code: CodeParseError, is: ErrTooDeep},
+		{name: "too deep response", in: `{"jsonrpc":"2.0","id":7,"result":` + nest(300) + `}`, code: CodeParseError, is: ErrTooDeep, id: Int64ID(7), noReply: true},
+		{name: "too deep response, result after", in: `{"jsonrpc":"2.0","id":7,"x":` + nest(300) + `,"result":1}`, code: CodeParseError, is: ErrTooDeep, id: Int64ID(7), noReply: true},
 		{name: "deep batch", in: strings.Repeat("[", 300), code: CodeParseError, is: ErrTooDeep},
 		{name: "past parser limit", in: deep(10002), lim: Limits{MaxDepth: -1}, code: CodeParseError},
 		{name: "oversize", in: big, lim: Limits{MaxMessageBytes: 64}, code: CodeParseError, is: ErrMessageTooLarge, substr: "exceeds the limit of 64 bytes"},

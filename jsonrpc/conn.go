@@ -107,6 +107,16 @@ type ConnOptions struct {
 	// goroutine of Call, before Call returns, and only when the request had
 	// really been sent and not answered.
 	OnCallCancelled func(id ID, method string, cause error)
+
+	// Barrier, when set, is asked about every incoming request (not
+	// notifications). A request for which it returns true is served to
+	// completion, its handler returned and its response written, before
+	// the next message is read; other requests still run concurrently.
+	// MCP uses it for initialize, so that requests pipelined behind it
+	// find the session initialized. A barrier request's handler must not
+	// wait for Conn.Call (the answer could not be read) and should be
+	// quick: reading stops while it runs. nil means no barriers.
+	Barrier func(req *Request) bool
 }
 
 // ConnStats is a snapshot of a connection's counters.
@@ -137,7 +147,8 @@ type ConnStats struct {
 //
 // Incoming requests run concurrently, each in its own goroutine (goroutines
 // are reused from one request to the next), bounded by
-// [ConnOptions].MaxConcurrent. A request arriving with the id of a request
+// [ConnOptions].MaxConcurrent; a request [ConnOptions].Barrier selects is
+// answered before the next message is read. A request arriving with the id of a request
 // still being served is answered with -32600 "duplicate request id" and not
 // dispatched; ids are reusable once their response has been written (or the
 // request was cancelled with CancelIncoming).
@@ -147,6 +158,7 @@ type Conn struct {
 	marshal         func(any) (jsontext.Value, error)
 	log             *slog.Logger
 	onCallCancelled func(ID, string, error)
+	barrier         func(*Request) bool
 	drainTimeout    time.Duration
 	sem             chan struct{} // nil when unbounded
 	pending         *Pending
@@ -194,6 +206,7 @@ func NewConn(s Stream, h Handler, opts ConnOptions) *Conn {
 		marshal:         opts.MarshalResult,
 		log:             opts.Logger,
 		onCallCancelled: opts.OnCallCancelled,
+		barrier:         opts.Barrier,
 		drainTimeout:    opts.DrainTimeout,
 		pending:         NewPending(),
 		incoming:        make(map[ID]*incoming),
@@ -227,6 +240,10 @@ type incoming struct {
 	cancel          context.CancelFunc
 
 	abandoned bool // set by CancelIncoming; guarded by c.mu
+
+	// done, when not nil, is closed once the request has been served and
+	// answered (see ConnOptions.Barrier).
+	done chan struct{}
 
 	// Slot bookkeeping, used only when c.sem != nil; guarded by smu.
 	smu      sync.Mutex
@@ -274,8 +291,10 @@ const maxIdleWorkers = 16
 //   - Any other read error is fatal: as for ctx, but Run returns that error.
 //
 // A read error that is a *[DecodeError] is not fatal: Run writes its
-// Response (an error response, with a null id when the id was unreadable;
-// nothing when Response returns nil) and reads on. Run relies on Stream.Read returning when its ctx is done.
+// Response (an error response, with a null id when the id was unreadable)
+// and reads on. When Response is nil (the malformed message was a
+// response) and the id was readable, the pending [Conn.Call] with that id
+// fails with an *[Error] carrying the decode error's code. Run relies on Stream.Read returning when its ctx is done.
 // Run does not close the stream; call Close for that. Run may be called
 // only once.
 func (c *Conn) Run(ctx context.Context) error {
@@ -351,7 +370,15 @@ func (c *Conn) readLoop(ctx, hbase context.Context) error {
 			if errors.As(err, &de) {
 				c.decodeErrors.Add(1)
 				c.log.DebugContext(ctx, "jsonrpc: malformed message", "error", err)
-				c.reply(ctx, de.Response())
+				if r := de.Response(); r != nil {
+					c.reply(ctx, r)
+				} else if de.ID.IsValid() {
+					// A malformed response to one of our calls: fail the
+					// call now rather than leave it waiting for an answer
+					// that will not come. (The peer could send an error
+					// response for that id anyway.)
+					c.pending.Resolve(&Response{ID: de.ID, Error: &Error{Code: de.Code, Message: "invalid response: " + de.Msg}})
+				}
 				continue
 			}
 			return err
@@ -364,8 +391,20 @@ func (c *Conn) readLoop(ctx, hbase context.Context) error {
 		case *Request:
 			if m.IsNotification() {
 				c.handleNotification(hbase, m)
-			} else if err := c.dispatch(ctx, hbase, m); err != nil {
+				continue
+			}
+			barrier := c.barrier != nil && c.barrier(m)
+			done, err := c.dispatch(ctx, hbase, m, barrier)
+			if err != nil {
 				return err
+			}
+			if done != nil {
+				// A barrier: read nothing more until it is answered.
+				select {
+				case <-done:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 			}
 		}
 	}
@@ -380,9 +419,14 @@ func (c *Conn) handleNotification(ctx context.Context, req *Request) {
 
 // dispatch registers req and starts its handler goroutine once a
 // concurrency slot is free. It fails only when ctx ends while waiting.
-func (c *Conn) dispatch(runCtx, hbase context.Context, req *Request) error {
+// For a barrier request that was started it returns a channel closed once
+// the request is answered.
+func (c *Conn) dispatch(runCtx, hbase context.Context, req *Request, barrier bool) (<-chan struct{}, error) {
 	hctx, cancel := context.WithCancel(hbase)
 	in := &incoming{Context: hctx, c: c, cancel: cancel}
+	if barrier {
+		in.done = make(chan struct{})
+	}
 
 	c.mu.Lock()
 	_, dup := c.incoming[req.ID]
@@ -393,7 +437,7 @@ func (c *Conn) dispatch(runCtx, hbase context.Context, req *Request) error {
 	if dup {
 		cancel()
 		c.reply(runCtx, &Response{ID: req.ID, Error: NewError(CodeInvalidRequest, "duplicate request id")})
-		return nil
+		return nil, nil
 	}
 
 	if c.sem != nil {
@@ -402,7 +446,7 @@ func (c *Conn) dispatch(runCtx, hbase context.Context, req *Request) error {
 		case <-runCtx.Done():
 			c.unregister(req.ID, in)
 			cancel()
-			return runCtx.Err()
+			return nil, runCtx.Err()
 		}
 		if hctx.Err() != nil {
 			// Cancelled while waiting for a slot: by CancelIncoming (the
@@ -411,9 +455,9 @@ func (c *Conn) dispatch(runCtx, hbase context.Context, req *Request) error {
 			cancel()
 			if err := runCtx.Err(); err != nil {
 				c.unregister(req.ID, in)
-				return err
+				return nil, err
 			}
-			return nil
+			return nil, nil
 		}
 		in.held = true // not shared yet: the goroutine has not started
 	}
@@ -427,7 +471,7 @@ func (c *Conn) dispatch(runCtx, hbase context.Context, req *Request) error {
 		c.workerWG.Add(1)
 		go c.worker(w)
 	}
-	return nil
+	return in.done, nil
 }
 
 // worker serves w, then the requests handed to it while it waits idle,
@@ -463,6 +507,9 @@ func (c *Conn) unregister(id ID, in *incoming) (abandoned bool) {
 
 // serve runs one request's handler and writes its response.
 func (c *Conn) serve(runCtx, hctx context.Context, req *Request, in *incoming) {
+	if in.done != nil {
+		defer close(in.done) // last: after the reply and the slot release
+	}
 	defer c.wg.Done()
 	defer in.finish()
 	counted := true

@@ -452,16 +452,7 @@ func rescan(data []byte) (rescanned, error) {
 				hasResult = true
 			case "id":
 				ids++
-				r.id = ID{}
-				switch v.Kind() {
-				case '"':
-					s, _ := jsontext.AppendUnquote(nil, v)
-					r.id = StringID(string(s))
-				case '0':
-					if n, ok := parseInt(v); ok {
-						r.id = Int64ID(n)
-					}
-				}
+				r.id = scalarID(v)
 			}
 		}
 		if _, err := d.ReadToken(); err != nil {
@@ -481,6 +472,63 @@ func rescan(data []byte) (rescanned, error) {
 	}
 	r.response = hasResult && !hasMethod
 	return r, nil
+}
+
+// scanPrefix reads the complete top-level members at the start of prefix,
+// the part of a message before the point where it nests too deeply, and
+// reports what rescan would: the id if it occurs exactly once and is valid,
+// and whether "result" or "error" occurs without "method".
+func scanPrefix(prefix []byte) rescanned {
+	d := jsontext.NewDecoder(bytes.NewBuffer(prefix), jsontext.AllowDuplicateNames(true))
+	var r rescanned
+	if d.PeekKind() != '{' {
+		return r
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return r
+	}
+	var ids int
+	var hasMethod, hasResult bool
+	for d.PeekKind() == '"' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			break
+		}
+		name := tok.String()
+		switch name {
+		case "method":
+			hasMethod = true
+		case "result", "error":
+			hasResult = true
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			break // the deep value, cut off at the limit
+		}
+		if name == "id" {
+			ids++
+			r.id = scalarID(v)
+		}
+	}
+	if ids != 1 {
+		r.id = ID{}
+	}
+	r.response = hasResult && !hasMethod
+	return r
+}
+
+// scalarID returns the id a raw JSON value denotes, or the zero ID.
+func scalarID(v jsontext.Value) ID {
+	switch v.Kind() {
+	case '"':
+		s, _ := jsontext.AppendUnquote(nil, v)
+		return StringID(string(s))
+	case '0':
+		if n, ok := parseInt(v); ok {
+			return Int64ID(n)
+		}
+	}
+	return ID{}
 }
 
 // parseInt parses a JSON number that must be an integer fitting in int64:

@@ -48,18 +48,24 @@ Options:
                          an unexpected failure or a stale entry exits 1.
   --warn-as-pass         a scenario with warnings but no failures passes
                          (default: it counts as failed, as in the suite)
-  -o, --output DIR       put this run's files in a new directory under DIR
-                         (default: a fresh directory under ${TMPDIR:-/tmp})
+  -o, --output DIR       keep this run's files in a new directory under DIR
+                         (default: a temporary directory that is removed
+                         when the script ends, however it ends)
   -h, --help             this text
 
 With a list of --requirements/--spec-version entries every entry is run
 against the same server process, and scenario names are prefixed "ENTRY/".
 
 Output: one line per scenario, PASS | FAIL | WARN (warnings only) | SKIP (only
-skipped checks; counts as passed), then a closing line
+skipped checks; counts as passed), with the failed or warned checks of each
+failing scenario below it. Failures listed in --expected-failures are not
+printed one by one but summed up in one line
+  conformance: expected failures (baseline): N: name, name, ...
+and the closing line is
   conformance: N passed, M failed
-counting scenarios. The results directory holds the suite's checks.json
-files (results/), its output (suite*.log), server.log and summary.json.
+counting scenarios. With -o the results directory holds the suite's
+checks.json files (results/), its output (suite*.log), server.log and
+summary.json.
 
 Exit status: 0 no counted failures (or, with --expected-failures, failures
 exactly as listed); 1 otherwise; 2 setup error (usage, install, busy port,
@@ -167,6 +173,50 @@ for e in "${ENTRIES[@]}"; do
 	[[ $e =~ ^[0-9A-Za-z.-]+$ ]] || die "bad --requirements/--spec-version entry '$e'"
 done
 
+# ------------------------------------------------------------------ cleanup --
+# One EXIT trap for every way out (success, failure, die, INT, TERM): stop
+# the suite and the server, then remove the temporary results directory and
+# any half-done npm install. Installed before anything is created.
+SUITE_PID=""
+SERVER_PID=""
+OUT=""
+KEEP_OUT=0
+INSTALL_TMP=""
+stop_server() {
+	[[ -n $SERVER_PID ]] || return 0
+	local pid=$SERVER_PID i
+	SERVER_PID=""
+	# The server leads its own process group; signalling the group also
+	# reaches children such as the binary that `go run` starts.
+	kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		kill -0 -- "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 -- "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null; then
+		info "server did not stop within 5 s of SIGTERM; sending SIGKILL"
+		kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" 2>/dev/null || true
+}
+# shellcheck disable=SC2317 # only ever called from the trap
+cleanup() {
+	if [[ -n $SUITE_PID ]]; then
+		kill -TERM "$SUITE_PID" 2>/dev/null || true
+		wait "$SUITE_PID" 2>/dev/null || true
+	fi
+	stop_server
+	if [[ -n $INSTALL_TMP ]]; then
+		rm -rf "$INSTALL_TMP"
+	fi
+	if [[ -n $OUT && $KEEP_OUT != 1 ]]; then
+		rm -rf "$OUT"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
 # ------------------------------------------------------------------ install --
 CACHE=${PMCP_CONFORMANCE_CACHE:-${HOME:?}/.cache/pmcp-conformance}
 mkdir -p "$CACHE" || die "cannot create cache directory $CACHE"
@@ -183,11 +233,13 @@ npm_into() {
 	command -v npm >/dev/null || die "npm is needed to install $* (not on PATH)"
 	info "installing $* into $dir"
 	tmp=$(mktemp -d "$CACHE/.install.XXXXXX")
+	INSTALL_TMP=$tmp
 	printf '{"name":"pmcp-conformance-cache","private":true}\n' >"$tmp/package.json"
 	if ! (cd "$tmp" && npm install --no-audit --no-fund --no-update-notifier \
 		--loglevel=error --save-exact "$@") >"$tmp.log" 2>&1; then
 		tail -n 20 "$tmp.log" >&2
 		rm -rf "$tmp"
+		INSTALL_TMP=""
 		die "npm install $* failed (full log: $tmp.log)"
 	fi
 	rm -f "$tmp.log"
@@ -196,6 +248,7 @@ npm_into() {
 		rm -rf "$dir.old.$$" && mv "$dir" "$dir.old.$$" && rm -rf "$dir.old.$$"
 	fi
 	mv "$tmp" "$dir" || die "could not move the install into $dir"
+	INSTALL_TMP=""
 	FRESH=1
 }
 
@@ -365,17 +418,22 @@ for (const run of runs) {
 }
 
 const width = Math.max(20, ...rows.map((r) => r.display.length));
+// Expected failures (listed in the baseline) are summed up in one line
+// below; everything else gets its verdict line, and a failing scenario all
+// of its failed or warned checks.
 for (const r of rows) {
+  if (r.expected) continue;
   const tags = [];
   if (r.notScored) tags.push(`[not scored: ${r.notScored}]`);
-  if (r.expected) tags.push('[expected failure]');
   const [p, f, w] = r.counts;
   say(`${r.status.padEnd(4)}  ${r.display.padEnd(width)}  ${p} passed, ${f} failed, ${w} warnings${tags.length ? '  ' + tags.join(' ') : ''}`);
-  if (r.status !== 'PASS' && r.status !== 'SKIP') for (const p of r.problems.slice(0, 4)) say(`        ${p}`);
+  if (r.status !== 'PASS' && r.status !== 'SKIP') for (const p of r.problems) say(`        ${p}`);
 }
+const expectedRows = rows.filter((r) => r.expected);
+if (expectedRows.length) say(`conformance: expected failures (baseline): ${expectedRows.length}: ${expectedRows.map((r) => r.display).join(', ')}`);
 for (const run of broken) {
   const tail = fs.existsSync(run.log) ? fs.readFileSync(run.log, 'utf8').trimEnd().split('\n').slice(-15).join('\n') : '';
-  console.error(`conformance: error: suite run${run.entry ? ' ' + run.entry : ''} produced no results (exit ${run.rc}; log ${run.log})\n${tail}`);
+  console.error(`conformance: error: suite run${run.entry ? ' ' + run.entry : ''} produced no results (exit ${run.rc}); the end of its log:\n${tail}`);
 }
 
 const counted = rows.filter((r) => !r.notScored);
@@ -386,14 +444,15 @@ let exit = failed === 0 ? 0 : 1;
 if (baseline) {
   for (const e of unexpected) say(`conformance: unexpected failure (not in baseline): ${e}`);
   for (const e of stale) say(`conformance: stale baseline entry (now passing): ${e}`);
-  for (const e of baseline.all) if (!usedEntries.has(e)) say(`conformance: note: baseline entry '${e}' matched no scenario of this run`);
+  const unused = baseline.all.filter((e) => !usedEntries.has(e));
+  if (unused.length) say(`conformance: note: ${unused.length} baseline entr${unused.length === 1 ? 'y' : 'ies'} matched no scenario of this run: ${unused.join(', ')}`);
   say(`conformance: baseline ${env.BASELINE}: ${unexpected.length || stale.length ? 'MISMATCH' : 'matches'} (${rows.filter((r) => r.expected).length} expected, ${unexpected.length} unexpected, ${stale.length} stale)`);
   exit = unexpected.length || stale.length ? 1 : 0;
 }
 if (broken.length || !rows.length) exit = 2;
 fs.writeFileSync(summaryFile, JSON.stringify({ mode, suiteVersion: env.SUITE_VERSION, passed, failed,
   unexpected, stale, scenarios: rows }, null, 2) + '\n');
-say(`conformance: results in ${env.OUT}`);
+say(env.KEEP_OUT === '1' ? `conformance: results in ${env.OUT}` : 'conformance: results removed at exit (-o DIR keeps them)');
 say(`conformance: ${passed} passed, ${failed} failed`);
 process.exit(exit);
 EOF
@@ -406,49 +465,24 @@ if [[ -n $BASELINE ]]; then
 fi
 
 # -------------------------------------------------------------- output dir --
+# Without -o the files go to a temporary directory that cleanup (below, run
+# on every exit, interrupts included) removes.
+OUT=""
+KEEP_OUT=0
 if [[ -n $OUT_PARENT ]]; then
 	mkdir -p "$OUT_PARENT" || die "cannot create $OUT_PARENT"
 	OUT=$(cd "$OUT_PARENT" && pwd)/$(date +%Y%m%d-%H%M%S)-$$
 	mkdir "$OUT"
+	KEEP_OUT=1
 else
 	OUT=$(mktemp -d "${TMPDIR:-/tmp}/pmcp-conformance.XXXXXX")
 fi
+export KEEP_OUT
 MANIFEST=$OUT/runs.tsv
 : >"$MANIFEST"
 
 # ------------------------------------------------------------------ server --
-SERVER_PID=""
 SERVER_LOG=$OUT/server.log
-
-stop_server() {
-	[[ -n $SERVER_PID ]] || return 0
-	local pid=$SERVER_PID i
-	SERVER_PID=""
-	# The server leads its own process group; signalling the group also
-	# reaches children such as the binary that `go run` starts.
-	kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-	for ((i = 0; i < 50; i++)); do
-		kill -0 -- "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 -- "-$pid" 2>/dev/null || kill -0 "$pid" 2>/dev/null; then
-		info "server did not stop within 5 s of SIGTERM; sending SIGKILL"
-		kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-	fi
-	wait "$pid" 2>/dev/null || true
-}
-SUITE_PID=""
-# shellcheck disable=SC2317 # only ever called from the trap
-cleanup() {
-	if [[ -n $SUITE_PID ]]; then
-		kill -TERM "$SUITE_PID" 2>/dev/null || true
-		wait "$SUITE_PID" 2>/dev/null || true
-	fi
-	stop_server
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; }
 
@@ -507,7 +541,7 @@ else
 fi
 
 # ------------------------------------------------------------------- suite --
-info "suite @modelcontextprotocol/conformance@$SUITE_VERSION (sdk $SDK_PIN, node $("$NODE" --version)); results in $OUT"
+info "suite @modelcontextprotocol/conformance@$SUITE_VERSION (sdk $SDK_PIN, node $("$NODE" --version)); results in $OUT$([[ $KEEP_OUT == 1 ]] || echo ' (removed at exit)')"
 for e in "${ENTRIES[@]}"; do
 	rdir=$OUT/results${e:+/$e}
 	log=$OUT/suite${e:+-$e}.log

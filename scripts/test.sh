@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every check of the project: formatting, vet, the race-enabled test
-# suite (goleak in every package, fuzz seeds replayed as unit tests) and the
-# scripted stdio sessions against `pmcp serve --stdio`.
+# suite (goleak in every package, fuzz seeds replayed as unit tests, the
+# scripted stdio sessions against `pmcp serve --stdio`, and examples/: every
+# README program built with go build, run and checked against the README).
 #
 # The official conformance suite needs Node >= 22; scripts/conformance.sh
 # installs it (and the pinned suite versions) from npm on first use.
@@ -12,6 +13,19 @@ cd "$(dirname "$0")/.."
 # go.work (a convenience for `go run ./cmd/pmcp` from the root) would
 # merge the modules' dependency versions.
 export GOWORK=off
+
+# Temporary files go away however the script ends (success, a failed stage,
+# Ctrl-C, SIGTERM); scripts/conformance.sh cleans up its own the same way.
+bin_dir=""
+# shellcheck disable=SC2317 # only ever called from the trap
+cleanup() {
+	if [[ -n $bin_dir ]]; then
+		rm -rf "$bin_dir"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 stages=0
 step() {
@@ -33,7 +47,7 @@ fi
 step "go vet"
 go vet ./...
 
-step "go test -race"
+step "go test -race (examples/ builds and runs every README program)"
 go test -race -count=1 ./...
 
 step "allocation budgets (exact, without -race)"
@@ -53,8 +67,7 @@ step "cmd/pmcp module: the CLI (separate module: it links the OTel exporters)"
 
 if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
 	step "conformance: build the everything server"
-	bin_dir=$(mktemp -d)
-	trap 'rm -rf "$bin_dir"' EXIT
+	bin_dir=$(mktemp -d "${TMPDIR:-/tmp}/pmcp-test.XXXXXX")
 	(cd cmd/pmcp && go build -o "$bin_dir/pmcp" .)
 	serve=("$bin_dir/pmcp" serve --http '127.0.0.1:{port}')
 	baseline=conformance/baseline-server.yml
@@ -87,5 +100,6 @@ echo
 echo "all checks passed"
 # One plain closing line: every stage above exits non-zero on failure
 # (set -e), so reaching here means all of them passed. Expected failures
-# listed in a conformance baseline (client auth scenarios) are not failures.
+# listed in a conformance baseline (client auth scenarios) are not failures;
+# scripts/conformance.sh sums them up in one "expected failures" line.
 echo "test.sh: ${stages} passed, 0 failed"

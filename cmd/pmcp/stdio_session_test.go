@@ -241,7 +241,7 @@ func TestStdioBadInput(t *testing.T) {
 		{"wrong id type", `{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, "null", -32600, "id"},
 		{"wrong params type", `{"jsonrpc":"2.0","id":3,"method":"ping","params":"x"}`, "3", -32600, "params"},
 		{"unknown method", `{"jsonrpc":"2.0","id":4,"method":"no/such/method"}`, "4", -32601, "no/such/method"},
-		{"deep nesting", `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"a":` + deep + `}}`, "null", -32700, "maximum depth"},
+		{"deep nesting", `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"a":` + deep + `}}`, "5", -32700, "maximum depth"},
 		{"duplicate keys", `{"jsonrpc":"2.0","id":6,"method":"ping","method":"tools/list"}`, "6", -32600, "duplicate"},
 		{"Method casing", `{"jsonrpc":"2.0","id":7,"Method":"ping"}`, "7", -32600, "case-sensitive"},
 		{"oversize line", `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"` + strings.Repeat("x", 4<<20) + `"}}`, "null", -32700, "exceeds the limit"},

@@ -333,13 +333,23 @@ func (b *builder) modernTools() {
 		}))
 	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "add", Description: "Adds two integers."},
 		func(ctx context.Context, _ *pmcp.RequestHandlerExtra, in addArgs) (addResult, error) {
-			return addResult{Sum: in.A + in.B}, nil
+			sum := in.A + in.B
+			// Two's complement wrap-around: both addends have the same sign
+			// and the sum's sign differs from it.
+			if (in.A >= 0) == (in.B >= 0) && (sum >= 0) != (in.A >= 0) {
+				return addResult{}, errAddOverflow
+			}
+			return addResult{Sum: sum}, nil
 		}))
 	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "panic", Description: "Panics, to show that a panicking handler becomes a JSON-RPC error."},
 		func(ctx context.Context, _ *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
 			panic("deliberate panic from the panic tool")
 		}))
 }
+
+// errAddOverflow is the add tool's answer (a result with isError) when the
+// sum does not fit in an int64.
+var errAddOverflow = errors.New("add: the sum overflows a 64-bit integer")
 
 type addArgs struct {
 	A int64 `json:"a" jsonschema:"first addend"`

@@ -1,0 +1,253 @@
+package auth
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/gopmcp/pmcp"
+)
+
+// Error codes of RFC 6750 §3.1 and RFC 9449 §7.1, as sent in the "error"
+// parameter of a challenge.
+const (
+	ErrorInvalidRequest    = "invalid_request"
+	ErrorInvalidToken      = "invalid_token"
+	ErrorInsufficientScope = "insufficient_scope"
+	ErrorInvalidDPoPProof  = "invalid_dpop_proof"
+)
+
+// Authentication schemes.
+const (
+	SchemeBearer = "Bearer"
+	SchemeDPoP   = "DPoP"
+)
+
+// Challenge is one WWW-Authenticate challenge (RFC 6750 §3; RFC 9449 §7.1
+// for DPoP). String renders it; parameters that are empty are left out,
+// and characters the grammar does not allow in a quoted value are dropped,
+// so a challenge can never break the header.
+type Challenge struct {
+	// Scheme is SchemeBearer (when empty) or SchemeDPoP.
+	Scheme string
+	// ResourceMetadata is the URL of the protected resource metadata
+	// (RFC 9728 §5.1).
+	ResourceMetadata string
+	// Scope lists the scopes the request needs.
+	Scope []string
+	// Error is one of the Error* codes; empty when no credentials were
+	// sent.
+	Error string
+	// ErrorDescription is a human-readable explanation (ASCII).
+	ErrorDescription string
+	// Algs lists the DPoP proof algorithms accepted (DPoP only).
+	Algs []string
+}
+
+// String renders the challenge as one WWW-Authenticate value.
+func (c Challenge) String() string {
+	var b strings.Builder
+	scheme := c.Scheme
+	if scheme == "" {
+		scheme = SchemeBearer
+	}
+	b.WriteString(scheme)
+	sep := " "
+	param := func(name, value string) {
+		if value == "" {
+			return
+		}
+		b.WriteString(sep)
+		b.WriteString(name)
+		b.WriteString(`="`)
+		b.WriteString(value)
+		b.WriteByte('"')
+		sep = ", "
+	}
+	param("resource_metadata", quotable(c.ResourceMetadata, false))
+	param("scope", joinTokens(c.Scope))
+	param("error", quotable(c.Error, false))
+	param("error_description", quotable(c.ErrorDescription, true))
+	param("algs", joinTokens(c.Algs))
+	return b.String()
+}
+
+// quotable keeps the characters RFC 6750 allows inside the quoted values
+// (%x20-21 / %x23-5B / %x5D-7E); the space only where space is true.
+func quotable(s string, space bool) string {
+	ok := func(c byte) bool {
+		return (c == ' ' && space) || c == 0x21 || (c >= 0x23 && c <= 0x5B) || (c >= 0x5D && c <= 0x7E)
+	}
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if ok(s[i]) {
+			b = append(b, s[i])
+		}
+	}
+	return string(b)
+}
+
+// joinTokens joins scope-tokens with single spaces, dropping those that
+// are empty or not valid scope-tokens (RFC 6749 §3.3).
+func joinTokens(ts []string) string {
+	var b strings.Builder
+	for _, t := range ts {
+		if t == "" || quotable(t, false) != t {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+// credentials is what an Authorization header carried.
+type credentials struct {
+	scheme string // SchemeBearer or SchemeDPoP; "" for none or another scheme
+	token  string
+}
+
+// Errors of parseAuthorization; each answers 400 invalid_request.
+var (
+	errMultipleAuthorization = errors.New("auth: more than one Authorization header")
+	errMalformedToken        = errors.New("auth: malformed access token")
+	errTokenTooLarge         = errors.New("auth: access token too large")
+)
+
+// parseAuthorization reads the Authorization header (RFC 6750 §2.1,
+// RFC 9449 §7.1): at most one, of the form `scheme 1*SP b64token`. A
+// missing header or another scheme (Basic, ...) gives empty credentials
+// and no error. A token over maxBytes gives errTokenTooLarge.
+func parseAuthorization(h http.Header, maxBytes int) (credentials, error) {
+	vs := h.Values("Authorization")
+	switch len(vs) {
+	case 0:
+		return credentials{}, nil
+	case 1:
+	default:
+		return credentials{}, errMultipleAuthorization
+	}
+	v := strings.Trim(vs[0], " \t")
+	sp := strings.IndexByte(v, ' ')
+	if sp < 0 {
+		if strings.EqualFold(v, SchemeBearer) || strings.EqualFold(v, SchemeDPoP) {
+			return credentials{}, errMalformedToken
+		}
+		return credentials{}, nil
+	}
+	var c credentials
+	switch name := v[:sp]; {
+	case strings.EqualFold(name, SchemeBearer):
+		c.scheme = SchemeBearer
+	case strings.EqualFold(name, SchemeDPoP):
+		c.scheme = SchemeDPoP
+	default:
+		return credentials{}, nil
+	}
+	tok := strings.TrimLeft(v[sp+1:], " ")
+	if maxBytes > 0 && len(tok) > maxBytes {
+		return credentials{}, errTokenTooLarge
+	}
+	if !isB64Token(tok) {
+		return credentials{}, errMalformedToken
+	}
+	c.token = tok
+	return c, nil
+}
+
+// isB64Token reports whether s is a b64token (RFC 6750 §2.1):
+// 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
+func isB64Token(s string) bool {
+	i := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		if ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') ||
+			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' {
+			continue
+		}
+		break
+	}
+	if i == 0 {
+		return false
+	}
+	for ; i < len(s); i++ {
+		if s[i] != '=' {
+			return false
+		}
+	}
+	return true
+}
+
+// MissingScopes returns the scopes of required that granted lacks, in
+// the order of required, without duplicates.
+func MissingScopes(required, granted []string) []string {
+	var missing []string
+	for _, r := range required {
+		if r == "" || contains(granted, r) || contains(missing, r) {
+			continue
+		}
+		missing = append(missing, r)
+	}
+	return missing
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// InsufficientScope returns nil when granted holds every scope of
+// required. Otherwise it returns the 403 step-up answer: an
+// *pmcp.AuthError whose Bearer challenge has error="insufficient_scope"
+// and lists every scope of required in one scope parameter (never one
+// missing scope at a time, so a client asks for all of them at once).
+// resourceMetadata is the protected resource metadata URL.
+func InsufficientScope(resourceMetadata string, required, granted []string) error {
+	missing := MissingScopes(required, granted)
+	if len(missing) == 0 {
+		return nil
+	}
+	var all []string
+	for _, r := range required {
+		if r != "" && !contains(all, r) {
+			all = append(all, r)
+		}
+	}
+	ch := Challenge{
+		ResourceMetadata: resourceMetadata,
+		Scope:            all,
+		Error:            ErrorInsufficientScope,
+		ErrorDescription: "the request needs scope " + strings.Join(all, " "),
+	}
+	return &pmcp.AuthError{
+		Status:     http.StatusForbidden,
+		Challenges: []string{ch.String()},
+		Err:        &ScopeError{Required: all, Missing: missing},
+	}
+}
+
+// ScopeError is the cause inside the 403 of InsufficientScope.
+type ScopeError struct {
+	Required []string
+	Missing  []string
+}
+
+func (e *ScopeError) Error() string {
+	return "auth: insufficient scope: missing " + strings.Join(e.Missing, " ")
+}

@@ -1,0 +1,116 @@
+package auth
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// FuzzParseAuthorization feeds peer-controlled Authorization headers: no
+// panic, an accepted token is a b64token within the cap, and rendering it
+// back parses to the same credentials.
+func FuzzParseAuthorization(f *testing.F) {
+	for _, s := range []string{"Bearer abc", "DPoP x.y.z", "bearer  a==", "Bearer", "Basic Zm9v", "Bearer a b", "Bearer \x00", ""} {
+		f.Add(s, "")
+	}
+	f.Add("Bearer a", "Bearer b")
+	f.Fuzz(func(t *testing.T, v1, v2 string) {
+		h := http.Header{}
+		if v1 != "" {
+			h.Add("Authorization", v1)
+		}
+		if v2 != "" {
+			h.Add("Authorization", v2)
+		}
+		c, err := parseAuthorization(h, 64)
+		if err != nil {
+			return
+		}
+		if c.scheme == "" {
+			if c.token != "" {
+				t.Fatalf("token without scheme: %+v", c)
+			}
+			return
+		}
+		if len(c.token) > 64 || !isB64Token(c.token) {
+			t.Fatalf("accepted token %q", c.token)
+		}
+		again, err := parseAuthorization(http.Header{"Authorization": {c.scheme + " " + c.token}}, 64)
+		if err != nil || again != c {
+			t.Fatalf("round trip %+v -> %+v, %v", c, again, err)
+		}
+	})
+}
+
+// FuzzChallengeString: whatever a challenge is built from (error
+// descriptions may carry peer-influenced text), the header value is a
+// single line of printable ASCII whose quoted values never break out.
+func FuzzChallengeString(f *testing.F) {
+	f.Add("https://x/.well-known/oauth-protected-resource", "a b", "invalid_token", `bad "quote" \ \r\n`)
+	f.Add("", "", "", "\xff\x00")
+	f.Fuzz(func(t *testing.T, rm, scope, code, desc string) {
+		s := Challenge{ResourceMetadata: rm, Scope: strings.Fields(scope), Error: code, ErrorDescription: desc}.String()
+		for i := 0; i < len(s); i++ {
+			if s[i] < 0x20 || s[i] > 0x7e || s[i] == '\\' {
+				t.Fatalf("byte %#x in %q", s[i], s)
+			}
+		}
+		// Every quote belongs to a name="value" pair: even count, and each
+		// value is followed by the end or ", ".
+		if strings.Count(s, `"`)%2 != 0 {
+			t.Fatalf("odd quotes in %q", s)
+		}
+		rest := strings.TrimPrefix(s, "Bearer")
+		for rest != "" {
+			rest = strings.TrimPrefix(strings.TrimPrefix(rest, " "), ", ")
+			eq := strings.Index(rest, `="`)
+			if eq < 0 {
+				t.Fatalf("no pair in %q", rest)
+			}
+			end := strings.IndexByte(rest[eq+2:], '"')
+			rest = rest[eq+2+end+1:]
+			if rest != "" && !strings.HasPrefix(rest, ", ") {
+				t.Fatalf("value broke out in %q", s)
+			}
+		}
+	})
+}
+
+// FuzzParseJWKS: a hostile or broken JWKS never panics and never yields
+// a key that is not an asymmetric public signing key.
+func FuzzParseJWKS(f *testing.F) {
+	f.Add([]byte(`{"keys":[{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0","kid":"a"}]}`))
+	f.Add([]byte(`{"keys":[{"kty":"oct","k":"AAAA"}]}`))
+	f.Add([]byte(`{"keys":[{"kty":"RSA","n":"","e":"AQAB"}]}`))
+	f.Add([]byte(`{"keys":null}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		keys, err := parseJWKS(b)
+		if err != nil {
+			return
+		}
+		for _, k := range keys {
+			if !asymmetric(k.Key) || !k.IsPublic() {
+				t.Fatalf("unusable key kept: %T", k.Key)
+			}
+		}
+	})
+}
+
+// FuzzNormalizeHTU: a DPoP htu from the peer never panics and is
+// idempotent once normalised.
+func FuzzNormalizeHTU(f *testing.F) {
+	for _, s := range []string{testResource, "HTTPS://MCP.example.com:443/mcp/?q#f", "https://[::1]:80/", "http://%zz", "https://a@b/c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := normalizeHTU(s)
+		if err != nil {
+			return
+		}
+		again, err := normalizeHTU(n)
+		if err != nil || again != n {
+			t.Fatalf("%q -> %q -> %q, %v", s, n, again, err)
+		}
+	})
+}
