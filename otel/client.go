@@ -1,6 +1,7 @@
 package otel
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"time"
@@ -91,7 +92,7 @@ func (c *config) inject(ctx context.Context, r *pmcp.ClientRequest) {
 			return
 		}
 	}
-	if c.useHeaders {
+	if c.useHeaders && r.Session != nil && r.Session.Transport().Name == pmcp.TransportHTTP {
 		if r.Header == nil {
 			r.Header = make(http.Header, len(mc))
 		}
@@ -132,5 +133,6 @@ func resultIsError(raw jsontext.Value) bool {
 	var r struct {
 		IsError bool `json:"isError"`
 	}
-	return len(raw) > 0 && json.Unmarshal(raw, &r) == nil && r.IsError
+	// Most results have no isError member: skip decoding them.
+	return bytes.Contains(raw, []byte(`"isError"`)) && json.Unmarshal(raw, &r) == nil && r.IsError
 }
