@@ -127,7 +127,9 @@ type HTTPClientOptions struct {
 // a modern server, anything else (400, 404 or 405 without a modern body,
 // a legacy error) falls back to initialize. A 401 or 403 ends the attempt
 // at once; a 401 is reported as ErrAuthorizationRequired (or
-// ErrResourceMismatch) wrapping its *HTTPStatusError. The negotiated era
+// ErrResourceMismatch) wrapping its *HTTPStatusError. With opts.OAuth the
+// client first tries to obtain a token (see OAuthConfig); a failure of
+// that flow is returned as the error of the request. The negotiated era
 // is cached per origin within the Client, so later sessions skip the
 // probe (a failure other than a refusal forgets the entry and negotiates
 // afresh).
