@@ -238,6 +238,10 @@ const maxNonceRetries = 2
 
 // RoundTrip implements http.RoundTripper.
 func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !sameOrigin(req.URL, o.endpoint) {
+		// A redirect elsewhere: the token is for this server only.
+		return o.base.RoundTrip(req)
+	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	attempts, nonceRetries := 0, 0
 	for first := true; ; first = false {

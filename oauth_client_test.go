@@ -636,3 +636,38 @@ func TestTokenStoreSecretsAndFile(t *testing.T) {
 		t.Fatalf("MaxEntries not enforced: %d entries", len(m.entries))
 	}
 }
+
+// TestOAuthTokenStaysOnOrigin: a redirect to another origin must not
+// carry the token the transport attaches, nor start an authorization.
+func TestOAuthTokenStaysOnOrigin(t *testing.T) {
+	var mu sync.Mutex
+	var leaked []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		leaked = append(leaked, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+r.Host+`"`)
+		w.WriteHeader(401)
+	}))
+	defer other.Close()
+	f := newFakeAS(t)
+	c, _ := oauthClient(t, f, baseConfig())
+	mustCall(t, c, f, "tools/list")
+	f.set(func() {
+		f.mcp = func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+		}
+	})
+	status, _, err := call(t, c, f.url(), "tools/list")
+	if err != nil || status != 401 {
+		t.Fatalf("status %d, err %v", status, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(leaked) != 1 || leaked[0] != "" {
+		t.Fatalf("the other origin saw Authorization %q", leaked)
+	}
+	if n := f.count("GET /authorize"); n != 1 {
+		t.Fatalf("%d authorizations, want 1", n)
+	}
+}

@@ -239,7 +239,9 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) (status 
 func discoverPRM(ctx context.Context, client *http.Client, endpoint *url.URL, fromChallenge string) (*prmDoc, error) {
 	var candidates []string
 	if fromChallenge != "" {
-		if mu, err := endpoint.Parse(fromChallenge); err == nil && (mu.Scheme == "https" || mu.Scheme == "http") {
+		// Another origin only over https (the document must still name
+		// this endpoint as its resource).
+		if mu, err := endpoint.Parse(fromChallenge); err == nil && (mu.Scheme == "https" || sameOrigin(mu, endpoint)) {
 			candidates = append(candidates, mu.String())
 		}
 	}
