@@ -61,9 +61,11 @@ type OAuthConfig struct {
 	// Grant selects the grant; empty means OAuthGrantAuthorizationCode.
 	Grant OAuthGrant
 
-	// ClientID and ClientSecret are pre-registered credentials. They are
-	// used first, for any authorization server unless ClientIssuer names
-	// the one they belong to.
+	// ClientID and ClientSecret are pre-registered credentials, used
+	// first. They belong to the authorization server ClientIssuer names,
+	// or, when it is empty, to the first one they are used with: when the
+	// server moves to another authorization server they are not presented
+	// there (SEP-2352), and the client registers anew if it can.
 	ClientID     string
 	ClientSecret Secret
 	ClientIssuer string
@@ -190,6 +192,9 @@ type oauthTransport struct {
 	token    Secret
 	dpopTok  bool // token is DPoP-bound
 	terminal error
+	// preIssuer is the issuer the pre-registered client was first used
+	// with (when OAuthConfig.ClientIssuer is empty).
+	preIssuer string
 }
 
 func newOAuthTransport(base http.RoundTripper, cfg *OAuthConfig, endpoint string, log *slog.Logger) (*oauthTransport, error) {

@@ -671,3 +671,27 @@ func TestOAuthTokenStaysOnOrigin(t *testing.T) {
 		t.Fatalf("%d authorizations, want 1", n)
 	}
 }
+
+// TestOAuthPreRegisteredNotReusedAfterMigration: pre-registered
+// credentials stay with the authorization server they were first used
+// with; after a move the client registers at the new one.
+func TestOAuthPreRegisteredNotReusedAfterMigration(t *testing.T) {
+	f := newFakeAS(t)
+	f.as = "/as1"
+	cfg := baseConfig()
+	cfg.ClientID = "pre"
+	c, _ := oauthClient(t, f, cfg)
+	mustCall(t, c, f, "tools/list")
+	f.set(func() { f.as = "/as2" })
+	mustCall(t, c, f, "tools/list")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, r := range f.tokenReqs {
+		if r.as == "/as2" && (r.form.Get("client_id") == "pre" || r.basic == "pre") {
+			t.Fatal("the pre-registered client id was presented to the new authorization server")
+		}
+	}
+	if len(f.registers) != 1 {
+		t.Fatalf("%d registrations, want 1 (at as2)", len(f.registers))
+	}
+}

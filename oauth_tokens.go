@@ -183,7 +183,18 @@ func (o *oauthTransport) ensureClient(ctx context.Context, fs *flowState, grant 
 	if c.ClientID != "" {
 		return nil
 	}
-	preOK := cfg.ClientID != "" && (cfg.ClientIssuer == "" || cfg.ClientIssuer == meta.Issuer)
+	// Pre-registered credentials belong to one authorization server:
+	// ClientIssuer, or else the first one they were used with (SEP-2352).
+	o.mu.Lock()
+	bound := cfg.ClientIssuer
+	if bound == "" {
+		bound = o.preIssuer
+	}
+	preOK := cfg.ClientID != "" && (bound == "" || bound == meta.Issuer)
+	if preOK {
+		o.preIssuer = meta.Issuer
+	}
+	o.mu.Unlock()
 	switch {
 	case preOK:
 		c.ClientID, c.ClientSecret = cfg.ClientID, cfg.ClientSecret
@@ -199,7 +210,7 @@ func (o *oauthTransport) ensureClient(ctx context.Context, fs *flowState, grant 
 	case meta.RegistrationEndpoint != "" && grant == OAuthGrantAuthorizationCode:
 		return o.register(ctx, fs)
 	case cfg.ClientID != "":
-		return fmt.Errorf("%w: the pre-registered client belongs to %s, the server uses %s", ErrOAuthNoRegistration, cfg.ClientIssuer, meta.Issuer)
+		return fmt.Errorf("%w: the pre-registered client belongs to %s, the server now uses %s", ErrOAuthNoRegistration, bound, meta.Issuer)
 	}
 	return fmt.Errorf("%w (%s)", ErrOAuthNoRegistration, meta.Issuer)
 }
