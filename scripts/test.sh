@@ -38,7 +38,7 @@ go test -count=1 -run AllocBudget ./...
 step "bench module builds and vets (run bench/run.sh for the numbers)"
 (cd bench && go vet ./... && go build ./...)
 
-step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1 (separate module)"
+step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1, OAuth vs zitadel/oidc (separate module)"
 (cd interop && go vet ./... && go test -race -count=1 ./...)
 
 if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
