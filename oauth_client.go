@@ -545,3 +545,31 @@ func validateOAuthConfig(cfg *OAuthConfig) error {
 	}
 	return nil
 }
+
+// String describes the configuration without its secrets or keys.
+func (c OAuthConfig) String() string {
+	grant := c.Grant
+	if grant == "" {
+		grant = OAuthGrantAuthorizationCode
+	}
+	s := fmt.Sprintf("OAuthConfig{Grant:%s ClientID:%q RedirectURL:%q ClientMetadataURL:%q Scopes:%q", grant, c.ClientID, c.RedirectURL, c.ClientMetadataURL, c.Scopes)
+	if c.ClientSecret != "" {
+		s += " ClientSecret:" + redacted
+	}
+	if c.PrivateKey != nil {
+		s += " PrivateKey:" + redacted
+	}
+	if c.DPoPKey != nil {
+		s += " DPoPKey:" + redacted
+	}
+	return s + "}"
+}
+
+// GoString implements fmt.GoStringer, as String.
+func (c OAuthConfig) GoString() string { return c.String() }
+
+// Format makes every fmt verb print String.
+func (c OAuthConfig) Format(f fmt.State, _ rune) { fmt.Fprint(f, c.String()) }
+
+// LogValue implements slog.LogValuer, as String.
+func (c OAuthConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }

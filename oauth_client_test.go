@@ -3,6 +3,7 @@ package pmcp
 import (
 	"context"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -693,5 +696,37 @@ func TestOAuthPreRegisteredNotReusedAfterMigration(t *testing.T) {
 	}
 	if len(f.registers) != 1 {
 		t.Fatalf("%d registrations, want 1 (at as2)", len(f.registers))
+	}
+}
+
+// TestOAuthConfigNeverPrintsKeys: printing or logging a configuration
+// shows no secret and no private key material.
+func TestOAuthConfigNeverPrintsKeys(t *testing.T) {
+	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
+	cfg := OAuthConfig{ClientID: "id", ClientSecret: "sekrit", PrivateKey: edKey, DPoPKey: edKey,
+		Enterprise: &OAuthEnterprise{ClientSecret: "idp-sekrit"}}
+	var logged strings.Builder
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("cfg", "c", cfg, "p", &cfg)
+	keyBytes := fmt.Sprint([]byte(edKey)[:8])
+	keyBytes = keyBytes[1 : len(keyBytes)-1]
+	for _, s := range []string{fmt.Sprintf("%v|%+v|%#v", cfg, cfg, cfg), fmt.Sprintf("%v|%+v", &cfg, &cfg), logged.String()} {
+		if strings.Contains(s, "sekrit") || strings.Contains(s, keyBytes) {
+			t.Fatalf("printed configuration leaks a secret: %s", s)
+		}
+	}
+}
+
+// TestOAuthTokenResponseExpiresInString: some servers send expires_in as
+// a string; the token must still be accepted and its expiry known.
+func TestOAuthTokenResponseExpiresInString(t *testing.T) {
+	var tr tokenResponse
+	for _, in := range []string{`{"access_token":"a","expires_in":"3600"}`, `{"access_token":"a","expires_in":3600}`, `{"access_token":"a","expires_in":3600.0}`} {
+		tr = tokenResponse{}
+		if err := json.Unmarshal([]byte(in), &tr); err != nil || tr.ExpiresIn != 3600 {
+			t.Fatalf("%s: expires_in %d, err %v", in, tr.ExpiresIn, err)
+		}
+	}
+	if err := json.Unmarshal([]byte(`{"access_token":"a","expires_in":"soon"}`), &tr); err == nil {
+		t.Fatal("a non-numeric expires_in was accepted")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -17,12 +18,31 @@ import (
 
 // tokenResponse is an RFC 6749 §5.1 access token response.
 type tokenResponse struct {
-	AccessToken     string `json:"access_token"`
-	TokenType       string `json:"token_type"`
-	ExpiresIn       int64  `json:"expires_in"`
-	RefreshToken    string `json:"refresh_token"`
-	Scope           string `json:"scope"`
-	IssuedTokenType string `json:"issued_token_type"`
+	AccessToken     string      `json:"access_token"`
+	TokenType       string      `json:"token_type"`
+	ExpiresIn       flexSeconds `json:"expires_in"`
+	RefreshToken    string      `json:"refresh_token"`
+	Scope           string      `json:"scope"`
+	IssuedTokenType string      `json:"issued_token_type"`
+}
+
+// flexSeconds is expires_in: a JSON number, or (from some servers) a
+// string holding one. Fractions are truncated; negative values are 0.
+type flexSeconds int64
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (f *flexSeconds) UnmarshalJSON(b []byte) error {
+	s := strings.Trim(string(b), `"`)
+	if s == "null" || s == "" {
+		*f = 0
+		return nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v != v {
+		return fmt.Errorf("expires_in %q is not a number", capPeerString(s))
+	}
+	*f = flexSeconds(max(0, min(v, 1<<40)))
+	return nil
 }
 
 const (
