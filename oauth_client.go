@@ -119,6 +119,10 @@ type OAuthConfig struct {
 	// refusing does not loop the client. Zero means
 	// DefaultOAuthMaxAuthorizations.
 	MaxAuthorizations int
+	// FlowTimeout bounds one authorization (discovery, registration, the
+	// user agent step and the token requests), within the request's own
+	// context. Zero means DefaultOAuthFlowTimeout.
+	FlowTimeout time.Duration
 	// HTTPClient sends the requests to authorization servers and metadata
 	// endpoints; nil means one over the session's transport. Redirects
 	// are never followed.
@@ -129,9 +133,8 @@ type OAuthConfig struct {
 // OAuthConfig.MaxAuthorizations.
 const DefaultOAuthMaxAuthorizations = 3
 
-// oauthFlowTimeout bounds one authorization (discovery, registration and
-// token requests), on top of the request's own context.
-const oauthFlowTimeout = 2 * time.Minute
+// DefaultOAuthFlowTimeout is the default of OAuthConfig.FlowTimeout.
+const DefaultOAuthFlowTimeout = 5 * time.Minute
 
 // ErrOAuthPKCEUnsupported: the authorization server does not advertise
 // PKCE with S256, so the client refuses the authorization code grant.
@@ -185,7 +188,8 @@ type oauthTransport struct {
 	log      *slog.Logger
 	now      func() time.Time
 
-	flowMu sync.Mutex // one authorization at a time
+	flowSem chan struct{} // one authorization at a time
+	timeout time.Duration
 
 	mu       sync.Mutex
 	key      TokenKey
@@ -205,7 +209,11 @@ func newOAuthTransport(base http.RoundTripper, cfg *OAuthConfig, endpoint string
 	if err != nil {
 		return nil, err
 	}
-	o := &oauthTransport{base: base, cfg: cfg, endpoint: u, store: cfg.TokenStore, maxAuth: cfg.MaxAuthorizations, log: log, now: time.Now}
+	o := &oauthTransport{base: base, cfg: cfg, endpoint: u, store: cfg.TokenStore, maxAuth: cfg.MaxAuthorizations,
+		log: log, now: time.Now, flowSem: make(chan struct{}, 1), timeout: cfg.FlowTimeout}
+	if o.timeout <= 0 {
+		o.timeout = DefaultOAuthFlowTimeout
+	}
 	if o.store == nil {
 		o.store = &MemoryTokenStore{}
 	}
@@ -310,8 +318,12 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // authorize obtains a new token after the server refused rejected with
 // status (401 or 403) and challenges chs.
 func (o *oauthTransport) authorize(ctx context.Context, status int, chs []authChallenge, rejected Secret) error {
-	o.flowMu.Lock()
-	defer o.flowMu.Unlock()
+	select {
+	case o.flowSem <- struct{}{}:
+		defer func() { <-o.flowSem }()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	o.mu.Lock()
 	if o.terminal != nil {
 		err := o.terminal
@@ -324,7 +336,7 @@ func (o *oauthTransport) authorize(ctx context.Context, status int, chs []authCh
 		return nil
 	}
 	o.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, oauthFlowTimeout)
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	err := o.flow(ctx, status, chs, rejected)
 	if err != nil {
@@ -424,7 +436,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []authChallen
 	}
 	if err != nil {
 		var oe *OAuthError
-		if grant != OAuthGrantAuthorizationCode && errors.As(err, &oe) {
+		if grant != OAuthGrantAuthorizationCode && errors.As(err, &oe) && permanentGrantError(oe.Code) {
 			// Non-interactive grants are not retried: the same
 			// credentials would be refused again.
 			o.mu.Lock()
@@ -435,6 +447,16 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []authChallen
 	}
 	fs.creds.Scopes = scopes
 	return o.accept(ctx, fs, tr)
+}
+
+// permanentGrantError reports whether a token endpoint error means the
+// same credentials will be refused again (RFC 6749 §5.2, RFC 7523 §3.1).
+func permanentGrantError(code string) bool {
+	switch code {
+	case "invalid_grant", "invalid_client", "invalid_scope", "unauthorized_client", "unsupported_grant_type":
+		return true
+	}
+	return false
 }
 
 // canonicalResource is the endpoint as an RFC 8707 resource: lower-case

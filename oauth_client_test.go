@@ -730,3 +730,41 @@ func TestOAuthTokenResponseExpiresInString(t *testing.T) {
 		t.Fatal("a non-numeric expires_in was accepted")
 	}
 }
+
+// TestOAuthWaitingForFlowHonoursContext: a request that waits for
+// another request's authorization (here stuck at the user agent) gives
+// up when its own context ends.
+func TestOAuthWaitingForFlowHonoursContext(t *testing.T) {
+	f := newFakeAS(t)
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	cfg := baseConfig()
+	cfg.Authorize = func(ctx context.Context, u string) (string, error) {
+		close(entered)
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return autoApprove(ctx, u)
+	}
+	c, _ := oauthClient(t, f, cfg)
+	first := make(chan error, 1)
+	go func() {
+		_, _, err := call(t, c, f.url(), "tools/list")
+		first <- err
+	}()
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.url(), strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+	start := time.Now()
+	_, err := c.Do(req)
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+		t.Fatalf("waiting request: err %v after %v", err, time.Since(start))
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("first request: %v", err)
+	}
+}
