@@ -174,6 +174,7 @@ func (sess *httpSession) context() context.Context {
 // end cancels the session's requests, ends its streams and calls, and
 // drops its stored events.
 func (sess *httpSession) end() {
+	defer sess.ss.finish()
 	sess.mu.Lock()
 	if sess.ended {
 		sess.mu.Unlock()

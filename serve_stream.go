@@ -96,6 +96,7 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 		}
 	}()
 	err := conn.Run(ctx)
+	ss.finish()
 	_ = conn.Close()
 	s.listeners.remove(l)
 	stopPump()
