@@ -58,7 +58,9 @@ func serveInProcess(t *testing.T, args ...string) (endpoint string, stderr *watc
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr = &watchWriter{url: make(chan string, 1)}
 	done = make(chan int, 1)
-	go func() { done <- serve(ctx, append([]string{"--http", "127.0.0.1:0"}, args...), nil, io.Discard, stderr) }()
+	go func() {
+		done <- serve(ctx, append([]string{"--http", "127.0.0.1:0"}, args...), nil, io.Discard, stderr)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
