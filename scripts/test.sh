@@ -56,7 +56,7 @@ go test -count=1 -run AllocBudget ./...
 step "bench module builds and vets (run bench/run.sh for the numbers)"
 (cd bench && go vet ./... && go build ./...)
 
-step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1, OAuth vs zitadel/oidc (separate module)"
+step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1; OAuth client and resource server vs zitadel/oidc (separate module)"
 (cd interop && go vet ./... && go test -race -count=1 ./...)
 
 step "otel module: OpenTelemetry middleware and exporters (separate module: the core never needs the OTel SDK)"
