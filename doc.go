@@ -58,5 +58,7 @@
 // ScopeErrorCode. Scoped entries stay visible in the list results: a
 // client must discover an operation to step up for it, and list results
 // are the same for every caller of an era. Use DenyTools or DenyPrompts
-// to hide entries instead.
+// to hide entries instead. resources/subscribe and completion/complete
+// are not checked: an update notification carries only the URI, and
+// reading it is checked.
 package pmcp
