@@ -46,7 +46,7 @@ func TestAllocBudgetServe(t *testing.T) {
 	d, stop := startLegacyDriver(t)
 	defer stop()
 	legacy, modern := []byte(benchEchoLegacy), []byte(benchEchoModern)
-	// A whole tools/call through Server.Serve and jsonrpc.Conn: decode,
+	// A whole tools/call through Server.Serve and rpcconn.Conn: decode,
 	// dispatch, result encoding, the Conn's request context.
 	checkAllocs(t, "Serve legacy tools/call", 10, func() { d.roundTrip(legacy) })
 	checkAllocs(t, "Serve modern tools/call", 14, func() { d.roundTrip(modern) })

@@ -671,7 +671,7 @@ func writeJSONBody(w http.ResponseWriter, status int, b []byte) {
 }
 
 // encodeResponse builds and encodes the response of a dispatched request,
-// marshaling the result once. It mirrors jsonrpc.Conn: a *jsonrpc.Error
+// marshaling the result once. It mirrors rpcconn.Conn: a *jsonrpc.Error
 // keeps its code, any other error becomes -32603.
 func (h *StreamableHTTPHandler) encodeResponse(id jsonrpc.ID, res any, err error) (b []byte, code int64) {
 	return h.appendResponse(nil, id, res, err)

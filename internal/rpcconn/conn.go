@@ -1,10 +1,11 @@
-package jsonrpc
+package rpcconn
 
 import (
 	"context"
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gopmcp/pmcp/jsonrpc"
 	"io"
 	"log/slog"
 	"runtime/debug"
@@ -15,12 +16,6 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
-
-// ErrClosed is returned by calls on a connection that is gone: [Conn.Call]
-// after the peer closed its side, after a fatal read error or after
-// [Conn.Close], and by [Conn.Run] after Close. Errors that carry a cause
-// wrap it, so test with errors.Is.
-var ErrClosed = errors.New("jsonrpc: connection closed")
 
 // ErrNoResponse, returned (possibly wrapped) by a [Handler] for a request,
 // makes the [Conn] send no response at all. Use it only when the protocol
@@ -39,9 +34,9 @@ type Handler interface {
 	//
 	// For a request, a nil error sends result as the response's result (see
 	// [ConnOptions].MarshalResult). A non-nil error sends an error response:
-	// if errors.As finds an *[Error] in it, that object is sent as is;
+	// if errors.As finds an *[jsonrpc.Error] in it, that object is sent as is;
 	// [ErrNoResponse] sends nothing; any other error becomes code -32603
-	// ([CodeInternalError]) with err.Error() as the message, so do not put
+	// ([jsonrpc.CodeInternalError]) with err.Error() as the message, so do not put
 	// secrets in error texts that may reach a handler's return value. A
 	// panic becomes -32603 "internal error: handler panicked"; the panic
 	// value and stack go to the Logger only.
@@ -58,14 +53,16 @@ type Handler interface {
 	// [ConnOptions].DrainTimeout expires after the peer closed, and after
 	// Handle returns. A notification's ctx is shared by all notifications
 	// and ends only with Run. It carries no values meant for handlers.
-	Handle(ctx context.Context, req *Request) (result any, err error)
+	Handle(ctx context.Context, req *jsonrpc.Request) (result any, err error)
 }
 
 // HandlerFunc adapts a function to [Handler].
-type HandlerFunc func(ctx context.Context, req *Request) (any, error)
+type HandlerFunc func(ctx context.Context, req *jsonrpc.Request) (any, error)
 
 // Handle calls f(ctx, req).
-func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
+func (f HandlerFunc) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	return f(ctx, req)
+}
 
 // ConnOptions configures a [Conn]. The zero value is ready to use.
 type ConnOptions struct {
@@ -106,7 +103,7 @@ type ConnOptions struct {
 	// notifications/cancelled; Conn itself sends nothing. It runs in the
 	// goroutine of Call, before Call returns, and only when the request had
 	// really been sent and not answered.
-	OnCallCancelled func(id ID, method string, cause error)
+	OnCallCancelled func(id jsonrpc.ID, method string, cause error)
 }
 
 // ConnStats is a snapshot of a connection's counters.
@@ -126,7 +123,7 @@ type ConnStats struct {
 	DecodeErrors uint64
 }
 
-// Conn is a JSON-RPC 2.0 endpoint over a [Stream], serving both directions:
+// Conn is a JSON-RPC 2.0 endpoint over a [jsonrpc.Stream], serving both directions:
 // it dispatches the peer's requests and notifications to a [Handler] and
 // lets this side call and notify the peer. It is the engine used under
 // every stream transport.
@@ -142,17 +139,17 @@ type ConnStats struct {
 // dispatched; ids are reusable once their response has been written (or the
 // request was cancelled with CancelIncoming).
 type Conn struct {
-	s               Stream
+	s               jsonrpc.Stream
 	h               Handler
 	marshal         func(any) (jsontext.Value, error)
 	log             *slog.Logger
-	onCallCancelled func(ID, string, error)
+	onCallCancelled func(jsonrpc.ID, string, error)
 	drainTimeout    time.Duration
 	sem             chan struct{} // nil when unbounded
 	pending         *Pending
 
 	mu       sync.Mutex // guards incoming; held only for map operations
-	incoming map[ID]*incoming
+	incoming map[jsonrpc.ID]*incoming
 
 	wg       sync.WaitGroup // requests being served
 	inFlight atomic.Int64
@@ -184,7 +181,7 @@ type Conn struct {
 // NewConn returns a connection that serves h over s. A nil h answers every
 // request with -32601 (method not found), for endpoints that only call.
 // The stream is owned by the Conn from now on: [Conn.Close] closes it.
-func NewConn(s Stream, h Handler, opts ConnOptions) *Conn {
+func NewConn(s jsonrpc.Stream, h Handler, opts ConnOptions) *Conn {
 	c := &Conn{
 		readDone:        make(chan struct{}),
 		workq:           make(chan work),
@@ -196,7 +193,7 @@ func NewConn(s Stream, h Handler, opts ConnOptions) *Conn {
 		onCallCancelled: opts.OnCallCancelled,
 		drainTimeout:    opts.DrainTimeout,
 		pending:         NewPending(),
-		incoming:        make(map[ID]*incoming),
+		incoming:        make(map[jsonrpc.ID]*incoming),
 	}
 	if c.marshal == nil {
 		c.marshal = marshalDefault
@@ -251,7 +248,7 @@ func (in *incoming) Value(key any) any {
 // work is one request handed to a worker.
 type work struct {
 	runCtx context.Context
-	req    *Request
+	req    *jsonrpc.Request
 	in     *incoming
 }
 
@@ -263,7 +260,7 @@ const maxIdleWorkers = 16
 // connection ends, and returns why:
 //
 //   - The peer closes its side (the stream reports io.EOF): Run stops
-//     reading, fails all pending outgoing calls with [ErrClosed] at once (no
+//     reading, fails all pending outgoing calls with [jsonrpc.ErrClosed] at once (no
 //     answer can arrive any more), then waits for the in-flight request
 //     handlers to finish and their responses to be written, and returns nil.
 //     Handler contexts stay live during this drain unless
@@ -273,7 +270,7 @@ const maxIdleWorkers = 16
 //   - [Conn.Close] is called: as for ctx, but Run returns ErrClosed.
 //   - Any other read error is fatal: as for ctx, but Run returns that error.
 //
-// A read error that is a *[DecodeError] is not fatal: Run writes its
+// A read error that is a *[jsonrpc.DecodeError] is not fatal: Run writes its
 // Response (an error response, with a null id when the id was unreadable;
 // nothing when Response returns nil) and reads on. Run relies on Stream.Read returning when its ctx is done.
 // Run does not close the stream; call Close for that. Run may be called
@@ -290,7 +287,7 @@ func (c *Conn) Run(ctx context.Context) error {
 	switch {
 	case c.closed:
 		c.life.Unlock()
-		return ErrClosed
+		return jsonrpc.ErrClosed
 	case c.running:
 		c.life.Unlock()
 		return errors.New("jsonrpc: Conn.Run called more than once")
@@ -305,7 +302,7 @@ func (c *Conn) Run(ctx context.Context) error {
 	eof := errors.Is(readErr, io.EOF)
 	if eof && ctx.Err() == nil && !c.closing.Load() {
 		// Graceful: let the handlers finish and answer.
-		c.pending.CloseAll(ErrClosed)
+		c.pending.CloseAll(jsonrpc.ErrClosed)
 		if c.drainTimeout > 0 {
 			t := time.AfterFunc(c.drainTimeout, func() {
 				c.log.Warn("jsonrpc: drain timeout after peer closed; cancelling handlers",
@@ -317,9 +314,9 @@ func (c *Conn) Run(ctx context.Context) error {
 	} else {
 		stop()
 		if eof || ctx.Err() != nil || c.closing.Load() {
-			c.pending.CloseAll(ErrClosed)
+			c.pending.CloseAll(jsonrpc.ErrClosed)
 		} else {
-			c.pending.CloseAll(fmt.Errorf("%w: %w", ErrClosed, readErr))
+			c.pending.CloseAll(fmt.Errorf("%w: %w", jsonrpc.ErrClosed, readErr))
 		}
 	}
 	c.wg.Wait()
@@ -330,7 +327,7 @@ func (c *Conn) Run(ctx context.Context) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case c.closing.Load():
-		return ErrClosed
+		return jsonrpc.ErrClosed
 	case eof:
 		return nil
 	}
@@ -347,7 +344,7 @@ func (c *Conn) readLoop(ctx, hbase context.Context) error {
 		}
 		m, err := c.s.Read(ctx)
 		if err != nil {
-			var de *DecodeError
+			var de *jsonrpc.DecodeError
 			if errors.As(err, &de) {
 				c.decodeErrors.Add(1)
 				c.log.DebugContext(ctx, "jsonrpc: malformed message", "error", err)
@@ -357,11 +354,11 @@ func (c *Conn) readLoop(ctx, hbase context.Context) error {
 			return err
 		}
 		switch m := m.(type) {
-		case *Response:
+		case *jsonrpc.Response:
 			if !c.pending.Resolve(m) {
 				c.log.DebugContext(ctx, "jsonrpc: dropped response with unknown id", "id", m.ID.String())
 			}
-		case *Request:
+		case *jsonrpc.Request:
 			if m.IsNotification() {
 				c.handleNotification(hbase, m)
 			} else if err := c.dispatch(ctx, hbase, m); err != nil {
@@ -372,7 +369,7 @@ func (c *Conn) readLoop(ctx, hbase context.Context) error {
 }
 
 // handleNotification runs the handler inline; nothing is ever answered.
-func (c *Conn) handleNotification(ctx context.Context, req *Request) {
+func (c *Conn) handleNotification(ctx context.Context, req *jsonrpc.Request) {
 	if _, err := c.invoke(ctx, req); err != nil {
 		c.log.DebugContext(ctx, "jsonrpc: notification handler failed", "method", req.Method, "error", err)
 	}
@@ -380,7 +377,7 @@ func (c *Conn) handleNotification(ctx context.Context, req *Request) {
 
 // dispatch registers req and starts its handler goroutine once a
 // concurrency slot is free. It fails only when ctx ends while waiting.
-func (c *Conn) dispatch(runCtx, hbase context.Context, req *Request) error {
+func (c *Conn) dispatch(runCtx, hbase context.Context, req *jsonrpc.Request) error {
 	hctx, cancel := context.WithCancel(hbase)
 	in := &incoming{Context: hctx, c: c, cancel: cancel}
 
@@ -392,7 +389,7 @@ func (c *Conn) dispatch(runCtx, hbase context.Context, req *Request) error {
 	c.mu.Unlock()
 	if dup {
 		cancel()
-		c.reply(runCtx, &Response{ID: req.ID, Error: NewError(CodeInvalidRequest, "duplicate request id")})
+		c.reply(runCtx, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "duplicate request id")})
 		return nil
 	}
 
@@ -451,7 +448,7 @@ func (c *Conn) worker(w work) {
 }
 
 // unregister removes in from the in-flight map unless CancelIncoming did.
-func (c *Conn) unregister(id ID, in *incoming) (abandoned bool) {
+func (c *Conn) unregister(id jsonrpc.ID, in *incoming) (abandoned bool) {
 	c.mu.Lock()
 	abandoned = in.abandoned
 	if !abandoned {
@@ -462,7 +459,7 @@ func (c *Conn) unregister(id ID, in *incoming) (abandoned bool) {
 }
 
 // serve runs one request's handler and writes its response.
-func (c *Conn) serve(runCtx, hctx context.Context, req *Request, in *incoming) {
+func (c *Conn) serve(runCtx, hctx context.Context, req *jsonrpc.Request, in *incoming) {
 	defer c.wg.Done()
 	defer in.finish()
 	counted := true
@@ -487,9 +484,9 @@ func (c *Conn) serve(runCtx, hctx context.Context, req *Request, in *incoming) {
 }
 
 // invoke calls the handler, turning a panic into an internal error.
-func (c *Conn) invoke(ctx context.Context, req *Request) (res any, err error) {
+func (c *Conn) invoke(ctx context.Context, req *jsonrpc.Request) (res any, err error) {
 	if c.h == nil {
-		return nil, NewError(CodeMethodNotFound, "method not found")
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found")
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -497,7 +494,7 @@ func (c *Conn) invoke(ctx context.Context, req *Request) (res any, err error) {
 			c.log.ErrorContext(ctx, "jsonrpc: handler panicked",
 				"method", req.Method, "id", req.ID.String(),
 				"panic", v, "stack", string(debug.Stack()))
-			res, err = nil, NewError(CodeInternalError, "internal error: handler panicked")
+			res, err = nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: handler panicked")
 		}
 	}()
 	return c.h.Handle(ctx, req)
@@ -506,28 +503,28 @@ func (c *Conn) invoke(ctx context.Context, req *Request) (res any, err error) {
 // response builds the response for a handler's outcome, marshaling the
 // result exactly once. A panic while marshaling (in a MarshalJSON method or
 // a custom MarshalResult) is recovered like a handler panic.
-func (c *Conn) response(id ID, res any, err error) (r *Response) {
+func (c *Conn) response(id jsonrpc.ID, res any, err error) (r *jsonrpc.Response) {
 	defer func() {
 		if v := recover(); v != nil {
 			c.panics.Add(1)
 			c.log.Error("jsonrpc: marshaling a result panicked",
 				"id", id.String(), "panic", v, "stack", string(debug.Stack()))
-			r = &Response{ID: id, Error: NewError(CodeInternalError, "internal error: cannot marshal result")}
+			r = &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot marshal result")}
 		}
 	}()
 	if err != nil {
-		var e *Error
+		var e *jsonrpc.Error
 		if errors.As(err, &e) && e != nil {
-			return &Response{ID: id, Error: e}
+			return &jsonrpc.Response{ID: id, Error: e}
 		}
-		return &Response{ID: id, Error: NewError(CodeInternalError, err.Error())}
+		return &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())}
 	}
 	raw, err := c.marshalValue(res)
 	if err != nil {
 		c.log.Error("jsonrpc: cannot marshal result", "id", id.String(), "error", err)
-		return &Response{ID: id, Error: NewError(CodeInternalError, "internal error: cannot marshal result")}
+		return &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot marshal result")}
 	}
-	return &Response{ID: id, Result: raw}
+	return &jsonrpc.Response{ID: id, Result: raw}
 }
 
 var errInvalidRaw = errors.New("jsonrpc: raw JSON value is not valid")
@@ -571,7 +568,7 @@ func (c *Conn) marshalParams(method string, params any) (jsontext.Value, error) 
 
 // reply writes a response, logging failures (there is no one to return
 // them to).
-func (c *Conn) reply(ctx context.Context, r *Response) {
+func (c *Conn) reply(ctx context.Context, r *jsonrpc.Response) {
 	if r == nil {
 		return
 	}
@@ -585,8 +582,8 @@ func (c *Conn) reply(ctx context.Context, r *Response) {
 }
 
 // Call sends a request to the peer and waits for its response. It returns
-// the raw result, or the peer's *[Error] (use errors.As), or an error
-// wrapping [ErrClosed] when the connection ends first, or the write error.
+// the raw result, or the peer's *[jsonrpc.Error] (use errors.As), or an error
+// wrapping [jsonrpc.ErrClosed] when the connection ends first, or the write error.
 //
 // When ctx ends before the answer, Call forgets the request (a late answer
 // is dropped and counted in [ConnStats].DroppedResponses), calls
@@ -607,7 +604,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (jsontext.Va
 		c.pending.Forget(id)
 		return nil, err
 	}
-	if err := c.s.Write(ctx, &Request{ID: id, Method: method, Params: raw}); err != nil {
+	if err := c.s.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: raw}); err != nil {
 		c.pending.Forget(id)
 		if cerr := c.pending.Err(); cerr != nil {
 			return nil, cerr
@@ -633,16 +630,16 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (jsontext.Va
 }
 
 // Notify sends a notification to the peer. Params are marshaled as for
-// [Conn.Call]. After [Conn.Close] it returns [ErrClosed].
+// [Conn.Call]. After [Conn.Close] it returns [jsonrpc.ErrClosed].
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if c.closing.Load() {
-		return ErrClosed
+		return jsonrpc.ErrClosed
 	}
 	raw, err := c.marshalParams(method, params)
 	if err != nil {
 		return err
 	}
-	return c.s.Write(ctx, &Request{Method: method, Params: raw})
+	return c.s.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
 }
 
 // CancelIncoming cancels the context of the in-flight incoming request with
@@ -650,7 +647,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 // request is forgotten at once: its response, if the handler still
 // produces one, is not sent, and the peer may reuse the id immediately.
 // It reports false when no such request is in flight.
-func (c *Conn) CancelIncoming(id ID) bool {
+func (c *Conn) CancelIncoming(id jsonrpc.ID) bool {
 	c.mu.Lock()
 	in, ok := c.incoming[id]
 	if ok {
@@ -664,7 +661,7 @@ func (c *Conn) CancelIncoming(id ID) bool {
 	return ok
 }
 
-// Close closes the stream, fails pending calls with [ErrClosed] and makes
+// Close closes the stream, fails pending calls with [jsonrpc.ErrClosed] and makes
 // Run cancel the in-flight handlers and return ErrClosed. It does not wait
 // for Run to return, so handlers may call it. Later calls return the first
 // call's result.
@@ -678,7 +675,7 @@ func (c *Conn) Close() error {
 		if stop != nil {
 			stop()
 		}
-		c.pending.CloseAll(ErrClosed)
+		c.pending.CloseAll(jsonrpc.ErrClosed)
 		c.closeErr = c.s.Close()
 	})
 	return c.closeErr
