@@ -21,6 +21,7 @@ func checkAllocs(t *testing.T, name string, budget float64, f func()) {
 	if raceEnabled {
 		return
 	}
+	t.Logf("%s: %.1f allocations per request (budget %.0f)", name, got, budget)
 	if got > budget {
 		t.Errorf("%s: %.1f allocations per request, budget %.0f", name, got, budget)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/reqstate"
 )
@@ -99,7 +100,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 	defer func() {
 		if r := recover(); r != nil {
 			s.logger.Error("pmcp: handler panicked", "method", req.Method, "id", req.ID.String(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: handler panicked"}
+			res, err = nil, rpcconn.PanicError()
 		}
 	}()
 	rs := env.state

@@ -2,7 +2,6 @@ package rpcconn
 
 import (
 	"context"
-	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -494,61 +493,27 @@ func (c *Conn) invoke(ctx context.Context, req *jsonrpc.Request) (res any, err e
 			c.log.ErrorContext(ctx, "jsonrpc: handler panicked",
 				"method", req.Method, "id", req.ID.String(),
 				"panic", v, "stack", string(debug.Stack()))
-			res, err = nil, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: handler panicked")
+			res, err = nil, PanicError()
 		}
 	}()
 	return c.h.Handle(ctx, req)
 }
 
-// response builds the response for a handler's outcome, marshaling the
-// result exactly once. A panic while marshaling (in a MarshalJSON method or
-// a custom MarshalResult) is recovered like a handler panic.
-func (c *Conn) response(id jsonrpc.ID, res any, err error) (r *jsonrpc.Response) {
-	defer func() {
-		if v := recover(); v != nil {
-			c.panics.Add(1)
-			c.log.Error("jsonrpc: marshaling a result panicked",
-				"id", id.String(), "panic", v, "stack", string(debug.Stack()))
-			r = &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot marshal result")}
-		}
-	}()
-	if err != nil {
-		var e *jsonrpc.Error
-		if errors.As(err, &e) && e != nil {
-			return &jsonrpc.Response{ID: id, Error: e}
-		}
-		return &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())}
+// response builds the response for a handler's outcome (see [Resolve]),
+// marshaling the result exactly once. A panic while marshaling (in a
+// MarshalJSON method or a custom MarshalResult) is counted and logged like
+// a handler panic.
+func (c *Conn) response(id jsonrpc.ID, res any, err error) *jsonrpc.Response {
+	out := Resolve(res, err, c.marshal)
+	switch {
+	case out.Panic != nil:
+		c.panics.Add(1)
+		c.log.Error("jsonrpc: marshaling a result panicked",
+			"id", id.String(), "panic", out.Panic, "stack", string(out.Stack))
+	case out.MarshalErr != nil:
+		c.log.Error("jsonrpc: cannot marshal result", "id", id.String(), "error", out.MarshalErr)
 	}
-	raw, err := c.marshalValue(res)
-	if err != nil {
-		c.log.Error("jsonrpc: cannot marshal result", "id", id.String(), "error", err)
-		return &jsonrpc.Response{ID: id, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot marshal result")}
-	}
-	return &jsonrpc.Response{ID: id, Result: raw}
-}
-
-var errInvalidRaw = errors.New("jsonrpc: raw JSON value is not valid")
-
-// marshalValue turns v into JSON, passing raw JSON through after checking it.
-func (c *Conn) marshalValue(v any) (jsontext.Value, error) {
-	var raw jsontext.Value
-	switch v := v.(type) {
-	case nil:
-		return jsontext.Value("null"), nil
-	case jsontext.Value:
-		raw = v
-	case stdjson.RawMessage:
-		raw = jsontext.Value(v)
-	default:
-		return c.marshal(v)
-	}
-	if len(raw) == 0 {
-		return jsontext.Value("null"), nil
-	}
-	if !raw.IsValid() {
-		return nil, errInvalidRaw
-	}
-	return raw, nil
+	return &jsonrpc.Response{ID: id, Result: out.Result, Error: out.Error}
 }
 
 // marshalParams marshals outgoing params; nil and JSON null mean "absent".
@@ -556,7 +521,7 @@ func (c *Conn) marshalParams(method string, params any) (jsontext.Value, error) 
 	if params == nil {
 		return nil, nil
 	}
-	raw, err := c.marshalValue(params)
+	raw, err := marshalValue(params, c.marshal)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: marshal params of %q: %w", method, err)
 	}
