@@ -106,7 +106,7 @@ func accessEra(req *jsonrpc.Request, rs *reqState) (Era, string) {
 	if v := rs.meta.ProtocolVersion; v != nil {
 		return EraModern, *v
 	}
-	if rs.meta.ClientCapabilities != nil || ss == nil || req.Method == MethodDiscover {
+	if ss == nil || decideEra(req.Method, false, rs.meta.ClientCapabilities != nil) == EraModern {
 		return EraModern, ""
 	}
 	if spc := ss.protocol(); spc != nil {

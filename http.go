@@ -512,18 +512,11 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		// The params are read once here, for the transport and for the
 		// dispatcher (see dispatch_params.go).
 		rs := new(reqState)
-		var pk peekedRequest
-		if len(m.Params) == 0 || m.Params.Kind() == '{' {
-			rs.params.scan(m.Params)
-		}
+		rs.params.scan(m.Params)
 		rs.env.state = rs
 		rs.env.httpReq = r
-		if rs.params.ok {
-			rs.env.params = &rs.params
-			pk = rs.params.peek(m.Method)
-		} else {
-			pk = peekRequest(m.Method, m.Params)
-		}
+		rs.env.params = &rs.params
+		pk := rs.params.peek(m.Method)
 		if pk.modern || (headerModern && m.Method != MethodInitialize) {
 			h.serveModern(w, r, m, &pk, auth, rs)
 			return
