@@ -346,7 +346,7 @@ func (hb *httpBench) serve() {
 // tools/call on an initialized session and a modern one with its headers.
 func newBenchHTTP(tb testing.TB) (h *StreamableHTTPHandler, legacy, modern *httpBench) {
 	tb.Helper()
-	h = NewStreamableHTTPHandler(newBenchServer(tb), &StreamableHTTPOptions{JSONResponse: true})
+	h = NewStreamableHTTPHandler(newBenchServer(tb), StreamableHTTPOptions{JSONResponse: true})
 	init := newHTTPBench(tb, h, benchInitialize, http.Header{})
 	init.serve()
 	sid := init.w.h.Get(headerSessionID)
@@ -397,7 +397,7 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 // options: the client accepts SSE, so legacy requests get a primed event
 // stream (through the event store) and modern ones a stream goroutine.
 func BenchmarkHTTPToolsCallSSE(b *testing.B) {
-	h := NewStreamableHTTPHandler(newBenchServer(b), nil)
+	h := NewStreamableHTTPHandler(newBenchServer(b), StreamableHTTPOptions{})
 	defer h.Close()
 	init := newHTTPBench(b, h, benchInitialize, http.Header{})
 	init.serve()
@@ -430,7 +430,7 @@ func BenchmarkHTTPToolsCallSSE(b *testing.B) {
 // BenchmarkHTTPInitialize opens one legacy session per iteration; sessions
 // are ended every 1,000 so the cap is never reached.
 func BenchmarkHTTPInitialize(b *testing.B) {
-	h := NewStreamableHTTPHandler(newBenchServer(b), &StreamableHTTPOptions{JSONResponse: true, MaxSessions: -1})
+	h := NewStreamableHTTPHandler(newBenchServer(b), StreamableHTTPOptions{JSONResponse: true, MaxSessions: -1})
 	defer h.Close()
 	init := newHTTPBench(b, h, benchInitialize, http.Header{})
 	b.ReportAllocs()

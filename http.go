@@ -59,7 +59,8 @@ const (
 )
 
 // StreamableHTTPOptions configures a StreamableHTTPHandler. The zero value
-// (and a nil pointer) is ready to use: every field says what zero means.
+// is ready to use: every field says what zero means (see the options
+// convention in the package documentation).
 type StreamableHTTPOptions struct {
 	// JSONResponse answers every request with one application/json body
 	// instead of an SSE stream. Progress and log notifications are then
@@ -210,12 +211,10 @@ type StreamableHTTPHandler struct {
 	storeErrs atomic.Uint64
 }
 
-// NewStreamableHTTPHandler returns a handler serving s. opts may be nil.
-func NewStreamableHTTPHandler(s *Server, opts *StreamableHTTPOptions) *StreamableHTTPHandler {
-	var o StreamableHTTPOptions
-	if opts != nil {
-		o = *opts
-	}
+// NewStreamableHTTPHandler returns a handler serving s. The zero opts
+// means every default.
+func NewStreamableHTTPHandler(s *Server, opts StreamableHTTPOptions) *StreamableHTTPHandler {
+	o := opts
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}

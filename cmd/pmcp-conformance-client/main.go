@@ -134,7 +134,7 @@ func (sc *scenario) connect(ctx context.Context) (*pmcp.ClientSession, error) {
 		Elicitation: sc.elicit,
 		Logger:      sc.log,
 	})
-	return c.ConnectHTTP(ctx, sc.url, nil)
+	return c.ConnectHTTP(ctx, sc.url, pmcp.HTTPClientOptions{})
 }
 
 // elicit accepts every form elicitation, filling in the schema's defaults
