@@ -60,11 +60,19 @@ func Resolve(res any, err error, marshal func(any) (jsontext.Value, error)) (out
 // ErrorOf maps a handler's error to the error object sent for it: the
 // *jsonrpc.Error in its chain, or -32603 with its text.
 func ErrorOf(err error) *jsonrpc.Error {
+	if e := AsError(err); e != nil {
+		return e
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())
+}
+
+// AsError returns the non-nil *jsonrpc.Error in err's chain, or nil.
+func AsError(err error) *jsonrpc.Error {
 	var e *jsonrpc.Error
 	if errors.As(err, &e) && e != nil {
 		return e
 	}
-	return jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())
+	return nil
 }
 
 // PanicError is the error object sent for a handler that panicked; the
