@@ -142,13 +142,11 @@ type HTTPClientOptions struct {
 // instead of sending notifications/cancelled. Legacy sessions keep the
 // Mcp-Session-Id, open the standalone GET stream, resume broken SSE
 // streams with Last-Event-ID and end with DELETE on Close.
-func (c *Client) ConnectHTTP(ctx context.Context, endpoint string, opts *HTTPClientOptions) (*ClientSession, error) {
+func (c *Client) ConnectHTTP(ctx context.Context, endpoint string, options HTTPClientOptions) (*ClientSession, error) {
+	opts := &options
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("pmcp: ConnectHTTP: %q is not an http(s) URL", endpoint)
-	}
-	if opts == nil {
-		opts = &HTTPClientOptions{}
 	}
 	if err := validateOAuthConfig(opts.OAuth); err != nil {
 		return nil, err

@@ -21,12 +21,12 @@ func TestClientSessionID(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h := NewStreamableHTTPHandler(srv, nil)
+	h := NewStreamableHTTPHandler(srv, StreamableHTTPOptions{})
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 	defer h.Close()
 	for _, era := range []Era{EraLegacy, EraModern} {
-		cs, err := NewClient(ClientOptions{Era: era}).ConnectHTTP(ctx, ts.URL, nil)
+		cs, err := NewClient(ClientOptions{Era: era}).ConnectHTTP(ctx, ts.URL, HTTPClientOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

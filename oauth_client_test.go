@@ -126,7 +126,7 @@ func TestOAuthEndToEndConnectHTTP(t *testing.T) {
 	c := NewClient(ClientOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := c.ConnectHTTP(ctx, f.url(), &HTTPClientOptions{OAuth: baseConfig()})
+	s, err := c.ConnectHTTP(ctx, f.url(), HTTPClientOptions{OAuth: baseConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestOAuthEndToEndConnectHTTP(t *testing.T) {
 		t.Fatalf("the server saw %d requests", len(inner.seen))
 	}
 	// Without OAuth the same server is ErrAuthorizationRequired.
-	if _, err := c.ConnectHTTP(ctx, f.url(), nil); !errors.Is(err, ErrAuthorizationRequired) {
+	if _, err := c.ConnectHTTP(ctx, f.url(), HTTPClientOptions{}); !errors.Is(err, ErrAuthorizationRequired) {
 		t.Fatalf("without OAuth: %v", err)
 	}
 }
@@ -598,7 +598,7 @@ func TestOAuthConfigValidation(t *testing.T) {
 		{Grant: OAuthGrantEnterprise},
 		{Grant: "magic"},
 	} {
-		_, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), "http://127.0.0.1:1/mcp", &HTTPClientOptions{OAuth: cfg})
+		_, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), "http://127.0.0.1:1/mcp", HTTPClientOptions{OAuth: cfg})
 		if err == nil || !strings.Contains(err.Error(), "OAuthConfig") {
 			t.Errorf("%+v: err = %v", cfg, err)
 		}

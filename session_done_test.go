@@ -66,11 +66,11 @@ func TestOnSessionEnd(t *testing.T) {
 	t.Run("http legacy", func(t *testing.T) {
 		var ended atomic.Int32
 		srv, registered := sessionEndServer(t, &ended)
-		h := NewStreamableHTTPHandler(srv, nil)
+		h := NewStreamableHTTPHandler(srv, StreamableHTTPOptions{})
 		ts := httptest.NewServer(h)
 		defer ts.Close()
 		defer h.Close()
-		cs, err := NewClient(ClientOptions{Era: EraLegacy}).ConnectHTTP(ctx, ts.URL, nil)
+		cs, err := NewClient(ClientOptions{Era: EraLegacy}).ConnectHTTP(ctx, ts.URL, HTTPClientOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

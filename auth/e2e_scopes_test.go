@@ -35,7 +35,7 @@ func jwtServer(t *testing.T, as *testAS, srv *pmcp.Server) (resource string, ts 
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h := pmcp.NewStreamableHTTPHandler(srv, &pmcp.StreamableHTTPOptions{Authenticate: authn.Authenticate, InsufficientScope: authn.InsufficientScope})
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{Authenticate: authn.Authenticate, InsufficientScope: authn.InsufficientScope})
 	mux.Handle("/mcp", h)
 	t.Cleanup(func() {
 		_ = h.Close()
@@ -74,7 +74,7 @@ func TestEndToEndToolScopes(t *testing.T) {
 	defer cancel()
 	connect := func(t *testing.T, era pmcp.Era, tok string) *pmcp.ClientSession {
 		t.Helper()
-		s, err := pmcp.NewClient(pmcp.ClientOptions{Name: "scopes", Era: era}).ConnectHTTP(ctx, resource, &pmcp.HTTPClientOptions{
+		s, err := pmcp.NewClient(pmcp.ClientOptions{Name: "scopes", Era: era}).ConnectHTTP(ctx, resource, pmcp.HTTPClientOptions{
 			Header: http.Header{"Authorization": {"Bearer " + tok}}, NoStandaloneStream: true,
 		})
 		if err != nil {

@@ -140,13 +140,13 @@ func TestResourceServerAgainstZitadel(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	h := pmcp.NewStreamableHTTPHandler(srv, &pmcp.StreamableHTTPOptions{Authenticate: authn.Authenticate, InsufficientScope: authn.InsufficientScope})
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{Authenticate: authn.Authenticate, InsufficientScope: authn.InsufficientScope})
 	t.Cleanup(func() { _ = h.Close() })
 	mux.Handle("/mcp", h)
 
 	connect := func(t *testing.T, era pmcp.Era, tok string) (*pmcp.ClientSession, error) {
 		t.Helper()
-		s, err := pmcp.NewClient(pmcp.ClientOptions{Name: "rs-e2e", Era: era}).ConnectHTTP(ctx, resource, &pmcp.HTTPClientOptions{
+		s, err := pmcp.NewClient(pmcp.ClientOptions{Name: "rs-e2e", Era: era}).ConnectHTTP(ctx, resource, pmcp.HTTPClientOptions{
 			Header: http.Header{"Authorization": {"Bearer " + tok}}, NoStandaloneStream: true,
 		})
 		if err == nil {

@@ -127,7 +127,7 @@ func newWrappedServer(t *testing.T, opts pmcpotel.Options, clientOpts pmcp.Clien
 	must(srv.AddRawTool(&pmcp.Tool{Name: "crash", InputSchema: []byte(`{"type":"object"}`)}, func(ctx context.Context, extra *pmcp.RequestHandlerExtra, p *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "backend down"}
 	}))
-	h := pmcp.NewStreamableHTTPHandler(srv, nil)
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
 	var hh http.Handler = h
 	if wrap != nil {
 		hh = wrap(h)
@@ -136,7 +136,7 @@ func newWrappedServer(t *testing.T, opts pmcpotel.Options, clientOpts pmcp.Clien
 	// relay calls echo on this same server with the handler's context: the
 	// nested call must continue the caller's trace.
 	must(pmcp.AddTool(srv, &pmcp.Tool{Name: "relay"}, func(ctx context.Context, extra *pmcp.RequestHandlerExtra, in echoIn) (string, error) {
-		cs, err := pmcp.NewClient(clientOpts).ConnectHTTP(ctx, ts.URL, nil)
+		cs, err := pmcp.NewClient(clientOpts).ConnectHTTP(ctx, ts.URL, pmcp.HTTPClientOptions{})
 		if err != nil {
 			return "", err
 		}
@@ -158,7 +158,7 @@ func connect(t *testing.T, url string, opts pmcp.ClientOptions) *pmcp.ClientSess
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cs, err := pmcp.NewClient(opts).ConnectHTTP(ctx, url, nil)
+	cs, err := pmcp.NewClient(opts).ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

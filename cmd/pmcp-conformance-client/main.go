@@ -147,7 +147,7 @@ func (sc *scenario) connect(ctx context.Context) (*pmcp.ClientSession, error) {
 		Elicitation: sc.elicit,
 		Logger:      sc.log,
 	})
-	opts := &pmcp.HTTPClientOptions{}
+	opts := pmcp.HTTPClientOptions{}
 	if strings.HasPrefix(sc.name, "auth/") {
 		oc, err := sc.oauthConfig()
 		if err != nil {

@@ -22,7 +22,7 @@ func everythingURL(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := pmcp.NewStreamableHTTPHandler(srv, nil)
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		_ = h.Close()

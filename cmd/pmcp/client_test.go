@@ -23,7 +23,7 @@ func everythingURL(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := pmcp.NewStreamableHTTPHandler(srv, nil)
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	ts := httptest.NewServer(mux)

@@ -191,7 +191,7 @@ func TestServeAuthIssuer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	for _, era := range []pmcp.Era{pmcp.EraLegacy, pmcp.EraModern} {
-		s, err := pmcp.NewClient(pmcp.ClientOptions{Era: era}).ConnectHTTP(ctx, endpoint, &pmcp.HTTPClientOptions{Header: http.Header{"Authorization": {"Bearer " + tok}}, NoStandaloneStream: true})
+		s, err := pmcp.NewClient(pmcp.ClientOptions{Era: era}).ConnectHTTP(ctx, endpoint, pmcp.HTTPClientOptions{Header: http.Header{"Authorization": {"Bearer " + tok}}, NoStandaloneStream: true})
 		if err != nil {
 			t.Fatalf("%v: %v", era, err)
 		}

@@ -37,7 +37,7 @@ func serveHTTP(ctx context.Context, srv *pmcp.Server, addr, path string, sec *se
 		fmt.Fprintf(stderr, "pmcp: %v\n", err)
 		return exitError
 	}
-	h := pmcp.NewStreamableHTTPHandler(srv, hopts)
+	h := pmcp.NewStreamableHTTPHandler(srv, *hopts)
 	mux.Handle(path, h)
 	hs := &http.Server{
 		Handler:           mux,
