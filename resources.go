@@ -105,23 +105,27 @@ func (s *Server) RemoveResourceTemplates(templates ...string) int {
 }
 
 // lookupResource finds what serves uri: a static resource, else the
-// first template that matches it (t); scopes are the registration's. All
-// are nil when nothing serves uri.
-func (s *Server) lookupResource(uri string) (h ResourceHandler, t *serverTemplate, scopes []string) {
+// first template, in the order of their URI templates, that matches it
+// (t, with its match m); scopes are the registration's. All are nil when
+// nothing serves uri. The order is fixed so that the HTTP transport's
+// scope check and the read itself pick the same template.
+func (s *Server) lookupResource(uri string) (h ResourceHandler, t *serverTemplate, m uritemplate.Values, scopes []string) {
 	if r, ok := s.resources.get(uri); ok {
-		return r.handler, nil, r.scopes
+		return r.handler, nil, nil, r.scopes
 	}
-	for _, t := range s.templates.load().byKey {
-		if t.parsed.Match(uri) != nil {
-			return t.handler, t, t.scopes
+	snap := s.templates.load()
+	for _, k := range snap.keys {
+		t := snap.byKey[k]
+		if m := t.parsed.Match(uri); m != nil {
+			return t.handler, t, m, t.scopes
 		}
 	}
-	return nil, nil, nil
+	return nil, nil, nil, nil
 }
 
 func (s *Server) readResource(ctx context.Context, extra *RequestHandlerExtra, p *ReadResourceParams) (Result, error) {
 	req := &ResourceRequest{URI: p.URI, Params: p}
-	h, t, scopes := s.lookupResource(p.URI)
+	h, t, m, scopes := s.lookupResource(p.URI)
 	if h == nil {
 		return nil, resourceNotFound(extra.Era(), p.URI)
 	}
@@ -129,7 +133,6 @@ func (s *Server) readResource(ctx context.Context, extra *RequestHandlerExtra, p
 		return nil, err
 	}
 	if t != nil {
-		m := t.parsed.Match(p.URI)
 		vars := make(map[string]string, len(m))
 		for _, name := range t.parsed.Varnames() {
 			if v := m.Get(name); v.Valid() {

@@ -135,7 +135,7 @@ func (s *Server) requiredScopes(method, target string) []string {
 			return sp.scopes
 		}
 	case MethodResourcesRead:
-		_, _, scopes := s.lookupResource(target)
+		_, _, _, scopes := s.lookupResource(target)
 		return scopes
 	}
 	return nil

@@ -264,3 +264,23 @@ func TestScopesRegistrationChecked(t *testing.T) {
 		t.Fatal("scopeRefusal code")
 	}
 }
+
+// When several templates match a URI, the transport's scope check and the
+// read must pick the same one: the first in the order of the templates.
+func TestScopesOverlappingTemplatesDeterministic(t *testing.T) {
+	srv := newTestServerT(t)
+	h := func(_ context.Context, _ *RequestHandlerExtra, r *ResourceRequest) (*ReadResourceResult, error) {
+		return &ReadResourceResult{Contents: []*ResourceContents{{URI: r.URI, Text: "x"}}}, nil
+	}
+	if err := srv.AddResourceTemplate(&ResourceTemplate{URITemplate: "a:///{x}", Name: "x", Scopes: []string{"s1"}}, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddResourceTemplate(&ResourceTemplate{URITemplate: "a:///{y}", Name: "y"}, h); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if got := srv.requiredScopes(MethodResourcesRead, "a:///q"); len(got) != 1 || got[0] != "s1" {
+			t.Fatalf("lookup %d picked a template with scopes %q", i, got)
+		}
+	}
+}
