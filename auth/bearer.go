@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gopmcp/pmcp"
@@ -293,6 +294,10 @@ func (a *Authenticator) fail(status int, scheme, code, desc string, cause error)
 // signature of pmcp.StreamableHTTPOptions.InsufficientScope: plug it in
 // there, and per-tool, per-prompt and per-resource scopes (Tool.Scopes,
 // ...) are answered with this challenge.
+//
+// For a DPoP-bound token (its claims carry cnf.jkt, as the verifiers of
+// this package keep them) the challenge uses the DPoP scheme, with algs,
+// since that is the scheme the token is used with (RFC 9449 §7.1).
 func (a *Authenticator) InsufficientScope(actx *pmcp.AuthContext, required ...string) error {
 	var granted []string
 	if actx != nil {
@@ -301,5 +306,24 @@ func (a *Authenticator) InsufficientScope(actx *pmcp.AuthContext, required ...st
 	if len(MissingScopes(required, granted)) == 0 {
 		return nil
 	}
-	return InsufficientScope(a.prmURL, append(slices.Clip(a.scopes), required...), granted)
+	err := InsufficientScope(a.prmURL, append(slices.Clip(a.scopes), required...), granted)
+	var ae *pmcp.AuthError
+	var se *ScopeError
+	if a.dpop == nil || actx == nil || !dpopBound(actx.Claims) || !errors.As(err, &ae) || !errors.As(err, &se) {
+		return err
+	}
+	ch := Challenge{Scheme: SchemeDPoP, ResourceMetadata: a.prmURL, Scope: se.Required, Error: ErrorInsufficientScope,
+		ErrorDescription: "the request needs scope " + strings.Join(se.Required, " "), Algs: a.dpop.algNames}
+	ae.Challenges = []string{ch.String()}
+	return ae
+}
+
+// dpopBound reports whether token claims carry a cnf.jkt key binding.
+func dpopBound(claims pmcp.Attributes) bool {
+	cnf, ok := claims["cnf"].(map[string]any)
+	if !ok {
+		return false
+	}
+	jkt, ok := cnf["jkt"].(string)
+	return ok && jkt != ""
 }
