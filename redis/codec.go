@@ -198,3 +198,5 @@ func decodeRecord(h map[string]string) (tasks.Record, error) {
 }
 
 func unmarshalJSON(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+type jsontextValue = jsontext.Value
