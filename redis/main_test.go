@@ -108,6 +108,7 @@ func startRedis(port int) (*redisServer, error) {
 		return nil, err
 	}
 	cmd.Stderr = cmd.Stdout
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
