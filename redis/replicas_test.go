@@ -41,6 +41,10 @@ func TestTaskStoreAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	runner, err := a.Watch(ctx, owner, task.ID) // the runner's own watch on A
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := a.Update(ctx, owner, task.ID, tasks.Change{Holder: "replica-a", To: tasks.StatusInputRequired,
 		InputRequests: map[string]jsontextValue{"q": jsontextValue(`{}`)}}); err != nil {
 		t.Fatal(err)
@@ -53,6 +57,17 @@ func TestTaskStoreAcrossReplicas(t *testing.T) {
 	}
 	if _, err := b.RequestCancel(ctx, owner, task.ID); err != nil {
 		t.Fatal(err)
+	}
+	// The runner on A saw the answer and the cancel request made on B.
+	var last tasks.Task
+	for s := range runner {
+		last = s
+		if s.CancelRequested {
+			break
+		}
+	}
+	if !last.CancelRequested || string(last.InputResponses["q"]) != "1" || last.Version != 4 {
+		t.Fatalf("the runner on A ended at %+v", last)
 	}
 	// A dies with the lease: B's sweep after the lease lapsed fails it.
 	if err := a.Close(); err != nil {
