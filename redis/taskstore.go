@@ -52,7 +52,14 @@ type TaskStoreOptions struct {
 // and sweep any task. Each task is one hash; every write is a Lua
 // compare-and-swap on the record's Rev, so the semantics are exactly those
 // of tasks.Rules, shared with tasks.MemoryStore. Watchers of all tasks share
-// one Pub/Sub connection and one goroutine per store.
+// one Pub/Sub connection and one goroutine per store: every change is
+// published, with the whole record, on the store's one channel, which every
+// replica receives and hands to its own watchers of that task (so
+// MaxWatchersPerTask counts per replica). A write returns once its change
+// reached this replica's watchers, as in memory.
+//
+// Durability is Redis's: run it with replicas and AOF when a created task
+// must survive a Redis failover (the Create path issues no WAIT).
 //
 // Redis being unavailable makes calls fail with the client's error; the
 // store recovers by itself when Redis comes back (watchers re-read their
