@@ -198,5 +198,3 @@ func decodeRecord(h map[string]string) (tasks.Record, error) {
 }
 
 func unmarshalJSON(b []byte, v any) error { return json.Unmarshal(b, v) }
-
-type jsontextValue = jsontext.Value

@@ -5,11 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/tasks"
 	"github.com/gopmcp/pmcp/tasks/storetest"
 	goredis "github.com/redis/go-redis/v9"
 )
+
+type jsontextValue = jsontext.Value
 
 func newTaskStore(t *testing.T, rdb goredis.UniversalClient, prefix string, opts tasks.Options) *TaskStore {
 	t.Helper()
