@@ -104,6 +104,12 @@ type ServerOptions struct {
 	// request written to Logger (see the README's Observability section).
 	// It is on whenever Logger is set and enabled at Info.
 	DisableAccessLog bool
+
+	// EventBus shares list changes and resource updates with the other
+	// replicas of this server (see EventBus). The Server subscribes once in
+	// NewServer, for the bus's lifetime, so give each Server its own bus
+	// value. Nil means this process's listeners only.
+	EventBus EventBus
 }
 
 // CompletionHandler answers completion/complete.
@@ -161,6 +167,16 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		return nil, fmt.Errorf("pmcp: request-state keys: %w", err)
 	}
 	s.sealer = sealer
+	if opts.EventBus != nil {
+		_, err := opts.EventBus.Subscribe(func(e ServerEvent) {
+			if ev, ok := fromPublic(e); ok {
+				s.deliver(ev)
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("pmcp: event bus: %w", err)
+		}
+	}
 	return s, nil
 }
 
