@@ -267,3 +267,23 @@ func (s *FileTokenStore) Delete(ctx context.Context, key TokenKey) error {
 	_ = s.mem.Delete(ctx, key)
 	return s.flush()
 }
+
+// Keys returns the keys the store holds credentials for, oldest saved
+// first; the CLI's logout uses it to forget one server's credentials at
+// every issuer.
+func (s *MemoryTokenStore) Keys(context.Context) ([]TokenKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.order), nil
+}
+
+// Keys returns the keys the store holds credentials for, oldest saved
+// first.
+func (s *FileTokenStore) Keys(ctx context.Context) ([]TokenKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.load(); err != nil {
+		return nil, err
+	}
+	return s.mem.Keys(ctx)
+}

@@ -30,15 +30,17 @@ const defaultClientTimeout = 60 * time.Second
 // clientArgs are the arguments of a client command: shared flags, the
 // command's own positional arguments, and the server to talk to.
 type clientArgs struct {
-	url      string
-	server   []string // command after "--" (stdio)
-	json     bool
-	headers  http.Header
-	era      pmcp.Era
-	timeout  time.Duration
-	logLevel pmcp.LoggingLevel
-	progress bool
-	pos      []string
+	url        string
+	server     []string // command after "--" (stdio)
+	json       bool
+	headers    http.Header
+	era        pmcp.Era
+	timeout    time.Duration
+	timeoutSet bool
+	logLevel   pmcp.LoggingLevel
+	progress   bool
+	pos        []string
+	auth       authArgs // OAuth flags and state (oauth.go)
 }
 
 // parseClientArgs reads flags anywhere before "--" (so that
@@ -101,6 +103,7 @@ func parseClientArgs(args []string) (*clientArgs, error) {
 		case "timeout":
 			var d string
 			if d, err = value(); err == nil {
+				a.timeoutSet = true
 				if a.timeout, err = time.ParseDuration(d); err != nil || a.timeout <= 0 {
 					return nil, fmt.Errorf("--timeout wants a positive duration such as 30s, got %q", d)
 				}
@@ -117,7 +120,10 @@ func parseClientArgs(args []string) (*clientArgs, error) {
 		case "h", "help":
 			return nil, errHelp
 		default:
-			return nil, fmt.Errorf("unknown flag %s", arg)
+			var known bool
+			if known, err = a.auth.parseFlag(name, value); !known {
+				return nil, fmt.Errorf("unknown flag %s", arg)
+			}
 		}
 		if err != nil {
 			return nil, err
@@ -165,6 +171,8 @@ func clientCommand(ctx context.Context, cmd string, args []string, stdout, stder
 		return exitUsage
 	}
 	errw := &syncWriter{w: stderr}
+	a.auth.tty = isTerminal(stderr)
+	defer a.auth.close()
 	s, err := connect(ctx, a, errw)
 	if err != nil {
 		fmt.Fprintf(errw, "pmcp %s: connect: %v\n", cmd, err)
@@ -215,7 +223,11 @@ func connect(ctx context.Context, a *clientArgs, stderr io.Writer) (*pmcp.Client
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	if a.url != "" {
-		return c.ConnectHTTP(cctx, a.url, pmcp.HTTPClientOptions{Header: a.headers})
+		o := pmcp.HTTPClientOptions{Header: a.headers}
+		if err := a.auth.apply(&o, stderr); err != nil {
+			return nil, err
+		}
+		return c.ConnectHTTP(cctx, a.url, o)
 	}
 	tr, err := command.New(exec.Command(a.server[0], a.server[1:]...), command.Options{Stderr: stderr})
 	if err != nil {

@@ -8,6 +8,8 @@
 //	pmcp call TOOL key=value ...
 //	pmcp read URI
 //	pmcp get PROMPT key=value ...
+//	pmcp login --url URL      sign in with OAuth (browser, loopback redirect)
+//	pmcp logout [--url URL]   forget stored credentials
 //
 // Run "pmcp help" for the flags and the exit codes.
 package main
@@ -48,6 +50,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return serve(ctx, args[1:], stdin, stdout, stderr)
 	case "inspect", "tools", "resources", "prompts", "call", "read", "get":
 		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
+	case "login":
+		return login(ctx, args[1:], stdout, stderr)
+	case "logout":
+		return logout(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return exitOK
@@ -76,6 +82,21 @@ client (talk to any MCP server; the protocol era is negotiated):
                              as one JSON object: call TOOL '{"a":1}'
   read URI                   read a resource
   get PROMPT [key=value ...] render a prompt (values are strings)
+
+authorization (OAuth 2.1; Streamable HTTP servers only):
+  login --url URL            sign in: opens the authorization page in a
+                             browser ($BROWSER, else xdg-open/open; "none"
+                             only prints the URL), takes the redirect on a
+                             loopback port, stores the tokens (never shown)
+  logout [--url URL]         delete the stored credentials of URL, or all
+  --client-id ID             a client registered beforehand with the
+  --client-secret SECRET     authorization server (else one is registered)
+  --token-store PATH         credentials file (mode 0600; default
+                             $PMCP_TOKEN_STORE, else <config dir>/pmcp/tokens.json)
+  --login                    on a 401, sign in even without a terminal
+                             (on a terminal that is the default)
+  --no-auth                  never use OAuth
+Stored tokens are used and refreshed by every client command.
 
 Every client command needs a server, either
   --url URL                  a Streamable HTTP endpoint (http://host:port/mcp)

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gopmcp/pmcp"
+)
+
+// tokenStoreEnv overrides where the CLI keeps OAuth credentials (the
+// --token-store flag wins over it).
+const tokenStoreEnv = "PMCP_TOKEN_STORE"
+
+// browserEnv names the command that opens the authorization URL (the
+// usual BROWSER convention); "none" never opens one, only prints the URL.
+const browserEnv = "BROWSER"
+
+// defaultLoginTimeout bounds `pmcp login`'s wait for the user to finish
+// in the browser (the client commands are bounded by --timeout instead).
+const defaultLoginTimeout = 5 * time.Minute
+
+// callbackPath is the path of the loopback redirect URI.
+const callbackPath = "/callback"
+
+// errLoginRequired: the server wants authorization, stored credentials
+// (if any) did not do, and the CLI may not start a browser login.
+var errLoginRequired = errors.New("the server requires authorization: run `pmcp login --url URL`, or add --login")
+
+// authArgs are the OAuth flags of the client commands, login and logout.
+type authArgs struct {
+	login        bool // authorize in the browser on a 401 even without a terminal
+	noAuth       bool // never answer a 401 with OAuth
+	clientID     string
+	clientSecret string
+	storePath    string
+	tty          bool // stderr is a terminal: a user can follow a login
+
+	mu       sync.Mutex
+	listener *loopback
+}
+
+// parseFlag takes the OAuth flags of the command line; known reports
+// whether name was one of them.
+func (a *authArgs) parseFlag(name string, value func() (string, error)) (known bool, err error) {
+	switch name {
+	case "login":
+		a.login = true
+	case "no-auth":
+		a.noAuth = true
+	case "client-id":
+		a.clientID, err = value()
+	case "client-secret":
+		a.clientSecret, err = value()
+	case "token-store":
+		a.storePath, err = value()
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// tokenStorePath is where credentials are kept: --token-store, else
+// $PMCP_TOKEN_STORE, else <user config dir>/pmcp/tokens.json.
+func (a *authArgs) tokenStorePath() (string, error) {
+	if a.storePath != "" {
+		return a.storePath, nil
+	}
+	if p := os.Getenv(tokenStoreEnv); p != "" {
+		return p, nil
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no place for the token store (%v): give --token-store PATH", err)
+	}
+	return filepath.Join(dir, "pmcp", "tokens.json"), nil
+}
+
+// store opens the file token store; its directory is created (0700) on
+// the first save, so commands against servers without OAuth never touch
+// the disk.
+func (a *authArgs) store() (*fileStore, error) {
+	p, err := a.tokenStorePath()
+	if err != nil {
+		return nil, err
+	}
+	return &fileStore{FileTokenStore: pmcp.NewFileTokenStore(p), dir: filepath.Dir(p)}, nil
+}
+
+// fileStore is pmcp's FileTokenStore that creates its directory first.
+type fileStore struct {
+	*pmcp.FileTokenStore
+	dir string
+}
+
+// Save implements pmcp.TokenStore.
+func (s *fileStore) Save(ctx context.Context, key pmcp.TokenKey, c *pmcp.OAuthCredentials) error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("token store: %w", err)
+	}
+	return s.FileTokenStore.Save(ctx, key, c)
+}
+
+// apply gives an HTTP connection its OAuth configuration: stored tokens
+// (and their refresh) are always used; a browser login is started on a
+// 401 only with --login or on a terminal. close must be called once the
+// session is closed.
+func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
+	if a.noAuth {
+		return nil
+	}
+	st, err := a.store()
+	if err != nil {
+		return err
+	}
+	lb, err := listenLoopback()
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.listener = lb
+	a.mu.Unlock()
+	interactive := a.login || a.tty
+	cfg := &pmcp.OAuthConfig{
+		ClientID:        a.clientID,
+		ClientSecret:    pmcp.Secret(a.clientSecret),
+		ClientName:      "pmcp CLI",
+		ApplicationType: "native",
+		RedirectURL:     lb.redirectURL,
+		TokenStore:      st,
+		Authorize: func(ctx context.Context, authURL string) (string, error) {
+			if !interactive {
+				return "", errLoginRequired
+			}
+			return lb.authorize(ctx, authURL, stderr)
+		},
+	}
+	o.OAuth = cfg
+	return nil
+}
+
+// close stops the loopback listener, if one was started.
+func (a *authArgs) close() {
+	a.mu.Lock()
+	lb := a.listener
+	a.listener = nil
+	a.mu.Unlock()
+	if lb != nil {
+		lb.close()
+	}
+}
+
+// loopback is the RFC 8252 loopback redirect: an HTTP server on
+// 127.0.0.1 with a port of the kernel's choosing, whose one path takes the
+// authorization response.
+type loopback struct {
+	redirectURL string
+	srv         *http.Server
+	done        chan struct{} // closed when Serve returned
+	responses   chan string   // the redirected URLs, full
+}
+
+func listenLoopback() (*loopback, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("loopback redirect listener: %w", err)
+	}
+	lb := &loopback{
+		redirectURL: "http://" + ln.Addr().String() + callbackPath,
+		done:        make(chan struct{}),
+		responses:   make(chan string, 1),
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc(callbackPath, lb.callback)
+	lb.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		defer close(lb.done)
+		_ = lb.srv.Serve(ln)
+	}()
+	return lb, nil
+}
+
+func (lb *loopback) close() {
+	_ = lb.srv.Close()
+	<-lb.done
+}
+
+// callback receives the browser's redirect. Only a request carrying a
+// code or an error is an authorization response; the first one is
+// handed over (the flow checks state and iss), later ones are refused.
+func (lb *loopback) callback(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if r.Method != http.MethodGet || (q.Get("code") == "" && q.Get("error") == "") {
+		http.Error(w, "not an authorization response", http.StatusBadRequest)
+		return
+	}
+	u := strings.TrimSuffix(lb.redirectURL, callbackPath) + r.URL.RequestURI()
+	select {
+	case lb.responses <- u:
+	default:
+		http.Error(w, "an authorization response was already received", http.StatusConflict)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	msg := "You are signed in; you can close this window and return to pmcp."
+	if e := q.Get("error"); e != "" {
+		msg = "The authorization server answered " + e + "; see pmcp's output."
+	}
+	fmt.Fprintf(w, "<!doctype html><title>pmcp</title><p>%s</p>\n", html.EscapeString(msg))
+}
+
+// authorize shows the user the authorization URL (in a browser when one
+// can be started, and always on stderr) and waits, bounded by ctx, for the
+// redirect back to the loopback listener.
+func (lb *loopback) authorize(ctx context.Context, authURL string, stderr io.Writer) (string, error) {
+	fmt.Fprintf(stderr, "pmcp: authorization needed; open this URL in a browser if none opened:\n  %s\n", authURL)
+	openBrowser(ctx, authURL)
+	select {
+	case u := <-lb.responses:
+		return u, nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("waiting for the browser's redirect to %s: %w", lb.redirectURL, ctx.Err())
+	}
+}
+
+// openBrowser starts $BROWSER, else the platform's opener, on u, without
+// waiting for it; failing to start one is not an error (the URL was
+// printed).
+func openBrowser(ctx context.Context, u string) {
+	name, args := os.Getenv(browserEnv), []string{u}
+	switch {
+	case name == "none":
+		return
+	case name != "":
+	case runtime.GOOS == "darwin":
+		name = "open"
+	case runtime.GOOS == "windows":
+		name, args = "rundll32", []string{"url.dll,FileProtocolHandler", u}
+	default:
+		name = "xdg-open"
+	}
+	if _, err := exec.LookPath(name); err != nil {
+		return
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	if cmd.Start() == nil {
+		go func() { _ = cmd.Wait() }()
+	}
+}
+
+// sameResource reports whether a stored credential's resource is the
+// server the user named: scheme and host compared without case, the path
+// without a trailing slash.
+func sameResource(stored, given string) bool {
+	norm := func(s string) string {
+		u, err := url.Parse(s)
+		if err != nil {
+			return s
+		}
+		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+		u.Fragment, u.RawFragment = "", ""
+		u.Path = strings.TrimSuffix(u.Path, "/")
+		u.RawPath = ""
+		return u.String()
+	}
+	return norm(stored) == norm(given)
+}
+
+// forget deletes the stored credentials of the server at resource (every
+// issuer), or of every server when resource is empty; it returns how many
+// entries it removed.
+func forget(ctx context.Context, st *fileStore, resource string) (int, error) {
+	keys, err := st.Keys(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, k := range keys {
+		if resource != "" && !sameResource(k.Resource, resource) {
+			continue
+		}
+		if err := st.Delete(ctx, k); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
