@@ -5,9 +5,10 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
+	"net/url"
 	"slices"
-	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -16,23 +17,48 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 )
 
-// ccStorage is the smallest op.Storage a zitadel/oidc OpenID provider
-// needs to issue JWT access tokens with the client credentials grant
-// (op.ClientCredentialsStorage). Each client has a secret, the audience
-// its tokens are minted for (the resource), and the scopes it may ask
-// for; a token's subject is the client id. Every other flow is refused.
+// ccStorage is a small op.Storage for a zitadel/oidc OpenID provider
+// that issues JWT access tokens (RFC 9068, with the granted scopes in
+// "scope") with the client credentials grant (op.ClientCredentialsStorage;
+// the token's subject is the client id) and with the authorization code
+// grant with PKCE and refresh tokens (the subject is the user who signed
+// in at the test's login page, see acLogin). Each client has a secret,
+// the scopes it may ask for, and optionally a fixed audience; without one
+// an authorization-code token is minted for the resource (RFC 8707) the
+// authorization request named. Clients are native, so a loopback
+// redirect URI matches with any port (RFC 8252 §7.3).
 type ccStorage struct {
 	clients map[string]*ccClient
 	key     *rsa.PrivateKey
 	keyID   string
 	ids     atomic.Uint64
+
+	// accessTTL is the lifetime of access tokens; zero means 5 minutes.
+	accessTTL time.Duration
+	// clock is added to the wall clock: tests advance it to expire tokens.
+	clock atomic.Int64
+	// users maps a user to the scopes the user may grant (besides
+	// offline_access); nil allows every scope the client may ask for.
+	users map[string][]string
+
+	refreshGrants atomic.Int64 // refresh tokens redeemed
+
+	mu        sync.Mutex
+	resources map[string]string // state → resource of the authorization request
+	requests  map[string]*acRequest
+	codes     map[string]string // code → request id
+	refreshes map[string]*acRefresh
 }
 
 type ccClient struct {
 	id, secret string
 	audience   string
 	scopes     []string
+	redirects  []string
 }
+
+// now is the authorization server's clock.
+func (s *ccStorage) now() time.Time { return time.Now().Add(time.Duration(s.clock.Load())) }
 
 var errNotSupported = errors.New("not supported by the test authorization server")
 
@@ -41,7 +67,8 @@ func newCCStorage(clients ...*ccClient) (*ccStorage, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &ccStorage{clients: map[string]*ccClient{}, key: key, keyID: "rs-1"}
+	s := &ccStorage{clients: map[string]*ccClient{}, key: key, keyID: "rs-1", resources: map[string]string{},
+		requests: map[string]*acRequest{}, codes: map[string]string{}, refreshes: map[string]*acRefresh{}}
 	for _, c := range clients {
 		s.clients[c.id] = c
 	}
@@ -81,30 +108,8 @@ func (r *ccTokenRequest) GetSubject() string    { return r.subject }
 func (r *ccTokenRequest) GetAudience() []string { return r.audience }
 func (r *ccTokenRequest) GetScopes() []string   { return r.scopes }
 
-// op.AuthStorage
+// op.AuthStorage: see as_authcode_test.go.
 
-func (s *ccStorage) CreateAuthRequest(context.Context, *oidc.AuthRequest, string) (op.AuthRequest, error) {
-	return nil, errNotSupported
-}
-func (s *ccStorage) AuthRequestByID(context.Context, string) (op.AuthRequest, error) {
-	return nil, errNotSupported
-}
-func (s *ccStorage) AuthRequestByCode(context.Context, string) (op.AuthRequest, error) {
-	return nil, errNotSupported
-}
-func (s *ccStorage) SaveAuthCode(context.Context, string, string) error { return errNotSupported }
-func (s *ccStorage) DeleteAuthRequest(context.Context, string) error    { return errNotSupported }
-
-func (s *ccStorage) CreateAccessToken(context.Context, op.TokenRequest) (string, time.Time, error) {
-	return "at-" + strconv.FormatUint(s.ids.Add(1), 10), time.Now().Add(5 * time.Minute), nil
-}
-
-func (s *ccStorage) CreateAccessAndRefreshTokens(context.Context, op.TokenRequest, string) (string, string, time.Time, error) {
-	return "", "", time.Time{}, errNotSupported
-}
-func (s *ccStorage) TokenRequestByRefreshToken(context.Context, string) (op.RefreshTokenRequest, error) {
-	return nil, errNotSupported
-}
 func (s *ccStorage) TerminateSession(context.Context, string, string) error { return errNotSupported }
 func (s *ccStorage) RevokeToken(context.Context, string, string, string) *oidc.Error {
 	return oidc.ErrInvalidRequest().WithDescription("revocation is not supported")
@@ -187,15 +192,17 @@ func (s *ccStorage) Health(context.Context) error { return nil }
 // op.Client
 
 func (c *ccClient) GetID() string                       { return c.id }
-func (c *ccClient) RedirectURIs() []string              { return nil }
+func (c *ccClient) RedirectURIs() []string              { return c.redirects }
 func (c *ccClient) PostLogoutRedirectURIs() []string    { return nil }
-func (c *ccClient) ApplicationType() op.ApplicationType { return op.ApplicationTypeWeb }
+func (c *ccClient) ApplicationType() op.ApplicationType { return op.ApplicationTypeNative }
 func (c *ccClient) AuthMethod() oidc.AuthMethod         { return oidc.AuthMethodBasic }
-func (c *ccClient) ResponseTypes() []oidc.ResponseType  { return nil }
-func (c *ccClient) GrantTypes() []oidc.GrantType {
-	return []oidc.GrantType{oidc.GrantTypeClientCredentials}
+func (c *ccClient) ResponseTypes() []oidc.ResponseType {
+	return []oidc.ResponseType{oidc.ResponseTypeCode}
 }
-func (c *ccClient) LoginURL(string) string               { return "" }
+func (c *ccClient) GrantTypes() []oidc.GrantType {
+	return []oidc.GrantType{oidc.GrantTypeClientCredentials, oidc.GrantTypeCode, oidc.GrantTypeRefreshToken}
+}
+func (c *ccClient) LoginURL(id string) string            { return "/login?authRequestID=" + url.QueryEscape(id) }
 func (c *ccClient) AccessTokenType() op.AccessTokenType  { return op.AccessTokenTypeJWT }
 func (c *ccClient) IDTokenLifetime() time.Duration       { return time.Hour }
 func (c *ccClient) DevMode() bool                        { return false }
