@@ -10,12 +10,18 @@
 package interop
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	// The test binary doubles as the user's browser for the pmcp CLI (see
+	// cli_login_test.go).
+	if user := os.Getenv(browserUserEnv); user != "" {
+		os.Exit(browse(user, os.Args[len(os.Args)-1]))
+	}
 	goleak.VerifyTestMain(m,
 		// Idle keep-alive connections of http.DefaultTransport, used by
 		// the peers' own machinery, are not ours to close.

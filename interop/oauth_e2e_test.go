@@ -96,53 +96,7 @@ func TestOAuthEndToEndAgainstZitadel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	// The resource server. Expiry is also checked on the test clock, which
-	// the provider stamps exp with, so advancing it expires tokens.
-	md, err := auth.DiscoverIssuer(ctx, nil, issuer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jv, err := auth.NewJWTVerifier(auth.JWTOptions{JWKSURL: md.JWKSURI, Issuer: issuer, Audience: resource})
-	if err != nil {
-		t.Fatal(err)
-	}
-	verifier := auth.TokenVerifierFunc(func(ctx context.Context, raw string) (*auth.Token, error) {
-		tok, err := jv.VerifyToken(ctx, raw)
-		if err == nil && !st.now().Before(tok.ExpiresAt) {
-			return nil, fmt.Errorf("%w: expired", auth.ErrInvalidToken)
-		}
-		return tok, err
-	})
-	authn, err := auth.NewAuthenticator(auth.Options{Verifier: verifier, Resource: resource, Scopes: []string{"mcp:tools"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := auth.MountProtectedResourceMetadata(mux, &auth.ProtectedResourceMetadata{
-		Resource: resource, AuthorizationServers: []string{issuer}, ScopesSupported: []string{"mcp:tools", "mcp:deploy"},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := pmcp.NewServer(pmcp.ServerOptions{Name: "rs", Version: "1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	type noArgs struct{}
-	if err := pmcp.AddTool(srv, &pmcp.Tool{Name: "whoami"}, func(_ context.Context, e *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
-		return e.AuthContext.Subject + " " + strings.Join(e.AuthContext.Scopes, ","), nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var deploys atomic.Int64
-	if err := pmcp.AddTool(srv, &pmcp.Tool{Name: "deploy", Scopes: []string{"mcp:deploy"}}, func(_ context.Context, e *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
-		deploys.Add(1)
-		return "deployed by " + e.AuthContext.Subject, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{Authenticate: authn.Authenticate, InsufficientScope: authn.InsufficientScope})
-	t.Cleanup(func() { _ = h.Close() })
-	var log statusLog
-	mux.Handle("/mcp", log.wrap(h))
+	log, deploys := startProtectedRS(t, mux, resource, st, issuer)
 
 	type client struct {
 		s              *pmcp.ClientSession
@@ -294,4 +248,63 @@ func TestOAuthEndToEndAgainstZitadel(t *testing.T) {
 	if !errors.As(err, &se) || se.StatusCode != http.StatusForbidden {
 		t.Fatalf("bob's deploy: %v", err)
 	}
+}
+
+// protectedRS serves, at resource on mux, a pmcp server with two tools
+// ("whoami" answers the subject and scopes; "deploy" needs mcp:deploy)
+// behind auth.Authenticator with the JWT verifier of the provider at
+// issuer (found through DiscoverIssuer); every request needs mcp:tools.
+// Expiry is also checked on st's clock, which the provider stamps exp
+// with, so advancing it expires tokens.
+func startProtectedRS(t *testing.T, mux *http.ServeMux, resource string, st *ccStorage, issuer string) (*statusLog, *atomic.Int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	log := &statusLog{}
+	md, err := auth.DiscoverIssuer(ctx, nil, issuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jv, err := auth.NewJWTVerifier(auth.JWTOptions{JWKSURL: md.JWKSURI, Issuer: issuer, Audience: resource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifier := auth.TokenVerifierFunc(func(ctx context.Context, raw string) (*auth.Token, error) {
+		tok, err := jv.VerifyToken(ctx, raw)
+		if err == nil && !st.now().Before(tok.ExpiresAt) {
+			return nil, fmt.Errorf("%w: expired", auth.ErrInvalidToken)
+		}
+		return tok, err
+	})
+	authn, err := auth.NewAuthenticator(auth.Options{Verifier: verifier, Resource: resource, Scopes: []string{"mcp:tools"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth.MountProtectedResourceMetadata(mux, &auth.ProtectedResourceMetadata{
+		Resource: resource, AuthorizationServers: []string{issuer}, ScopesSupported: []string{"mcp:tools", "mcp:deploy"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := pmcp.NewServer(pmcp.ServerOptions{Name: "rs", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type noArgs struct{}
+	if err := pmcp.AddTool(srv, &pmcp.Tool{Name: "whoami"}, func(_ context.Context, e *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
+		return e.AuthContext.Subject + " " + strings.Join(e.AuthContext.Scopes, ","), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	deploys := &atomic.Int64{}
+	if err := pmcp.AddTool(srv, &pmcp.Tool{Name: "deploy", Scopes: []string{"mcp:deploy"}}, func(_ context.Context, e *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
+		deploys.Add(1)
+		return "deployed by " + e.AuthContext.Subject, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{Authenticate: authn.Authenticate, InsufficientScope: authn.InsufficientScope})
+	t.Cleanup(func() { _ = h.Close() })
+	mux.Handle("/mcp", log.wrap(h))
+
+	return log, deploys
 }
