@@ -351,6 +351,9 @@ func TestLoginCommand(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "cfg", "pmcp", "tokens.json")
 	t.Setenv(tokenStoreEnv, store)
 	t.Setenv(browserEnv, "none")
+	// A -race browser child would linger 1 s at exit (the race detector's
+	// default atexit sleep), outliving the goroutine check of TestMain.
+	t.Setenv("GORACE", "atexit_sleep_ms=0")
 	var outputs strings.Builder
 	pm := func(args ...string) (int, string, string) {
 		t.Helper()

@@ -125,20 +125,27 @@ func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	lb, err := listenLoopback()
-	if err != nil {
-		return err
-	}
-	a.mu.Lock()
-	a.listener = lb
-	a.mu.Unlock()
 	interactive := a.login || a.tty
+	redirect := "http://127.0.0.1" + callbackPath
+	lb, err := listenLoopback()
+	switch {
+	case err == nil:
+		a.mu.Lock()
+		a.listener = lb
+		a.mu.Unlock()
+		redirect = lb.redirectURL
+	case a.login:
+		return err
+	default:
+		// Stored tokens still work; only a browser login is impossible.
+		interactive = false
+	}
 	cfg := &pmcp.OAuthConfig{
 		ClientID:        a.clientID,
 		ClientSecret:    pmcp.Secret(a.clientSecret),
 		ClientName:      "pmcp CLI",
 		ApplicationType: "native",
-		RedirectURL:     lb.redirectURL,
+		RedirectURL:     redirect,
 		TokenStore:      st,
 		Authorize: func(ctx context.Context, authURL string) (string, error) {
 			if !interactive {
@@ -227,7 +234,7 @@ func (lb *loopback) callback(w http.ResponseWriter, r *http.Request) {
 // redirect back to the loopback listener.
 func (lb *loopback) authorize(ctx context.Context, authURL string, stderr io.Writer) (string, error) {
 	fmt.Fprintf(stderr, "pmcp: authorization needed; open this URL in a browser if none opened:\n  %s\n", authURL)
-	openBrowser(ctx, authURL)
+	openBrowser(authURL)
 	select {
 	case u := <-lb.responses:
 		return u, nil
@@ -239,7 +246,7 @@ func (lb *loopback) authorize(ctx context.Context, authURL string, stderr io.Wri
 // openBrowser starts $BROWSER, else the platform's opener, on u, without
 // waiting for it; failing to start one is not an error (the URL was
 // printed).
-func openBrowser(ctx context.Context, u string) {
+func openBrowser(u string) {
 	name, args := os.Getenv(browserEnv), []string{u}
 	switch {
 	case name == "none":
@@ -255,7 +262,8 @@ func openBrowser(ctx context.Context, u string) {
 	if _, err := exec.LookPath(name); err != nil {
 		return
 	}
-	cmd := exec.CommandContext(ctx, name, args...)
+	// Not tied to ctx: a browser started directly must outlive the login.
+	cmd := exec.Command(name, args...)
 	if cmd.Start() == nil {
 		go func() { _ = cmd.Wait() }()
 	}
