@@ -91,6 +91,8 @@ authorization (OAuth 2.1; Streamable HTTP servers only):
   logout [--url URL]         delete the stored credentials of URL, or all
   --client-id ID             a client registered beforehand with the
   --client-secret SECRET     authorization server (else one is registered)
+  --client-metadata-url URL  the client's metadata document (https), used
+                             where the server supports client ID metadata
   --token-store PATH         credentials file (mode 0600; default
                              $PMCP_TOKEN_STORE, else <config dir>/pmcp/tokens.json)
   --login                    on a 401, sign in even without a terminal

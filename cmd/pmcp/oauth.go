@@ -45,6 +45,7 @@ type authArgs struct {
 	noAuth       bool // never answer a 401 with OAuth
 	clientID     string
 	clientSecret string
+	metadataURL  string // Client ID Metadata Document
 	storePath    string
 	tty          bool // stderr is a terminal: a user can follow a login
 
@@ -64,6 +65,8 @@ func (a *authArgs) parseFlag(name string, value func() (string, error)) (known b
 		a.clientID, err = value()
 	case "client-secret":
 		a.clientSecret, err = value()
+	case "client-metadata-url":
+		a.metadataURL, err = value()
 	case "token-store":
 		a.storePath, err = value()
 	default:
@@ -141,12 +144,15 @@ func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
 		interactive = false
 	}
 	cfg := &pmcp.OAuthConfig{
-		ClientID:        a.clientID,
-		ClientSecret:    pmcp.Secret(a.clientSecret),
-		ClientName:      "pmcp CLI",
-		ApplicationType: "native",
-		RedirectURL:     redirect,
-		TokenStore:      st,
+		ClientID:     a.clientID,
+		ClientSecret: pmcp.Secret(a.clientSecret),
+		// An https URL whose document lists http://127.0.0.1/callback
+		// (loopback redirects match with any port, RFC 8252 §7.3).
+		ClientMetadataURL: a.metadataURL,
+		ClientName:        "pmcp CLI",
+		ApplicationType:   "native",
+		RedirectURL:       redirect,
+		TokenStore:        st,
 		Authorize: func(ctx context.Context, authURL string) (string, error) {
 			if !interactive {
 				return "", errLoginRequired
