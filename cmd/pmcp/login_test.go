@@ -504,6 +504,7 @@ func TestLoopbackRedirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lb.close()
+	lb.serve()
 	if h, _, _ := net.SplitHostPort(strings.TrimPrefix(strings.TrimSuffix(lb.redirectURL, callbackPath), "http://")); h != "127.0.0.1" {
 		t.Fatalf("redirect URI %s is not on 127.0.0.1", lb.redirectURL)
 	}
@@ -532,5 +533,16 @@ func TestLoopbackRedirect(t *testing.T) {
 	u, err := lb.authorize(context.Background(), "http://as.invalid/authorize", io.Discard)
 	if err != nil || u != lb.redirectURL+"?code=a&state=s" {
 		t.Fatalf("response %q %v", u, err)
+	}
+
+	// Never served (no login was needed): close releases the port.
+	idle, err := listenLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle.close()
+	if resp, err := http.Get(idle.redirectURL + "?code=a"); err == nil {
+		resp.Body.Close()
+		t.Fatal("the closed loopback port still answers")
 	}
 }

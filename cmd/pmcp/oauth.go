@@ -178,9 +178,15 @@ func (a *authArgs) close() {
 // loopback is the RFC 8252 loopback redirect: an HTTP server on
 // 127.0.0.1 with a port of the kernel's choosing, whose one path takes the
 // authorization response.
+//
+// The port is bound at once (the redirect URI goes into the registration
+// and the authorization request), but served only from the first
+// authorization on: commands that never need a login run no goroutine.
 type loopback struct {
 	redirectURL string
+	ln          net.Listener
 	srv         *http.Server
+	start       sync.Once
 	done        chan struct{} // closed when Serve returned
 	responses   chan string   // the redirected URLs, full
 }
@@ -192,20 +198,33 @@ func listenLoopback() (*loopback, error) {
 	}
 	lb := &loopback{
 		redirectURL: "http://" + ln.Addr().String() + callbackPath,
+		ln:          ln,
 		done:        make(chan struct{}),
 		responses:   make(chan string, 1),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(callbackPath, lb.callback)
 	lb.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		defer close(lb.done)
-		_ = lb.srv.Serve(ln)
-	}()
 	return lb, nil
 }
 
+// serve starts serving the redirect URI (once).
+func (lb *loopback) serve() {
+	lb.start.Do(func() {
+		go func() {
+			defer close(lb.done)
+			_ = lb.srv.Serve(lb.ln)
+		}()
+	})
+}
+
 func (lb *loopback) close() {
+	served := true
+	lb.start.Do(func() { served = false })
+	if !served {
+		_ = lb.ln.Close()
+		return
+	}
 	_ = lb.srv.Close()
 	<-lb.done
 }
@@ -239,6 +258,7 @@ func (lb *loopback) callback(w http.ResponseWriter, r *http.Request) {
 // can be started, and always on stderr) and waits, bounded by ctx, for the
 // redirect back to the loopback listener.
 func (lb *loopback) authorize(ctx context.Context, authURL string, stderr io.Writer) (string, error) {
+	lb.serve()
 	fmt.Fprintf(stderr, "pmcp: authorization needed; open this URL in a browser if none opened:\n  %s\n", authURL)
 	openBrowser(authURL)
 	select {
