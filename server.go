@@ -104,6 +104,13 @@ type ServerOptions struct {
 	// request written to Logger (see the README's Observability section).
 	// It is on whenever Logger is set and enabled at Info.
 	DisableAccessLog bool
+
+	// Capabilities, when not nil, is declared at initialize and
+	// server/discover instead of the capabilities derived from what is
+	// registered, and gates the feature methods the same way: a server
+	// whose requests are all answered by a middleware (package proxy)
+	// declares what it serves. Nil means derived from the registrations.
+	Capabilities *ServerCapabilities
 }
 
 // CompletionHandler answers completion/complete.
@@ -199,6 +206,9 @@ func (s *Server) peerTimeout() time.Duration {
 
 // capabilities reports what the server declares now.
 func (s *Server) capabilities() ServerCapabilities {
+	if c := s.opts.Capabilities; c != nil {
+		return *c
+	}
 	c := ServerCapabilities{
 		Logging:     Object{},
 		Completions: Object{},
