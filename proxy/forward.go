@@ -116,10 +116,10 @@ func forwardMeta(req *pmcp.Request) pmcp.Meta {
 }
 
 type featureParams struct {
-	Name      string            `json:"name"`
-	URI       string            `json:"uri"`
-	Arguments jsontext.Value    `json:"arguments"`
-	Cursor    string            `json:"cursor"`
+	Name      string         `json:"name"`
+	URI       string         `json:"uri"`
+	Arguments jsontext.Value `json:"arguments"`
+	Cursor    string         `json:"cursor"`
 	mrtrParams
 }
 
