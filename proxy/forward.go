@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp"
@@ -71,6 +72,10 @@ func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slo
 	return sl, l, nil
 }
 
+// endGrace bounds how long an upstream error that is no JSON-RPC error
+// waits for the session to report that it ended.
+const endGrace = 2 * time.Second
+
 // upstreamError maps what an upstream call returned: a JSON-RPC error of
 // the upstream unchanged, the end of the upstream session as -32603 naming
 // the upstream and why it ended, the caller's cancellation as is.
@@ -85,8 +90,16 @@ func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err er
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if l != nil && l.done() {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q ended: %v", up.name, l.exitReason())}
+	if l != nil {
+		// A call fails as soon as the connection breaks, a moment before
+		// the session has noticed that it ended.
+		t := time.NewTimer(endGrace)
+		defer t.Stop()
+		select {
+		case <-l.conn.Session.Done():
+			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q ended: %v", up.name, l.exitReason())}
+		case <-t.C:
+		}
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: %v", up.name, err)}
 }

@@ -116,6 +116,7 @@ func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upSta
 		return text(strconv.Itoa(os.Getpid())), nil
 	})
 	add("block", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+		_ = extra.ReportProgress(1, 0, "blocking")
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
@@ -240,6 +241,7 @@ const childEnv = "PMCP_PROXY_TEST_CHILD"
 
 func runChild() int {
 	srv, _ := newUpstream(&childTB{}, pmcp.EraUnknown, "child")
+	fmt.Fprintln(os.Stderr, "child started")
 	if err := srv.Serve(context.Background(), stdio.Stdio(stdio.Options{})); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -254,3 +256,5 @@ func (childTB) Fatal(args ...any) {
 	fmt.Fprintln(os.Stderr, args...)
 	os.Exit(2)
 }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -42,6 +42,8 @@ type job struct {
 	// round is the downstream request currently waiting for the job: its
 	// progress and log sinks. Nil while parked.
 	round atomic.Pointer[round]
+	// asking counts the requests for input the job is waiting on.
+	asking atomic.Int32
 }
 
 type jobKey struct{}
@@ -67,6 +69,8 @@ type answer struct {
 // for the answer.
 func (j *job) ask(ctx context.Context, req *pmcp.InputRequest) (jsontext.Value, error) {
 	a := &ask{req: req, reply: make(chan answer, 1)}
+	j.asking.Add(1)
+	defer j.asking.Add(-1)
 	select {
 	case j.asks <- a:
 	case <-ctx.Done():

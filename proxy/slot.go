@@ -248,15 +248,21 @@ func (sl *slot) removeJob(j *job) {
 
 // jobFor finds the call an upstream request for input belongs to: the one
 // whose ctx it carries (a modern upstream asks within the call), else the
-// oldest call in flight on the slot (a legacy upstream's requests carry no
-// link to the call they are for; with one call at a time, which a
-// per-session upstream usually sees, the choice is exact).
+// oldest call in flight on the slot that is not already waiting for an
+// answer, else the oldest (a legacy upstream's requests carry no link to
+// the call they are for; with one call at a time, which a per-session
+// upstream usually sees, the choice is exact).
 func (sl *slot) jobFor(ctx context.Context) *job {
 	if j, ok := ctx.Value(jobKey{}).(*job); ok {
 		return j
 	}
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
+	for _, j := range sl.jobs {
+		if j.asking.Load() == 0 {
+			return j
+		}
+	}
 	if len(sl.jobs) > 0 {
 		return sl.jobs[0]
 	}
