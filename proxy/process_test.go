@@ -149,3 +149,5 @@ func asRPC(err error, je **jsonrpc.Error) bool {
 	}
 	return errorsAs(err, je)
 }
+
+func newTextLogger(w *syncBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
