@@ -199,7 +199,7 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 		parent = p.base // the call outlives the round that started it
 	}
 	method := req.Method
-	j := p.startJob(parent, sl, r, func(ctx context.Context, j *job) (pmcp.Result, error) {
+	j, err := p.startJob(parent, sl, r, func(ctx context.Context, j *job) (pmcp.Result, error) {
 		var opts []pmcp.CallOption
 		if meta != nil {
 			opts = append(opts, pmcp.WithMeta(meta))
@@ -253,6 +253,9 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 		}
 		return res, p.upstreamError(ctx, up, l, err)
 	})
+	if err != nil {
+		return nil, err
+	}
 	if modern {
 		return p.driveModern(ctx, req, b, j)
 	}

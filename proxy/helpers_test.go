@@ -112,6 +112,16 @@ func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upSta
 		tc, _ := extra.TraceContext()
 		return text(tc.TraceParent), nil
 	})
+	add("log", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+		if err := extra.Log(pmcp.LevelInfo, label+": hello log"); err != nil {
+			return nil, err
+		}
+		_ = extra.Log(pmcp.LevelDebug, label+": debug log")
+		return text("logged"), nil
+	})
+	add("env", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+		return text(os.Getenv("TENANT_TOKEN")), nil
+	})
 	add("pid", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
 		return text(strconv.Itoa(os.Getpid())), nil
 	})

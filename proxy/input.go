@@ -91,7 +91,12 @@ func (j *job) ask(ctx context.Context, req *pmcp.InputRequest) (jsontext.Value, 
 // startJob runs call upstream. parent is the ctx the call runs under: the
 // downstream request's in the legacy era, the proxy's in the modern era
 // (the call outlives the round that started it).
-func (p *Proxy) startJob(parent context.Context, sl *slot, r *round, call func(ctx context.Context, j *job) (pmcp.Result, error)) *job {
+func (p *Proxy) startJob(parent context.Context, sl *slot, r *round, call func(ctx context.Context, j *job) (pmcp.Result, error)) (*job, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed { // Close waits for the jobs: none may start after it
+		return nil, fmt.Errorf("%w: the proxy is closed", ErrUpstreamGone)
+	}
 	ctx, cancel := context.WithCancelCause(parent)
 	j := &job{asks: make(chan *ask), done: make(chan struct{})}
 	j.ctx = context.WithValue(ctx, jobKey{}, j)
@@ -106,7 +111,7 @@ func (p *Proxy) startJob(parent context.Context, sl *slot, r *round, call func(c
 		close(j.done)
 		cancel(nil)
 	}()
-	return j
+	return j, nil
 }
 
 // driveLegacy waits for the job, answering its requests for input through

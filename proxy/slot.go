@@ -19,13 +19,17 @@ type slot struct {
 	p  *Proxy
 	up *upstream
 
-	mu       sync.Mutex
+	mu       sync.Mutex // guards live, dials, closed, subs; held while dialing
 	live     *live
 	dials    int
 	closed   bool
-	jobs     []*job         // in flight, oldest first
 	subs     map[string]int // resource URI → downstream subscriptions
 	listenWG sync.WaitGroup
+
+	// jobsMu guards jobs apart from mu, so that routing an upstream's
+	// request never waits for a dial.
+	jobsMu sync.Mutex
+	jobs   []*job // in flight, oldest first
 }
 
 // live is one open upstream session.
@@ -124,6 +128,7 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 		ResourcesListChanged: func(context.Context) { srv.NotifyResourcesListChanged() },
 		ResourceUpdated:      func(_ context.Context, p *pmcp.ResourceUpdatedParams) { srv.NotifyResourceUpdated(p.URI) },
 	}
+	opts.SyncLogMessages = true // a call's records before its result
 	if opts.LogLevel == pmcp.LevelUnset {
 		opts.LogLevel = pmcp.LevelDebug // filtered per downstream request
 	}
@@ -230,20 +235,20 @@ func (sl *slot) close() {
 // addJob and removeJob track the calls in flight, which a legacy upstream's
 // requests for input and its log records are routed to.
 func (sl *slot) addJob(j *job) {
-	sl.mu.Lock()
+	sl.jobsMu.Lock()
 	sl.jobs = append(sl.jobs, j)
-	sl.mu.Unlock()
+	sl.jobsMu.Unlock()
 }
 
 func (sl *slot) removeJob(j *job) {
-	sl.mu.Lock()
+	sl.jobsMu.Lock()
 	for i, x := range sl.jobs {
 		if x == j {
 			sl.jobs = append(sl.jobs[:i], sl.jobs[i+1:]...)
 			break
 		}
 	}
-	sl.mu.Unlock()
+	sl.jobsMu.Unlock()
 }
 
 // jobFor finds the call an upstream request for input belongs to: the one
@@ -256,8 +261,8 @@ func (sl *slot) jobFor(ctx context.Context) *job {
 	if j, ok := ctx.Value(jobKey{}).(*job); ok {
 		return j
 	}
-	sl.mu.Lock()
-	defer sl.mu.Unlock()
+	sl.jobsMu.Lock()
+	defer sl.jobsMu.Unlock()
 	for _, j := range sl.jobs {
 		if j.asking.Load() == 0 {
 			return j
@@ -292,7 +297,7 @@ func askAs[T any](ctx context.Context, sl *slot, req *pmcp.InputRequest) (*T, er
 // onLog routes an upstream log record to the oldest call in flight that
 // has a log sink (and asked for that level), else to the proxy's logger.
 func (sl *slot) onLog(ctx context.Context, p *pmcp.LoggingMessageParams) {
-	sl.mu.Lock()
+	sl.jobsMu.Lock()
 	var r *round
 	for _, j := range sl.jobs {
 		if r = j.round.Load(); r != nil && r.log != nil {
@@ -300,7 +305,7 @@ func (sl *slot) onLog(ctx context.Context, p *pmcp.LoggingMessageParams) {
 		}
 		r = nil
 	}
-	sl.mu.Unlock()
+	sl.jobsMu.Unlock()
 	if r != nil {
 		if p.Level >= r.level {
 			r.log.Log(p)
