@@ -109,7 +109,9 @@ type ServerOptions struct {
 	// server/discover instead of the capabilities derived from what is
 	// registered, and gates the feature methods the same way: a server
 	// whose requests are all answered by a middleware (package proxy)
-	// declares what it serves. Nil means derived from the registrations.
+	// declares what it serves; resources/subscribe then accepts URIs
+	// that are not registered (the middleware vouches for them). Nil
+	// means derived from the registrations.
 	Capabilities *ServerCapabilities
 }
 

@@ -36,10 +36,15 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 			if err := pmcp.Unmarshal(req.Params, &sp); err != nil || sp.URI == "" {
 				return next(ctx, req) // the server answers the malformed request
 			}
-			if err := p.subscribe(ctx, req, []string{sp.URI}, req.Method == pmcp.MethodResourcesSubscribe); err != nil {
+			add := req.Method == pmcp.MethodResourcesSubscribe
+			if err := p.subscribe(ctx, req, []string{sp.URI}, add); err != nil {
 				return nil, err
 			}
-			return next(ctx, req)
+			res, err := next(ctx, req)
+			if err != nil && add {
+				_ = p.subscribe(context.WithoutCancel(ctx), req, []string{sp.URI}, false)
+			}
+			return res, err
 		case pmcp.MethodSubscriptionsListen:
 			var lp pmcp.ListenParams
 			if pmcp.Unmarshal(req.Params, &lp) == nil && len(lp.Notifications.ResourceSubscriptions) > 0 {

@@ -51,8 +51,29 @@ func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upSta
 	if era != pmcp.EraUnknown {
 		mw = append(mw, onlyEra(era))
 	}
-	srv, err := pmcp.NewServer(pmcp.ServerOptions{Name: "up-" + label, Middleware: mw})
+	srv, err := pmcp.NewServer(pmcp.ServerOptions{Name: "up-" + label, Middleware: mw,
+		Completion: func(ctx context.Context, extra *pmcp.RequestHandlerExtra, p *pmcp.CompleteParams) (*pmcp.CompleteResult, error) {
+			return &pmcp.CompleteResult{Completion: pmcp.Completion{Values: []string{label + ":" + p.Ref.Name + p.Ref.URI + ":" + p.Argument.Value}}}, nil
+		}})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddPrompt(&pmcp.Prompt{Name: "greet", Arguments: []*pmcp.PromptArgument{{Name: "who", Required: true}}},
+		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, p *pmcp.GetPromptParams) (*pmcp.GetPromptResult, error) {
+			return &pmcp.GetPromptResult{Messages: []*pmcp.PromptMessage{{Role: "user", Content: pmcp.Text(label + ": hello " + p.Arguments["who"])}}}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddResource(&pmcp.Resource{URI: "test://" + label + "/r", Name: "r"},
+		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, r *pmcp.ResourceRequest) (*pmcp.ReadResourceResult, error) {
+			return &pmcp.ReadResourceResult{Contents: []*pmcp.ResourceContents{{URI: r.URI, Text: label + ": body"}}}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddResourceTemplate(&pmcp.ResourceTemplate{URITemplate: "test://" + label + "/t/{id}", Name: "t"},
+		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, r *pmcp.ResourceRequest) (*pmcp.ReadResourceResult, error) {
+			return &pmcp.ReadResourceResult{Contents: []*pmcp.ResourceContents{{URI: r.URI, Text: label + ": item " + r.Vars["id"]}}}, nil
+		}); err != nil {
 		t.Fatal(err)
 	}
 	add := func(name string, h pmcp.ToolHandler) {
@@ -121,6 +142,21 @@ func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upSta
 	})
 	add("env", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
 		return text(os.Getenv("TENANT_TOKEN")), nil
+	})
+	add("sample", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+		res, err := extra.Sample(ctx, &pmcp.CreateMessageParams{MaxTokens: 10, Messages: []*pmcp.SamplingMessage{{Role: "user", Content: pmcp.Text("2+2?")}}})
+		if err != nil {
+			return nil, err
+		}
+		tc, _ := res.Content.(*pmcp.TextContent)
+		if tc == nil {
+			return nil, errors.New("no text from the model")
+		}
+		roots, err := extra.ListRoots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return text(label + ": model said " + tc.Text + ", roots " + strconv.Itoa(len(roots.Roots))), nil
 	})
 	add("pid", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
 		return text(strconv.Itoa(os.Getpid())), nil
