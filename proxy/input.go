@@ -106,8 +106,9 @@ func (p *Proxy) startJob(parent context.Context, sl *slot, r *round, call func(c
 	p.jobs.Add(1)
 	go func() {
 		defer p.jobs.Done()
-		defer sl.removeJob(j)
 		j.res, j.err = call(j.ctx, j)
+		// Leave the slot first: from now on no request may be routed here.
+		sl.removeJob(j)
 		close(j.done)
 		cancel(nil)
 	}()

@@ -263,15 +263,19 @@ func (sl *slot) jobFor(ctx context.Context) *job {
 	}
 	sl.jobsMu.Lock()
 	defer sl.jobsMu.Unlock()
+	var busy *job
 	for _, j := range sl.jobs {
+		if j.ctx.Err() != nil {
+			continue
+		}
 		if j.asking.Load() == 0 {
 			return j
 		}
+		if busy == nil {
+			busy = j
+		}
 	}
-	if len(sl.jobs) > 0 {
-		return sl.jobs[0]
-	}
-	return nil
+	return busy
 }
 
 // errNoCall answers an upstream's request for input that no downstream call
