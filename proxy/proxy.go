@@ -48,8 +48,8 @@
 //
 // # Aggregation
 //
-// With several upstreams, every upstream has a Name and its tools and
-// prompts are listed as Name + Separator + name (Options.Separator, "_" by
+// With several upstreams (or Options.Prefix), every upstream has a Name and
+// its tools and prompts are listed as Name + Separator + name (Options.Separator, "_" by
 // default) and routed back by that prefix; resources keep their URIs and a
 // read is tried on each upstream in order. Options.AllowTools and
 // Options.DenyTools are globs (path.Match) on the names the downstream sees,
@@ -106,8 +106,12 @@ type Options struct {
 	// upstream (for a command: one child, multiplexed). False means one
 	// upstream session per legacy downstream session.
 	Shared bool
-	// Separator joins an upstream's Name and its tool and prompt names
-	// when there are several upstreams. "" means DefaultSeparator.
+	// Prefix prefixes the tools and prompts of a single upstream with its
+	// Name too (several upstreams always are), so that names do not change
+	// when a second upstream is added.
+	Prefix bool
+	// Separator joins an upstream's Name and its tool and prompt names.
+	// "" means DefaultSeparator.
 	Separator string
 	// AllowTools, when not empty, lists the globs (path.Match syntax) of
 	// the tool names the downstream may see and call; DenyTools the globs
@@ -192,9 +196,9 @@ func New(opts Options) (*Proxy, error) {
 			return nil, fmt.Errorf("%w: upstream %q has no Dial", ErrInvalidOptions, u.Name)
 		}
 		up := &upstream{name: u.Name, dial: u.Dial}
-		if len(opts.Upstreams) > 1 {
+		if len(opts.Upstreams) > 1 || opts.Prefix {
 			if u.Name == "" || seen[u.Name] {
-				return nil, fmt.Errorf("%w: several upstreams need unique non-empty names (%q)", ErrInvalidOptions, u.Name)
+				return nil, fmt.Errorf("%w: prefixed upstreams need unique non-empty names (%q)", ErrInvalidOptions, u.Name)
 			}
 			seen[u.Name] = true
 			up.prefix = u.Name + sep
@@ -366,7 +370,7 @@ func (p *Proxy) dropSlot(key slotKey) {
 // route finds the upstream of a prefixed tool or prompt name and the name
 // the upstream knows.
 func (p *Proxy) route(name string) (*upstream, string, bool) {
-	if len(p.ups) == 1 {
+	if len(p.ups) == 1 && p.ups[0].prefix == "" {
 		return p.ups[0], name, true
 	}
 	var best *upstream

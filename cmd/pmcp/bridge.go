@@ -217,6 +217,7 @@ func bridgeOptions(ctx context.Context, f *bridgeFlags, cmdArgs []string, logger
 		if err != nil {
 			return opts, err
 		}
+		opts.Prefix = true // named upstreams are always prefixed
 		opts.Upstreams = append(opts.Upstreams, named...)
 	}
 	switch {

@@ -5,15 +5,20 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/everything"
+	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/transport/command"
 )
 
@@ -60,6 +65,82 @@ func TestBridgeStdioToStdio(t *testing.T) {
 				t.Fatalf("greet_user: %q", got)
 			}
 		})
+	}
+}
+
+// TestBridgeURLToStdio: `pmcp bridge --url URL` gives a stdio-only host a
+// remote Streamable HTTP server (here a legacy-only one), in both eras.
+func TestBridgeURLToStdio(t *testing.T) {
+	srv, err := everything.New(everything.Options{Server: pmcp.ServerOptions{Middleware: []pmcp.Middleware{legacyOnly}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
+	ts := httptest.NewServer(h)
+	defer func() {
+		_ = h.Close()
+		ts.Close()
+	}()
+	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+		t.Run(era.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			tr, err := command.New(selfCmd("bridge", "--log-level", "warn", "--url", ts.URL), command.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := tr.Start()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := pmcp.NewClient(pmcp.ClientOptions{Era: era, Elicitation: greet}).Connect(ctx, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, "greet_user", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Content[0].(*pmcp.TextContent).Text; !strings.Contains(got, "Hello, Ada!") {
+				t.Fatalf("greet_user: %q", got)
+			}
+		})
+	}
+}
+
+// legacyOnly refuses modern requests, as a 2025-11-25 server does.
+func legacyOnly(next pmcp.MethodHandler) pmcp.MethodHandler {
+	return func(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
+		if req.Era() == pmcp.EraModern {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method}
+		}
+		return next(ctx, req)
+	}
+}
+
+// TestBridgeConfigFile: --config reads an mcpServers file (command, args,
+// env) and serves its servers prefixed.
+func TestBridgeConfigFile(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "servers.json")
+	body := `{"mcpServers": {"calc": {"command": ` + strconv.Quote(os.Args[0]) + `, "args": ["serve", "--stdio", "--log-level", "off"], "env": {"PMCP_TEST_RUN_MAIN": "1"}}}}`
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := startBridgeHTTP(t, "--config", cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := pmcp.NewClient(pmcp.ClientOptions{}).ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, "calc_add", map[string]any{"a": 20, "b": 22})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc, _ := res.StructuredContent.(map[string]any); sc["sum"] != 42.0 {
+		t.Fatalf("calc_add: %+v", res)
 	}
 }
 
@@ -169,6 +250,9 @@ func TestBridgeUsage(t *testing.T) {
 		{[]string{"bridge", "--upstream", "a=http://x", "--upstream", "a=http://y"}, exitUsage, "unique"},
 		{[]string{"bridge", "--header-to-env", "Authorization=TOKEN", "--", "srv"}, exitUsage, "Authorization"},
 		{[]string{"bridge", "--deny-tool", "[", "--", "srv"}, exitUsage, "glob"},
+		{[]string{"bridge", "--oauth", "--oauth-callback", "10.1.2.3:80", "--oauth-tokens", "/nonexistent/t.json", "--url", "http://x/mcp"}, exitUsage, "loopback"},
+		{[]string{"bridge", "--config", "/nonexistent/servers.json"}, exitUsage, "no such file"},
+		{[]string{"bridge", "--era", "future", "--", "srv"}, exitUsage, "--era"},
 		{[]string{"bridge", "-h"}, exitOK, "usage: pmcp bridge"},
 	} {
 		var out, errb bytes.Buffer
