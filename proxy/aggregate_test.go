@@ -165,3 +165,23 @@ func TestBridgeParkingBounds(t *testing.T) {
 		t.Fatalf("late answer: %v, want -32602 (nothing to resume)", err)
 	}
 }
+
+// TestBridgeMaxRounds: a bridged request asking for more input rounds
+// than Server.MaxInputRounds fails with -32602 and cancels the upstream
+// call.
+func TestBridgeMaxRounds(t *testing.T) {
+	srv, _ := newUpstream(t, pmcp.EraLegacy, "u")
+	var wg sync.WaitGroup
+	p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(srv, &wg)}}, Server: pmcp.ServerOptions{MaxInputRounds: 1}}, &wg)
+	cs := downstream(t, p, "http", pmcp.ClientOptions{Era: pmcp.EraModern, Elicitation: answerer})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := cs.CallTool(ctx, "ask", nil) // asks twice
+	var je *jsonrpc.Error
+	if !errorsAs(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+		t.Fatalf("error %v, want -32602 too many rounds", err)
+	}
+	if _, err := cs.CallTool(ctx, "echo", nil); err != nil {
+		t.Fatalf("the proxy is unusable after: %v", err)
+	}
+}

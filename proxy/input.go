@@ -345,10 +345,13 @@ func (p *Proxy) driveModern(ctx context.Context, req *pmcp.Request, b reqstate.B
 					round = r + 1
 				}
 			}
-			if round > 255 {
-				p.unpark(id)
+			if limit := p.maxRounds(); round >= limit {
+				if x := p.unpark(id); x != nil {
+					x.a.reply <- answer{err: errors.New("proxy: too many input rounds")}
+				}
 				j.cancel()
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "too many input rounds"}
+				<-j.done
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("too many input rounds (limit %d)", limit)}
 			}
 			tok, err := p.sealer.Seal(b, reqstate.State{Round: uint8(round), Continuation: cont})
 			if err != nil {

@@ -311,6 +311,15 @@ func (p *Proxy) parkTimeout() time.Duration {
 	return DefaultParkTimeout
 }
 
+// maxRounds caps the input_required rounds of one bridged request, as
+// ServerOptions.MaxInputRounds does for the server's own.
+func (p *Proxy) maxRounds() int {
+	if n := p.opts.Server.MaxInputRounds; n > 0 {
+		return min(n, 256)
+	}
+	return pmcp.DefaultMaxInputRounds
+}
+
 func (p *Proxy) maxRestarts() int {
 	switch {
 	case p.opts.MaxRestarts > 0:
