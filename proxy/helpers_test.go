@@ -36,6 +36,7 @@ type upState struct {
 	cancelled chan struct{} // closed when "count" saw its cancellation
 	once      sync.Once
 	calls     chan string // tool names called, in order
+	roots     chan struct{} // a roots list_changed notification arrived
 }
 
 var objectSchema = jsontext.Value(`{"type":"object"}`)
@@ -46,12 +47,18 @@ func text(s string) *pmcp.CallToolResult {
 
 // newUpstream returns a test server serving era (EraUnknown: both).
 func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upState) {
-	st := &upState{cancelled: make(chan struct{}), calls: make(chan string, 64)}
+	st := &upState{cancelled: make(chan struct{}), calls: make(chan string, 64), roots: make(chan struct{}, 8)}
 	var mw []pmcp.Middleware
 	if era != pmcp.EraUnknown {
 		mw = append(mw, onlyEra(era))
 	}
 	srv, err := pmcp.NewServer(pmcp.ServerOptions{Name: "up-" + label, Middleware: mw,
+		RootsListChanged: func(context.Context) {
+			select {
+			case st.roots <- struct{}{}:
+			default:
+			}
+		},
 		Completion: func(ctx context.Context, extra *pmcp.RequestHandlerExtra, p *pmcp.CompleteParams) (*pmcp.CompleteResult, error) {
 			return &pmcp.CompleteResult{Completion: pmcp.Completion{Values: []string{label + ":" + p.Ref.Name + p.Ref.URI + ":" + p.Argument.Value}}}, nil
 		}})

@@ -60,3 +60,27 @@ func TestBridgeLogging(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeRootsListChanged: a legacy client's roots list_changed
+// reaches a legacy upstream.
+func TestBridgeRootsListChanged(t *testing.T) {
+	srv, st := newUpstream(t, pmcp.EraLegacy, "u")
+	var wg sync.WaitGroup
+	p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(srv, &wg)}}}, &wg)
+	cs := downstream(t, p, "stream", pmcp.ClientOptions{Era: pmcp.EraLegacy, Roots: func(context.Context) (*pmcp.ListRootsResult, error) {
+		return &pmcp.ListRootsResult{Roots: []*pmcp.Root{}}, nil
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cs.ListTools(ctx, ""); err != nil { // opens the upstream session
+		t.Fatal(err)
+	}
+	if err := cs.NotifyRootsListChanged(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-st.roots:
+	case <-ctx.Done():
+		t.Fatal("the upstream never heard of the roots change")
+	}
+}

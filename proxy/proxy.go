@@ -81,6 +81,10 @@ const (
 	// DefaultMaxRestarts bounds how often one upstream slot is re-dialed
 	// after its session ended.
 	DefaultMaxRestarts = 3
+	// DefaultRestartReset is how long an upstream session must have run
+	// before it ended for its slot's restart count to start afresh, so a
+	// long-lived gateway survives occasional crashes but not a crash loop.
+	DefaultRestartReset = time.Minute
 	// DefaultCallTimeout bounds one upstream call whose downstream request
 	// has no deadline (waiting for a user's input included).
 	DefaultCallTimeout = 10 * time.Minute
@@ -242,6 +246,13 @@ func New(opts Options) (*Proxy, error) {
 	}
 	mw = append(mw, p.middleware)
 	so.Middleware = mw
+	userRoots := so.RootsListChanged
+	so.RootsListChanged = func(ctx context.Context) {
+		if userRoots != nil {
+			userRoots(ctx)
+		}
+		p.rootsChanged(ctx)
+	}
 	srv, err := pmcp.NewServer(so)
 	if err != nil {
 		return nil, err
@@ -360,6 +371,26 @@ func (p *Proxy) slotFor(req *pmcp.Request, up *upstream) (*slot, error) {
 	}
 	p.slots[key] = sl
 	return sl, nil
+}
+
+// rootsChanged tells the legacy upstreams that a downstream client's roots
+// changed (a modern upstream asks for roots when it needs them). The
+// notification names no session, so every open legacy upstream hears it.
+func (p *Proxy) rootsChanged(ctx context.Context) {
+	p.mu.Lock()
+	slots := make([]*slot, 0, len(p.slots))
+	for _, sl := range p.slots {
+		slots = append(slots, sl)
+	}
+	p.mu.Unlock()
+	for _, sl := range slots {
+		sl.mu.Lock()
+		l := sl.live
+		sl.mu.Unlock()
+		if l != nil && !l.modern && !l.done() {
+			_ = l.conn.Session.NotifyRootsListChanged(ctx)
+		}
+	}
 }
 
 func (p *Proxy) dropSlot(key slotKey) {

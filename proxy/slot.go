@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp"
@@ -35,6 +36,7 @@ type slot struct {
 // live is one open upstream session.
 type live struct {
 	conn        Conn
+	opened      time.Time
 	stopListen  context.CancelFunc
 	exitOnce    sync.Once
 	exitErr     error
@@ -86,6 +88,9 @@ func (sl *slot) get(ctx context.Context, hdr http.Header) (*live, error) {
 		sl.live = nil
 		old.stopListen()
 		_ = old.conn.Session.Close()
+		if time.Since(old.opened) >= DefaultRestartReset {
+			sl.dials = 1 // it ran long enough: a fresh budget
+		}
 		if sl.dials > sl.p.maxRestarts() {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q ended (%v) and was restarted %d times: giving up", sl.up.name, old.exitReason(), sl.dials-1)}
 		}
@@ -145,7 +150,7 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	if conn.Session == nil {
 		return nil, errors.New("the dialer returned no session")
 	}
-	l := &live{conn: conn, stopListen: func() {}, modern: conn.Session.Era() == pmcp.EraModern}
+	l := &live{conn: conn, opened: time.Now(), stopListen: func() {}, modern: conn.Session.Era() == pmcp.EraModern}
 	caps := conn.Session.ServerCapabilities()
 	if caps != nil {
 		l.capsTools, l.capsPrompts, l.capsRes = caps.Tools != nil, caps.Prompts != nil, caps.Resources != nil
