@@ -35,7 +35,7 @@ func onlyEra(e pmcp.Era) pmcp.Middleware {
 type upState struct {
 	cancelled chan struct{} // closed when "count" saw its cancellation
 	once      sync.Once
-	calls     chan string // tool names called, in order
+	calls     chan string   // tool names called, in order
 	roots     chan struct{} // a roots list_changed notification arrived
 }
 
