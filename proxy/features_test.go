@@ -142,7 +142,7 @@ func TestBridgeCredentials(t *testing.T) {
 func TestBridgeHeaderToEnvAndShared(t *testing.T) {
 	for _, shared := range []bool{false, true} {
 		t.Run(map[bool]string{false: "per-session", true: "shared"}[shared], func(t *testing.T) {
-			dial, err := Command(os.Args[0], nil, CommandOptions{Env: []string{childEnv + "=1"}, HeaderToEnv: map[string]string{"X-Tenant-Token": "TENANT_TOKEN"}})
+			dial, err := Command(os.Args[0], nil, CommandOptions{Env: []string{childEnv + "=1", noRaceExitSleep}, HeaderToEnv: map[string]string{"X-Tenant-Token": "TENANT_TOKEN"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -311,3 +311,7 @@ func (childTB) Fatal(args ...any) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// noRaceExitSleep stops a race-enabled child from sleeping a second at
+// exit (the race detector's default), which every test would wait for.
+const noRaceExitSleep = "GORACE=atexit_sleep_ms=0"

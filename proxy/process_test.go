@@ -37,7 +37,7 @@ func (s *syncBuffer) String() string {
 // childProxy bridges to this test binary run as a child upstream server.
 func childProxy(t *testing.T, maxRestarts int, logs *syncBuffer) *Proxy {
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	dial, err := Command(os.Args[0], nil, CommandOptions{Env: []string{childEnv + "=1"}, Logger: log})
+	dial, err := Command(os.Args[0], nil, CommandOptions{Env: []string{childEnv + "=1", noRaceExitSleep}, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

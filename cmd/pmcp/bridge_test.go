@@ -25,7 +25,9 @@ import (
 // selfCmd runs this test binary as `pmcp args...`.
 func selfCmd(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "PMCP_TEST_RUN_MAIN=1")
+	// GORACE: a race-enabled child (and its children) would sleep a
+	// second at exit.
+	cmd.Env = append(os.Environ(), "PMCP_TEST_RUN_MAIN=1", "GORACE=atexit_sleep_ms=0")
 	return cmd
 }
 
