@@ -181,3 +181,31 @@ func TestBridgeErrorsAndMeta(t *testing.T) {
 		})
 	}
 }
+
+// TestBridgeProgressAfterInput: progress the upstream reports after an
+// input round reaches the downstream request of the round that resumed
+// the call (a modern client's retry), in every era pair.
+func TestBridgeProgressAfterInput(t *testing.T) {
+	for _, tc := range translations {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, _ := newUpstream(t, tc.upstreamEr, "u")
+			var wg sync.WaitGroup
+			p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(srv, &wg)}}}, &wg)
+			cs := downstream(t, p, "stream", pmcp.ClientOptions{Era: tc.clientEra, Elicitation: answerer})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for i := 0; i < 20; i++ {
+				var got []string
+				res, err := cs.CallTool(ctx, "ask_then_progress", nil, pmcp.WithProgress(func(_ context.Context, pp *pmcp.ProgressParams) {
+					got = append(got, pp.Message)
+				}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if resultText(t, res) != "u: done Ada" || len(got) != 1 || got[0] != "after Ada" {
+					t.Fatalf("call %d: %q, progress %q", i, resultText(t, res), got)
+				}
+			}
+		})
+	}
+}

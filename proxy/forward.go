@@ -159,11 +159,10 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 	b := binding(req, target, fp.Arguments)
 	r := &round{progress: req.Extra.ProgressReporter, log: req.Extra.LogSink, level: req.Extra.EffectiveLogLevel()}
 	if modern && fp.RequestState != nil {
-		j, err := p.resume(b, &fp.mrtrParams)
+		j, err := p.resume(b, &fp.mrtrParams, r)
 		if err != nil {
 			return nil, err
 		}
-		j.round.Store(r)
 		return p.driveModern(ctx, req, b, j)
 	}
 	var ups []*upstream

@@ -117,6 +117,16 @@ func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upSta
 		}
 		return text(label + ": hello " + name + " (" + mood + ")"), nil
 	})
+	add("ask_then_progress", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+		name, err := ask(ctx, extra, "name")
+		if err != nil {
+			return nil, err
+		}
+		if err := extra.ReportProgress(1, 1, "after "+name); err != nil {
+			return nil, err
+		}
+		return text(label + ": done " + name), nil
+	})
 	add("echo", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
 		return text(label + ": echo"), nil
 	})

@@ -292,8 +292,9 @@ func invalidState() error {
 }
 
 // resume opens a retry's requestState and hands its answer to the parked
-// job; it returns the job, now waiting for this round.
-func (p *Proxy) resume(b reqstate.Binding, mp *mrtrParams) (*job, error) {
+// job, after making r the round the job reports to; it returns the job,
+// now waiting for this round.
+func (p *Proxy) resume(b reqstate.Binding, mp *mrtrParams, r *round) (*job, error) {
 	st, err := p.sealer.Open(b, *mp.RequestState)
 	if err != nil {
 		return nil, invalidState()
@@ -313,6 +314,7 @@ func (p *Proxy) resume(b reqstate.Binding, mp *mrtrParams) (*job, error) {
 	if e == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the bridged request is no longer waiting for input (answered already, timed out, or the proxy restarted)"}
 	}
+	e.j.round.Store(r) // before the upstream can go on and report
 	e.a.reply <- answer{raw: raw}
 	return e.j, nil
 }
