@@ -66,53 +66,59 @@ func TestBridgeAggregate(t *testing.T) {
 // listen stream of a modern client), whatever the upstream's era.
 func TestBridgeListChanged(t *testing.T) {
 	for _, tc := range translations {
-		t.Run(tc.name, func(t *testing.T) {
-			srv, _ := newUpstream(t, tc.upstreamEr, "u")
-			var wg sync.WaitGroup
-			p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(srv, &wg)}}}, &wg)
-			changed := make(chan struct{}, 8)
-			acked := make(chan struct{}, 1)
-			cs := downstream(t, p, "http", pmcp.ClientOptions{Era: tc.clientEra, Notifications: pmcp.ClientNotificationHandlers{
-				ToolsListChanged:         func(context.Context) { changed <- struct{}{} },
-				SubscriptionAcknowledged: func(context.Context, *pmcp.SubscriptionsAckParams) { acked <- struct{}{} },
-			}})
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if _, err := cs.ListTools(ctx, ""); err != nil { // opens the upstream session
-				t.Fatal(err)
-			}
-			var lwg sync.WaitGroup
-			if tc.clientEra == pmcp.EraModern {
-				lctx, stop := context.WithCancel(ctx)
-				defer func() { stop(); lwg.Wait() }()
-				lwg.Add(1)
-				go func() {
-					defer lwg.Done()
-					_ = cs.Listen(lctx, pmcp.SubscriptionFilter{ToolsListChanged: true})
-				}()
-				select {
-				case <-acked:
-				case <-ctx.Done():
-					t.Fatal("listen never acknowledged")
+		for _, upT := range []string{"stream", "http"} {
+			t.Run(tc.name+"/up-"+upT, func(t *testing.T) {
+				srv, _ := newUpstream(t, tc.upstreamEr, "u")
+				var wg sync.WaitGroup
+				dial := memDial(srv, &wg)
+				if upT == "http" {
+					dial = httpDial(t, srv) // legacy: the GET stream; modern: listen
 				}
-			}
-			// The upstream's own subscription may still be opening: add
-			// tools until one change arrives.
-			for i := 0; ; i++ {
-				if err := srv.AddRawTool(&pmcp.Tool{Name: "late" + string(rune('a'+i%26)), InputSchema: objectSchema}, func(context.Context, *pmcp.RequestHandlerExtra, *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
-					return text("late"), nil
-				}); err != nil {
+				p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}}, &wg)
+				changed := make(chan struct{}, 8)
+				acked := make(chan struct{}, 1)
+				cs := downstream(t, p, "http", pmcp.ClientOptions{Era: tc.clientEra, Notifications: pmcp.ClientNotificationHandlers{
+					ToolsListChanged:         func(context.Context) { changed <- struct{}{} },
+					SubscriptionAcknowledged: func(context.Context, *pmcp.SubscriptionsAckParams) { acked <- struct{}{} },
+				}})
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if _, err := cs.ListTools(ctx, ""); err != nil { // opens the upstream session
 					t.Fatal(err)
 				}
-				select {
-				case <-changed:
-					return
-				case <-ctx.Done():
-					t.Fatal("no list_changed reached the downstream")
-				case <-time.After(20 * time.Millisecond):
+				var lwg sync.WaitGroup
+				if tc.clientEra == pmcp.EraModern {
+					lctx, stop := context.WithCancel(ctx)
+					defer func() { stop(); lwg.Wait() }()
+					lwg.Add(1)
+					go func() {
+						defer lwg.Done()
+						_ = cs.Listen(lctx, pmcp.SubscriptionFilter{ToolsListChanged: true})
+					}()
+					select {
+					case <-acked:
+					case <-ctx.Done():
+						t.Fatal("listen never acknowledged")
+					}
 				}
-			}
-		})
+				// The upstream's own subscription may still be opening: add
+				// tools until one change arrives.
+				for i := 0; ; i++ {
+					if err := srv.AddRawTool(&pmcp.Tool{Name: "late" + string(rune('a'+i%26)), InputSchema: objectSchema}, func(context.Context, *pmcp.RequestHandlerExtra, *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+						return text("late"), nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+					select {
+					case <-changed:
+						return
+					case <-ctx.Done():
+						t.Fatal("no list_changed reached the downstream")
+					case <-time.After(20 * time.Millisecond):
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -113,42 +113,48 @@ func TestBridgeInputWithoutCapability(t *testing.T) {
 func TestBridgeProgressAndCancel(t *testing.T) {
 	for _, tc := range translations {
 		for _, down := range []string{"stream", "http"} {
-			t.Run(tc.name+"/down-"+down, func(t *testing.T) {
-				srv, st := newUpstream(t, tc.upstreamEr, "u")
-				var wg sync.WaitGroup
-				p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(srv, &wg)}}}, &wg)
-				cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra})
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				got := make(chan string, 16)
-				callCtx, stop := context.WithCancel(ctx)
-				errc := make(chan error, 1)
-				go func() {
-					_, err := cs.CallTool(callCtx, "count", nil, pmcp.WithProgress(func(_ context.Context, pp *pmcp.ProgressParams) {
-						got <- pp.Message
-					}))
-					errc <- err
-				}()
-				for i := 1; i <= 5; i++ {
-					select {
-					case m := <-got:
-						if want := "step " + string(rune('0'+i)); m != want {
-							t.Fatalf("progress %d: %q, want %q", i, m, want)
-						}
-					case <-ctx.Done():
-						t.Fatalf("progress %d never arrived", i)
+			for _, upT := range []string{"stream", "http"} {
+				t.Run(tc.name+"/down-"+down+"/up-"+upT, func(t *testing.T) {
+					srv, st := newUpstream(t, tc.upstreamEr, "u")
+					var wg sync.WaitGroup
+					dial := memDial(srv, &wg)
+					if upT == "http" {
+						dial = httpDial(t, srv)
 					}
-				}
-				stop()
-				if err := <-errc; !errors.Is(err, context.Canceled) {
-					t.Fatalf("call error %v, want context.Canceled", err)
-				}
-				select {
-				case <-st.cancelled:
-				case <-ctx.Done():
-					t.Fatal("the upstream handler was never cancelled")
-				}
-			})
+					p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}}, &wg)
+					cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra})
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					got := make(chan string, 16)
+					callCtx, stop := context.WithCancel(ctx)
+					errc := make(chan error, 1)
+					go func() {
+						_, err := cs.CallTool(callCtx, "count", nil, pmcp.WithProgress(func(_ context.Context, pp *pmcp.ProgressParams) {
+							got <- pp.Message
+						}))
+						errc <- err
+					}()
+					for i := 1; i <= 5; i++ {
+						select {
+						case m := <-got:
+							if want := "step " + string(rune('0'+i)); m != want {
+								t.Fatalf("progress %d: %q, want %q", i, m, want)
+							}
+						case <-ctx.Done():
+							t.Fatalf("progress %d never arrived", i)
+						}
+					}
+					stop()
+					if err := <-errc; !errors.Is(err, context.Canceled) {
+						t.Fatalf("call error %v, want context.Canceled", err)
+					}
+					select {
+					case <-st.cancelled:
+					case <-ctx.Done():
+						t.Fatal("the upstream handler was never cancelled")
+					}
+				})
+			}
 		}
 	}
 }
@@ -158,27 +164,33 @@ func TestBridgeProgressAndCancel(t *testing.T) {
 // upstream.
 func TestBridgeErrorsAndMeta(t *testing.T) {
 	for _, tc := range translations {
-		t.Run(tc.name, func(t *testing.T) {
-			srv, _ := newUpstream(t, tc.upstreamEr, "u")
-			var wg sync.WaitGroup
-			p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(srv, &wg)}}}, &wg)
-			cs := downstream(t, p, "http", pmcp.ClientOptions{Era: tc.clientEra})
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_, err := cs.CallTool(ctx, "fail", nil)
-			var je *jsonrpc.Error
-			if !errors.As(err, &je) || je.Code != -32050 || je.Message != "teapot refused" || string(je.Data) != `{"why":"short and stout"}` {
-				t.Fatalf("error %#v, want the upstream's -32050 unchanged", err)
-			}
-			const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-			res, err := cs.CallTool(ctx, "meta", nil, pmcp.WithMeta(pmcp.Meta{"traceparent": tp}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := resultText(t, res); got != tp {
-				t.Fatalf("upstream saw traceparent %q", got)
-			}
-		})
+		for _, upT := range []string{"stream", "http"} {
+			t.Run(tc.name+"/up-"+upT, func(t *testing.T) {
+				srv, _ := newUpstream(t, tc.upstreamEr, "u")
+				var wg sync.WaitGroup
+				dial := memDial(srv, &wg)
+				if upT == "http" {
+					dial = httpDial(t, srv)
+				}
+				p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}}, &wg)
+				cs := downstream(t, p, "http", pmcp.ClientOptions{Era: tc.clientEra})
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_, err := cs.CallTool(ctx, "fail", nil)
+				var je *jsonrpc.Error
+				if !errors.As(err, &je) || je.Code != -32050 || je.Message != "teapot refused" || string(je.Data) != `{"why":"short and stout"}` {
+					t.Fatalf("error %#v, want the upstream's -32050 unchanged", err)
+				}
+				const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+				res, err := cs.CallTool(ctx, "meta", nil, pmcp.WithMeta(pmcp.Meta{"traceparent": tp}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := resultText(t, res); got != tp {
+					t.Fatalf("upstream saw traceparent %q", got)
+				}
+			})
+		}
 	}
 }
 
