@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -263,4 +266,68 @@ func TestBridgeUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, output %q; want %d and %q", c.args, code, out.String()+errb.String(), c.code, c.msg)
 		}
 	}
+}
+
+// TestBridgeOAuthConfig: --oauth builds the upstream's OAuth client with a
+// file token store and a loopback redirect whose listener hands the
+// browser's redirect back to the flow.
+func TestBridgeOAuthConfig(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close() // a free port for the callback listener
+	tokens := filepath.Join(t.TempDir(), "tokens.json")
+	var stderr syncBuf
+	oc, err := oauthConfig(&bridgeFlags{oauthCallback: addr, oauthTokens: tokens, oauthClientID: "cid", oauthScopes: "a b"}, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := oc.TokenStore.(*pmcp.FileTokenStore); !ok || oc.RedirectURL != "http://"+addr+"/callback" || oc.ClientID != "cid" || strings.Join(oc.Scopes, ",") != "a,b" {
+		t.Fatalf("config %+v", oc)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := make(chan string, 1)
+	go func() {
+		u, err := oc.Authorize(ctx, "https://as.example/authorize?x=1")
+		if err != nil {
+			u = "error: " + err.Error()
+		}
+		got <- u
+	}()
+	// The browser: once the URL is printed, follow the redirect.
+	for !strings.Contains(stderr.String(), "https://as.example/authorize?x=1") {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the authorization URL was never printed")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	resp, err := http.Get("http://" + addr + "/callback?code=c1&state=s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if u := <-got; u != "http://"+addr+"/callback?code=c1&state=s1" {
+		t.Fatalf("redirect %q", u)
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
