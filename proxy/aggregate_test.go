@@ -50,11 +50,19 @@ func TestBridgeAggregate(t *testing.T) {
 						t.Fatalf("%s: %q, want %q", c.tool, got, c.want)
 					}
 				}
+				// A denied tool answers as a missing one does, whether the
+				// name routes to an upstream or not: nothing to probe.
 				_, denied := cs.CallTool(ctx, "b_secret", nil)
-				_, missing := cs.CallTool(ctx, "c_secret2", nil)
-				var dj, mj *jsonrpc.Error
-				if !errorsAs(denied, &dj) || !errorsAs(missing, &mj) || dj.Code != mj.Code || dj.Code != jsonrpc.CodeInvalidParams {
-					t.Fatalf("denied %v, missing %v: want the same unknown-tool error", denied, missing)
+				var dj *jsonrpc.Error
+				if !errorsAs(denied, &dj) || dj.Code != jsonrpc.CodeInvalidParams || dj.Message != `unknown tool "b_secret"` {
+					t.Fatalf("denied: %v", denied)
+				}
+				for _, name := range []string{"c_secret2", "b_nope", "a_secrets"} {
+					_, missing := cs.CallTool(ctx, name, nil)
+					var mj *jsonrpc.Error
+					if !errorsAs(missing, &mj) || mj.Code != dj.Code || mj.Message != `unknown tool "`+name+`"` || len(mj.Data) != len(dj.Data) {
+						t.Fatalf("missing %s: %v; want it shaped as the denied %v", name, missing, denied)
+					}
 				}
 			})
 		}

@@ -133,6 +133,12 @@ func forwardMeta(req *pmcp.Request) pmcp.Meta {
 	return out
 }
 
+// unknownTool is the answer to a tools/call of a tool the proxy cannot
+// route: the same as pmcp.DenyTools gives for a denied one.
+func unknownTool(req *pmcp.Request) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Name)}
+}
+
 type featureParams struct {
 	Name      string         `json:"name"`
 	URI       string         `json:"uri"`
@@ -173,7 +179,7 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 		up, n, ok := p.route(target)
 		if !ok {
 			if req.Method == pmcp.MethodToolsCall {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", target)}
+				return nil, unknownTool(req)
 			}
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", target)}
 		}
@@ -197,6 +203,17 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 	sl, l, err := p.conn(ctx, req, up)
 	if err != nil {
 		return nil, err
+	}
+	if req.Method == pmcp.MethodToolsCall && p.filtered {
+		// With tool globs, an unknown tool must answer exactly as a
+		// denied one (pmcp.DenyTools), not in the upstream's words.
+		ok, err := sl.hasTool(ctx, l, name)
+		if err != nil {
+			return nil, p.upstreamError(ctx, up, l, err)
+		}
+		if !ok {
+			return nil, unknownTool(req)
+		}
 	}
 	parent := ctx
 	if modern {

@@ -161,6 +161,8 @@ type Proxy struct {
 	stop   context.CancelFunc
 	jobs   sync.WaitGroup
 	parked parking
+	// filtered is set when tool globs apply (see unknownTool).
+	filtered bool
 	// closers are the goroutines closing the slots of ended sessions.
 	closers sync.WaitGroup
 
@@ -239,6 +241,7 @@ func New(opts Options) (*Proxy, error) {
 	}
 	mw := append([]pmcp.Middleware(nil), opts.Server.Middleware...)
 	if len(opts.AllowTools) > 0 || len(opts.DenyTools) > 0 {
+		p.filtered = true
 		allow, deny := opts.AllowTools, opts.DenyTools
 		mw = append(mw, pmcp.DenyTools(func(_ context.Context, _ *pmcp.Request, name string) bool {
 			return !ToolAllowed(allow, deny, name)

@@ -31,6 +31,11 @@ type slot struct {
 	// request never waits for a dial.
 	jobsMu sync.Mutex
 	jobs   []*job // in flight, oldest first
+
+	// toolsMu guards tools: the upstream session's tool names, nil until
+	// read and after a list change (see hasTool).
+	toolsMu sync.Mutex
+	tools   map[string]bool
 }
 
 // live is one open upstream session.
@@ -128,7 +133,10 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	srv := sl.p.srv
 	opts.Notifications = pmcp.ClientNotificationHandlers{
 		LogMessage:           sl.onLog,
-		ToolsListChanged:     func(context.Context) { srv.NotifyToolsListChanged() },
+		ToolsListChanged: func(context.Context) {
+			sl.forgetTools()
+			srv.NotifyToolsListChanged()
+		},
 		PromptsListChanged:   func(context.Context) { srv.NotifyPromptsListChanged() },
 		ResourcesListChanged: func(context.Context) { srv.NotifyResourcesListChanged() },
 		ResourceUpdated:      func(_ context.Context, p *pmcp.ResourceUpdatedParams) { srv.NotifyResourceUpdated(p.URI) },
@@ -143,6 +151,7 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	if opts.Logger == nil {
 		opts.Logger = sl.p.log
 	}
+	sl.forgetTools()
 	conn, err := sl.up.dial(ctx, pmcp.NewClient(opts), Downstream{Header: hdr})
 	if err != nil {
 		return nil, err
@@ -323,4 +332,35 @@ func (sl *slot) onLog(ctx context.Context, p *pmcp.LoggingMessageParams) {
 	}
 	data, _ := pmcp.Marshal(p.Data)
 	sl.p.log.Info("upstream log", "upstream", sl.up.name, "level", p.Level.String(), "logger", p.Logger, "data", jsontext.Value(data))
+}
+
+func (sl *slot) forgetTools() {
+	sl.toolsMu.Lock()
+	sl.tools = nil
+	sl.toolsMu.Unlock()
+}
+
+// hasTool reports whether the upstream session l lists the tool name. The
+// list is cached until the upstream says it changed; a name the cache
+// lacks is looked up once more in a fresh list, so a change the upstream
+// did not announce cannot hide a tool.
+func (sl *slot) hasTool(ctx context.Context, l *live, name string) (bool, error) {
+	sl.toolsMu.Lock()
+	known := sl.tools[name]
+	sl.toolsMu.Unlock()
+	if known {
+		return true, nil
+	}
+	tools, err := l.conn.Session.AllTools(ctx)
+	if err != nil {
+		return false, err
+	}
+	m := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		m[t.Name] = true
+	}
+	sl.toolsMu.Lock()
+	sl.tools = m
+	sl.toolsMu.Unlock()
+	return m[name], nil
 }
