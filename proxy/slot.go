@@ -132,7 +132,7 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	}
 	srv := sl.p.srv
 	opts.Notifications = pmcp.ClientNotificationHandlers{
-		LogMessage:           sl.onLog,
+		LogMessage: sl.onLog,
 		ToolsListChanged: func(context.Context) {
 			sl.forgetTools()
 			srv.NotifyToolsListChanged()
