@@ -53,7 +53,10 @@
 // default) and routed back by that prefix; resources keep their URIs and a
 // read is tried on each upstream in order. Options.AllowTools and
 // Options.DenyTools are globs (path.Match) on the names the downstream sees,
-// applied to tools/list and to tools/call alike (pmcp.DenyTools).
+// applied to tools/list and to tools/call alike (pmcp.DenyTools). With them,
+// a call of a tool the upstream does not list is answered by the proxy,
+// exactly as a denied tool is, rather than in the upstream's words, so that
+// a caller cannot tell which names the globs hide.
 package proxy
 
 import (
