@@ -123,6 +123,13 @@ type ClientOptions struct {
 	// NotificationQueue is the capacity of the notification queue. Zero
 	// means DefaultClientNotificationQueue.
 	NotificationQueue int
+	// SyncLogMessages runs Notifications.LogMessage on the connection's
+	// read loop, as progress is, instead of the notification worker: the
+	// records a server sends while serving a call are then handled before
+	// the call's result is delivered (a proxy forwards them to the request
+	// that caused them). The handler must return quickly and must not call
+	// the session. False queues them like every other notification.
+	SyncLogMessages bool
 
 	// LogLevel is the minimum level of the log records the client asks
 	// for. LevelUnset (zero) and LevelOff ask for none: modern requests

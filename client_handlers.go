@@ -78,7 +78,13 @@ func (s *ClientSession) onNotification(ctx context.Context, req *jsonrpc.Request
 		}
 		s.conn.CancelIncoming(p.RequestID) // a legacy server cancelling its own request
 	case NotificationMessage:
-		if h.LogMessage != nil {
+		switch {
+		case h.LogMessage == nil:
+		case s.c.opts.SyncLogMessages:
+			s.handlers.Add(1)
+			s.runHandler(NotificationMessage, func() { s.dispatchEvent(clientEvent{method: req.Method, params: req.Params}) })
+			s.handlers.Add(-1)
+		default:
 			s.enqueue(req)
 		}
 	case NotificationToolsListChanged:

@@ -330,6 +330,9 @@ func (s *Server) initialize(req *jsonrpc.Request, ss *session) (Result, error) {
 
 // methodDeclared gates methods on the server's declared capabilities.
 func (s *Server) methodDeclared(method string) bool {
+	if c := s.opts.Capabilities; c != nil {
+		return declaredBy(c, method)
+	}
 	switch method {
 	case MethodToolsList, MethodToolsCall:
 		return s.tools.len() > 0

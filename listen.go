@@ -30,13 +30,14 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 	// Honour only what the server's capabilities back.
 	var ack SubscriptionFilter
 	lf := &listenFilter{}
-	if s.tools.len() > 0 {
+	caps := s.capabilities()
+	if caps.Tools != nil {
 		ack.ToolsListChanged = p.Notifications.ToolsListChanged
 	}
-	if s.prompts.len() > 0 {
+	if caps.Prompts != nil {
 		ack.PromptsListChanged = p.Notifications.PromptsListChanged
 	}
-	if s.resources.len() > 0 || s.templates.len() > 0 {
+	if caps.Resources != nil {
 		ack.ResourcesListChanged = p.Notifications.ResourcesListChanged
 		ack.ResourceSubscriptions = p.Notifications.ResourceSubscriptions
 		lf.uris = uris

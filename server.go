@@ -110,6 +110,15 @@ type ServerOptions struct {
 	// NewServer, for the bus's lifetime, so give each Server its own bus
 	// value. Nil means this process's listeners only.
 	EventBus EventBus
+
+	// Capabilities, when not nil, is declared at initialize and
+	// server/discover instead of the capabilities derived from what is
+	// registered, and gates the feature methods the same way: a server
+	// whose requests are all answered by a middleware (package proxy)
+	// declares what it serves; resources/subscribe then accepts URIs
+	// that are not registered (the middleware vouches for them). Nil
+	// means derived from the registrations.
+	Capabilities *ServerCapabilities
 }
 
 // CompletionHandler answers completion/complete.
@@ -217,6 +226,9 @@ func (s *Server) peerTimeout() time.Duration {
 
 // capabilities reports what the server declares now.
 func (s *Server) capabilities() ServerCapabilities {
+	if c := s.opts.Capabilities; c != nil {
+		return *c
+	}
 	c := ServerCapabilities{
 		Logging:     Object{},
 		Completions: Object{},

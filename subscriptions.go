@@ -120,7 +120,9 @@ func (s *Server) subscribeResource(ss *session, uri string) error {
 	if lim.uriBytes > 0 && len(uri) > lim.uriBytes {
 		return invalidParams("uri: %d bytes exceed the limit of %d bytes", len(uri), lim.uriBytes)
 	}
-	if !s.resourceExists(uri) {
+	// A server with declared Capabilities serves its resources from
+	// elsewhere (package proxy): its middleware checked the URI there.
+	if s.opts.Capabilities == nil && !s.resourceExists(uri) {
 		return resourceNotFound(EraLegacy, uri)
 	}
 	return ss.subscribe(uri, lim)

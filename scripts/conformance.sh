@@ -16,6 +16,7 @@ usage() {
 Usage:
   scripts/conformance.sh server [options] -- CMD [ARGS...]
   scripts/conformance.sh client [options] -- CMD [ARGS...]
+  scripts/conformance.sh npm NAME PKG@VERSION...
 
 Runs @modelcontextprotocol/conformance against an MCP implementation.
 
@@ -26,6 +27,9 @@ server  Starts CMD (its own process group, PORT=<port> in its environment,
         ends.
 client  The suite starts its own mock servers and runs "CMD ARGS... <url>"
         once per scenario (MCP_CONFORMANCE_SCENARIO etc. in its environment).
+npm     Installs PKG@VERSION... (once) into the cache under NAME, with the
+        Node the suite uses, and prints NODE=<node> and DIR=<install dir>
+        for eval: third-party servers for tests.
 
 Options:
   --suite-version V      suite version on npm (default 0.1.16; 0.2.0-alpha.12
@@ -111,6 +115,19 @@ case "${1:-}" in
 server | client)
 	MODE=$1
 	shift
+	;;
+npm)
+	# npm NAME PKG@VERSION...: install PKG... with the same cache, Node
+	# resolution and atomic install as the suite, into $CACHE/NAME; print
+	# NODE=... and DIR=... (shell-quoted) for eval. Used by scripts/test.sh
+	# for third-party servers the tests drive.
+	MODE=npm
+	shift
+	[[ $# -ge 2 && $1 =~ ^[0-9A-Za-z._-]+$ ]] || die "npm wants NAME PKG@VERSION..."
+	NPM_NAME=$1
+	shift
+	NPM_PKGS=("$@")
+	set -- -- npm
 	;;
 -h | --help)
 	usage
@@ -270,6 +287,12 @@ else
 		rm -rf "$node_dir"
 		die "$node_pkg@$NODE_PIN did not give a working Node >= $NODE_MIN_MAJOR"
 	fi
+fi
+
+if [[ $MODE == npm ]]; then
+	npm_into "$CACHE/$NPM_NAME" "${NPM_PKGS[@]}"
+	printf 'NODE=%q\nDIR=%q\n' "$NODE" "$CACHE/$NPM_NAME"
+	exit 0
 fi
 
 SUITE_DIR=$CACHE/suite-$SUITE_VERSION-sdk-$SDK_PIN

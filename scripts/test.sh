@@ -6,7 +6,9 @@
 #
 # The official conformance suite needs Node >= 22; scripts/conformance.sh
 # installs it (and the pinned suite versions) from npm on first use.
-# Set PMCP_SKIP_CONFORMANCE=1 to skip that stage locally.
+# Set PMCP_SKIP_CONFORMANCE=1 to skip that stage locally (it also skips the
+# install of @modelcontextprotocol/server-everything, which proxy's
+# TestServerEverything then skips: under CI=true that test fails instead).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Check every module as it is published, against its own go.mod: the root
@@ -51,6 +53,14 @@ fi
 
 step "go vet"
 go vet ./...
+
+if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
+	step "bridge: install @modelcontextprotocol/server-everything@2026.8.31 (proxy's TestServerEverything, in the next stage, bridges it from stdio to HTTP for our client in both eras)"
+	everything=$(scripts/conformance.sh npm server-everything-2026.8.31 @modelcontextprotocol/server-everything@2026.8.31)
+	eval "$everything"
+	export PMCP_SERVER_EVERYTHING="$DIR" PMCP_NODE="$NODE"
+	echo "server-everything in $PMCP_SERVER_EVERYTHING, node $PMCP_NODE"
+fi
 
 step "go test -race (examples/ builds and runs every README program)"
 go test -race -count=1 ./...

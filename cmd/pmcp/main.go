@@ -3,6 +3,7 @@
 //
 //	pmcp serve --stdio        serve MCP over stdin/stdout (both eras)
 //	pmcp serve [--http ADDR]  serve MCP over streamable HTTP
+//	pmcp bridge [--listen ADDR] (--url URL | -- CMD ARGS...)  bridge another server
 //	pmcp inspect --url URL    describe a server (or: pmcp inspect -- CMD ARGS...)
 //	pmcp tools|resources|prompts list ...
 //	pmcp call TOOL key=value ...
@@ -48,6 +49,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], stdin, stdout, stderr)
+	case "bridge":
+		return bridge(ctx, args[1:], stdin, stdout, stderr)
 	case "inspect", "tools", "resources", "prompts", "call", "read", "get":
 		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
 	case "login":
@@ -69,6 +72,9 @@ func usage(w io.Writer) {
 server:
   serve                      run the everything server (streamable HTTP by
                              default, --stdio for stdio); "pmcp serve -h"
+  bridge                     serve other MCP servers (a child process or a
+                             URL) over stdio or HTTP, in both eras;
+                             "pmcp bridge -h"
 
 client (talk to any MCP server; the protocol era is negotiated):
   inspect                    server info, era, capabilities, and the tool,

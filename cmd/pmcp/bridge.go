@@ -1,0 +1,326 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/proxy"
+	"github.com/gopmcp/pmcp/transport/stdio"
+)
+
+// multiFlag collects a repeatable flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func bridgeUsage(w io.Writer) {
+	fmt.Fprint(w, `usage: pmcp bridge [flags] [--url URL | --upstream NAME=URL|CMD ... | --config FILE | -- COMMAND ARGS...]
+
+Serve one or more upstream MCP servers (a child process over stdio, or a
+Streamable HTTP endpoint) to downstream clients over stdio (the default) or
+Streamable HTTP (--listen), translating between the protocol eras: a
+2026-07-28 client can use a 2025-11-25-only server and the other way round.
+
+  pmcp bridge --listen 127.0.0.1:9000 -- npx some-server   stdio server on HTTP
+  pmcp bridge --url https://remote.example/mcp             remote server on stdio
+  pmcp bridge --listen 127.0.0.1:9000 --url URL            HTTP to HTTP (dual era)
+  pmcp bridge --listen :9000 --upstream a=http://a/mcp --upstream 'b=my-server --stdio'
+
+Process model: one child per downstream (legacy) session, closed with it;
+--shared runs one child for everyone. Modern (2026-07-28) requests have no
+session and use the shared child. A child that dies is restarted on the
+next request, at most --max-restarts times per session.
+
+Credentials: the upstream uses its own (--header, --oauth); the downstream's
+Authorization header is never forwarded. --header-to-env maps a downstream
+header to a per-session child's environment.
+
+flags:
+`)
+}
+
+type bridgeFlags struct {
+	listen, path, url, config  string
+	upstreams, headers         multiFlag
+	headerToEnv, allow, deny   multiFlag
+	shared                     bool
+	maxRestarts                int
+	separator, era             string
+	logLevel, logFormat        string
+	oauth                      bool
+	oauthClientID, oauthSecret string
+	oauthTokens                string
+	oauthCallback              string
+	oauthScopes                string
+	// sec protects the downstream HTTP endpoint (--listen) exactly as
+	// `pmcp serve` does: --auth-issuer/--auth-audience/--auth-scopes and
+	// --allow-host.
+	sec serveSecurity
+}
+
+func bridge(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flagSet("bridge", stderr)
+	var f bridgeFlags
+	f.sec.register(fs)
+	fs.StringVar(&f.listen, "listen", "", "serve Streamable HTTP at ADDR (host:port) instead of stdio")
+	fs.StringVar(&f.path, "path", "/mcp", "HTTP endpoint path with --listen")
+	fs.StringVar(&f.url, "url", "", "the upstream's Streamable HTTP endpoint")
+	fs.Var(&f.upstreams, "upstream", "NAME=URL or NAME=COMMAND ARGS (repeatable): aggregate upstreams, tools and prompts prefixed with NAME_")
+	fs.StringVar(&f.config, "config", "", `upstreams from a JSON file: {"mcpServers": {"NAME": {"command": C, "args": [...], "env": {...}} or {"url": U}}}`)
+	fs.Var(&f.headers, "header", "'Name: value' added to every request to an HTTP upstream (repeatable)")
+	fs.Var(&f.headerToEnv, "header-to-env", "HEADER=VAR: a downstream HTTP header as an environment variable of the per-session child (repeatable)")
+	fs.Var(&f.allow, "allow-tool", "only tools whose (prefixed) name matches this glob (repeatable)")
+	fs.Var(&f.deny, "deny-tool", "hide and refuse tools whose (prefixed) name matches this glob (repeatable)")
+	fs.BoolVar(&f.shared, "shared", false, "one upstream session (one child) for every downstream session")
+	fs.IntVar(&f.maxRestarts, "max-restarts", proxy.DefaultMaxRestarts, "restarts of a dead upstream per session (0: never)")
+	fs.StringVar(&f.separator, "separator", proxy.DefaultSeparator, "joins an upstream's name and its tool and prompt names")
+	fs.StringVar(&f.era, "era", "auto", "the upstream's protocol era: auto, modern or legacy")
+	fs.StringVar(&f.logLevel, "log-level", "info", "diagnostics on stderr (and the child's stderr, at info): debug, info, warn, error, off")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log record format: text or json")
+	fs.BoolVar(&f.oauth, "oauth", false, "authorize with an HTTP upstream's OAuth server (authorization code: open the printed URL)")
+	fs.StringVar(&f.oauthClientID, "oauth-client-id", "", "pre-registered OAuth client id (else dynamic registration)")
+	fs.StringVar(&f.oauthSecret, "oauth-client-secret", "", "its secret; prefer the PMCP_OAUTH_CLIENT_SECRET variable")
+	fs.StringVar(&f.oauthTokens, "oauth-tokens", "", "token store file (default $XDG_CONFIG_HOME/pmcp/tokens.json, mode 0600)")
+	fs.StringVar(&f.oauthCallback, "oauth-callback", "127.0.0.1:8765", "loopback host:port of the OAuth redirect")
+	fs.StringVar(&f.oauthScopes, "oauth-scopes", "", "space-separated scopes when the server names none")
+	fs.Usage = func() {
+		bridgeUsage(fs.Output())
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	logger, err := newLogger(stderr, f.logLevel, f.logFormat)
+	if err != nil {
+		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		return exitUsage
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	opts, err := bridgeOptions(ctx, &f, fs.Args(), logger, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "pmcp: bridge: %v\n", err)
+		return exitUsage
+	}
+	p, err := proxy.New(opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "pmcp: bridge: %v\n", err)
+		return exitUsage
+	}
+	defer p.Close()
+	if f.listen != "" {
+		return serveHTTP(ctx, p.Server(), f.listen, f.path, &f.sec, logger, stderr)
+	}
+	st := stdio.NewStream(stdin, stdout, stdio.Options{})
+	done := make(chan error, 1)
+	go func() { done <- p.Server().Serve(ctx, st) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		t := time.NewTimer(stdioShutdownGrace)
+		select {
+		case err = <-done:
+		case <-t.C:
+			err = ctx.Err()
+		}
+		t.Stop()
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "pmcp: bridge: %v\n", err)
+		return exitError
+	}
+	return exitOK
+}
+
+// bridgeOptions turns the flags into proxy options.
+func bridgeOptions(ctx context.Context, f *bridgeFlags, cmdArgs []string, logger *slog.Logger, stderr io.Writer) (proxy.Options, error) {
+	opts := proxy.Options{
+		Shared:     f.shared,
+		Separator:  f.separator,
+		AllowTools: f.allow,
+		DenyTools:  f.deny,
+		Logger:     logger,
+		Server:     pmcp.ServerOptions{Name: "pmcp-bridge", Version: bridgeVersion, Logger: logger, DisableAccessLog: !logger.Enabled(ctx, slog.LevelDebug)},
+		Client:     pmcp.ClientOptions{Name: "pmcp-bridge", Version: bridgeVersion},
+	}
+	switch {
+	case f.maxRestarts == 0:
+		opts.MaxRestarts = -1
+	case f.maxRestarts > 0:
+		opts.MaxRestarts = f.maxRestarts
+	default:
+		return opts, errors.New("--max-restarts must not be negative")
+	}
+	switch f.era {
+	case "auto":
+	case "modern":
+		opts.Client.Era = pmcp.EraModern
+	case "legacy":
+		opts.Client.Era = pmcp.EraLegacy
+	default:
+		return opts, fmt.Errorf("--era: %q is not auto, modern or legacy", f.era)
+	}
+	hdr := http.Header{}
+	for _, h := range f.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return opts, fmt.Errorf("--header wants 'Name: value', got %q", h)
+		}
+		hdr.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	h2e := map[string]string{}
+	for _, m := range f.headerToEnv {
+		k, v, ok := strings.Cut(m, "=")
+		if !ok || k == "" || v == "" {
+			return opts, fmt.Errorf("--header-to-env wants HEADER=VAR, got %q", m)
+		}
+		h2e[k] = v
+	}
+	httpOpts := pmcp.HTTPClientOptions{Header: hdr}
+	if f.oauth {
+		oc, err := oauthConfig(f, stderr)
+		if err != nil {
+			return opts, err
+		}
+		httpOpts.OAuth = oc
+	}
+	cmdOpts := proxy.CommandOptions{HeaderToEnv: h2e, Logger: logger}
+	sources := 0
+	if f.url != "" {
+		sources++
+		if err := checkURL(f.url); err != nil {
+			return opts, err
+		}
+		opts.Upstreams = append(opts.Upstreams, proxy.Upstream{Name: hostOf(f.url), Dial: proxy.HTTP(f.url, httpOpts)})
+	}
+	if len(cmdArgs) > 0 {
+		sources++
+		dial, err := proxy.Command(cmdArgs[0], cmdArgs[1:], cmdOpts)
+		if err != nil {
+			return opts, err
+		}
+		opts.Upstreams = append(opts.Upstreams, proxy.Upstream{Name: filepath.Base(cmdArgs[0]), Dial: dial})
+	}
+	if len(f.upstreams) > 0 || f.config != "" {
+		sources++
+		named, err := namedUpstreams(f, httpOpts, cmdOpts)
+		if err != nil {
+			return opts, err
+		}
+		opts.Prefix = true // named upstreams are always prefixed
+		opts.Upstreams = append(opts.Upstreams, named...)
+	}
+	switch {
+	case sources == 0:
+		return opts, errors.New("no upstream: give --url URL, --upstream NAME=..., --config FILE or -- COMMAND ARGS")
+	case sources > 1:
+		return opts, errors.New("give one kind of upstream: --url, -- COMMAND, or --upstream/--config")
+	}
+	return opts, nil
+}
+
+func checkURL(u string) error {
+	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		return fmt.Errorf("upstream URL %q: want http:// or https://", u)
+	}
+	return nil
+}
+
+func hostOf(u string) string {
+	rest := u[strings.Index(u, "//")+2:]
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
+// namedUpstreams reads --upstream NAME=URL|COMMAND and --config.
+func namedUpstreams(f *bridgeFlags, httpOpts pmcp.HTTPClientOptions, cmdOpts proxy.CommandOptions) ([]proxy.Upstream, error) {
+	var out []proxy.Upstream
+	for _, u := range f.upstreams {
+		name, target, ok := strings.Cut(u, "=")
+		if !ok || name == "" || strings.TrimSpace(target) == "" {
+			return nil, fmt.Errorf("--upstream wants NAME=URL or NAME=COMMAND ARGS, got %q", u)
+		}
+		if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
+			out = append(out, proxy.Upstream{Name: name, Dial: proxy.HTTP(target, httpOpts)})
+			continue
+		}
+		fields := strings.Fields(target)
+		dial, err := proxy.Command(fields[0], fields[1:], cmdOpts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, proxy.Upstream{Name: name, Dial: dial})
+	}
+	if f.config != "" {
+		cfg, err := readBridgeConfig(f.config)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range cfg.names() {
+			s := cfg.MCPServers[name]
+			switch {
+			case s.URL != "" && s.Command != "":
+				return nil, fmt.Errorf("%s: server %q has both url and command", f.config, name)
+			case s.URL != "":
+				if err := checkURL(s.URL); err != nil {
+					return nil, fmt.Errorf("%s: server %q: %v", f.config, name, err)
+				}
+				ho := httpOpts
+				if len(s.Headers) > 0 {
+					ho.Header = ho.Header.Clone()
+					if ho.Header == nil {
+						ho.Header = http.Header{}
+					}
+					for k, v := range s.Headers {
+						ho.Header.Set(k, v)
+					}
+				}
+				out = append(out, proxy.Upstream{Name: name, Dial: proxy.HTTP(s.URL, ho)})
+			case s.Command != "":
+				co := cmdOpts
+				co.Dir = s.Cwd
+				for k, v := range s.Env {
+					co.Env = append(co.Env, k+"="+v)
+				}
+				dial, err := proxy.Command(s.Command, s.Args, co)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, proxy.Upstream{Name: name, Dial: dial})
+			default:
+				return nil, fmt.Errorf("%s: server %q needs url or command", f.config, name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// defaultTokenFile is where --oauth keeps tokens without --oauth-tokens.
+func defaultTokenFile() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	dir = filepath.Join(dir, "pmcp")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "tokens.json"), nil
+}

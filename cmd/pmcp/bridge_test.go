@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/everything"
+	"github.com/gopmcp/pmcp/jsonrpc"
+	"github.com/gopmcp/pmcp/transport/command"
+)
+
+// selfCmd runs this test binary as `pmcp args...`.
+func selfCmd(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	// GORACE: a race-enabled child (and its children) would sleep a
+	// second at exit.
+	cmd.Env = append(os.Environ(), "PMCP_TEST_RUN_MAIN=1", "GORACE=atexit_sleep_ms=0")
+	return cmd
+}
+
+func greet(ctx context.Context, _ *pmcp.ElicitParams) (*pmcp.ElicitResult, error) {
+	return &pmcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+}
+
+// TestBridgeStdioToStdio: `pmcp bridge -- pmcp serve --stdio` driven over
+// its stdio by a client of each era; the elicitation of greet_user crosses
+// the bridge.
+func TestBridgeStdioToStdio(t *testing.T) {
+	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+		t.Run(era.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			tr, err := command.New(selfCmd("bridge", "--log-level", "warn", "--", os.Args[0], "serve", "--stdio", "--log-level", "off"), command.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := tr.Start()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := pmcp.NewClient(pmcp.ClientOptions{Era: era, Elicitation: greet}).Connect(ctx, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if cs.Era() != era {
+				t.Fatalf("era %v", cs.Era())
+			}
+			res, err := cs.CallTool(ctx, "greet_user", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Content[0].(*pmcp.TextContent).Text; !strings.Contains(got, "Hello, Ada!") {
+				t.Fatalf("greet_user: %q", got)
+			}
+		})
+	}
+}
+
+// TestBridgeURLToStdio: `pmcp bridge --url URL` gives a stdio-only host a
+// remote Streamable HTTP server (here a legacy-only one), in both eras.
+func TestBridgeURLToStdio(t *testing.T) {
+	srv, err := everything.New(everything.Options{Server: pmcp.ServerOptions{Middleware: []pmcp.Middleware{legacyOnly}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
+	ts := httptest.NewServer(h)
+	defer func() {
+		_ = h.Close()
+		ts.Close()
+	}()
+	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+		t.Run(era.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			tr, err := command.New(selfCmd("bridge", "--log-level", "warn", "--url", ts.URL), command.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := tr.Start()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, err := pmcp.NewClient(pmcp.ClientOptions{Era: era, Elicitation: greet}).Connect(ctx, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, "greet_user", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Content[0].(*pmcp.TextContent).Text; !strings.Contains(got, "Hello, Ada!") {
+				t.Fatalf("greet_user: %q", got)
+			}
+		})
+	}
+}
+
+// legacyOnly refuses modern requests, as a 2025-11-25 server does.
+func legacyOnly(next pmcp.MethodHandler) pmcp.MethodHandler {
+	return func(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
+		if req.Era() == pmcp.EraModern {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method}
+		}
+		return next(ctx, req)
+	}
+}
+
+// TestBridgeConfigFile: --config reads an mcpServers file (command, args,
+// env) and serves its servers prefixed.
+func TestBridgeConfigFile(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "servers.json")
+	body := `{"mcpServers": {"calc": {"command": ` + strconv.Quote(os.Args[0]) + `, "args": ["serve", "--stdio", "--log-level", "off"], "env": {"PMCP_TEST_RUN_MAIN": "1"}}}}`
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := startBridgeHTTP(t, "--config", cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := pmcp.NewClient(pmcp.ClientOptions{}).ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, "calc_add", map[string]any{"a": 20, "b": 22})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc, _ := res.StructuredContent.(map[string]any); sc["sum"] != 42.0 {
+		t.Fatalf("calc_add: %+v", res)
+	}
+}
+
+// startBridgeHTTP runs `pmcp bridge --listen 127.0.0.1:0 args...` and
+// returns its endpoint, read from its log.
+func startBridgeHTTP(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := selfCmd(append([]string{"bridge", "--listen", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urlc := make(chan string, 1)
+	var logs bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		re := regexp.MustCompile(`url=(http://\S+)`)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.WriteString(sc.Text() + "\n")
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case urlc <- m[1]:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		werr := make(chan error, 1)
+		go func() { werr <- cmd.Wait() }()
+		select {
+		case <-werr:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-werr
+		}
+		<-done
+	})
+	select {
+	case u := <-urlc:
+		return u
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the bridge never listened; log:\n%s", logs.String())
+	}
+	return ""
+}
+
+// TestBridgeHTTPAggregate: `pmcp bridge --listen` in front of two child
+// servers, prefixed a_ and b_, with a deny glob, driven in both eras.
+func TestBridgeHTTPAggregate(t *testing.T) {
+	self := os.Args[0]
+	url := startBridgeHTTP(t,
+		"--upstream", "a="+self+" serve --stdio --log-level off",
+		"--upstream", "b="+self+" serve --stdio --log-level off",
+		"--deny-tool", "b_*", "--deny-tool", "*panic")
+	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+		t.Run(era.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cs, err := pmcp.NewClient(pmcp.ClientOptions{Era: era, Elicitation: greet}).ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			tools, err := cs.AllTools(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range tools {
+				names = append(names, tl.Name)
+			}
+			if !slices.Contains(names, "a_add") || slices.Contains(names, "a_panic") || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "b_") }) {
+				t.Fatalf("tools %v: want a_* without a_panic, no b_*", names)
+			}
+			res, err := cs.CallTool(ctx, "a_greet_user", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Content[0].(*pmcp.TextContent).Text; !strings.Contains(got, "Hello, Ada!") {
+				t.Fatalf("a_greet_user: %q", got)
+			}
+			if _, err := cs.CallTool(ctx, "b_add", map[string]any{"a": 1, "b": 2}); err == nil {
+				t.Fatal("a denied tool was called")
+			}
+		})
+	}
+}
+
+// TestBridgeUsage: usage errors exit 2 with a message; -h exits 0.
+func TestBridgeUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"bridge"}, exitUsage, "no upstream"},
+		{[]string{"bridge", "--url", "ftp://x/mcp"}, exitUsage, "want http:// or https://"},
+		{[]string{"bridge", "--url", "http://x/mcp", "--", "srv"}, exitUsage, "one kind of upstream"},
+		{[]string{"bridge", "--upstream", "a=http://x", "--upstream", "a=http://y"}, exitUsage, "unique"},
+		{[]string{"bridge", "--header-to-env", "Authorization=TOKEN", "--", "srv"}, exitUsage, "Authorization"},
+		{[]string{"bridge", "--deny-tool", "[", "--", "srv"}, exitUsage, "glob"},
+		{[]string{"bridge", "--oauth", "--oauth-callback", "10.1.2.3:80", "--oauth-tokens", "/nonexistent/t.json", "--url", "http://x/mcp"}, exitUsage, "loopback"},
+		{[]string{"bridge", "--config", "/nonexistent/servers.json"}, exitUsage, "no such file"},
+		{[]string{"bridge", "--era", "future", "--", "srv"}, exitUsage, "--era"},
+		{[]string{"bridge", "-h"}, exitOK, "usage: pmcp bridge"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(c.args, strings.NewReader(""), &out, &errb)
+		if code != c.code || !strings.Contains(out.String()+errb.String(), c.msg) {
+			t.Errorf("%v: exit %d, output %q; want %d and %q", c.args, code, out.String()+errb.String(), c.code, c.msg)
+		}
+	}
+}
+
+// TestBridgeOAuthConfig: --oauth builds the upstream's OAuth client with a
+// file token store and a loopback redirect whose listener hands the
+// browser's redirect back to the flow.
+func TestBridgeOAuthConfig(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close() // a free port for the callback listener
+	tokens := filepath.Join(t.TempDir(), "tokens.json")
+	var stderr syncBuf
+	oc, err := oauthConfig(&bridgeFlags{oauthCallback: addr, oauthTokens: tokens, oauthClientID: "cid", oauthScopes: "a b"}, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := oc.TokenStore.(*pmcp.FileTokenStore); !ok || oc.RedirectURL != "http://"+addr+"/callback" || oc.ClientID != "cid" || strings.Join(oc.Scopes, ",") != "a,b" {
+		t.Fatalf("config %+v", oc)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := make(chan string, 1)
+	go func() {
+		u, err := oc.Authorize(ctx, "https://as.example/authorize?x=1")
+		if err != nil {
+			u = "error: " + err.Error()
+		}
+		got <- u
+	}()
+	// The browser: once the URL is printed, follow the redirect.
+	for !strings.Contains(stderr.String(), "https://as.example/authorize?x=1") {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the authorization URL was never printed")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	resp, err := http.Get("http://" + addr + "/callback?code=c1&state=s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if u := <-got; u != "http://"+addr+"/callback?code=c1&state=s1" {
+		t.Fatalf("redirect %q", u)
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

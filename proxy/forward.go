@@ -1,0 +1,284 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/jsonrpc"
+	"github.com/gopmcp/pmcp/reqstate"
+)
+
+// middleware answers every feature request from the upstreams; the rest
+// (initialize, ping, logging/setLevel, server/discover, listen) is the
+// server's own.
+func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
+	return func(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
+		switch req.Method {
+		case pmcp.MethodToolsList:
+			return p.listTools(ctx, req)
+		case pmcp.MethodPromptsList:
+			return p.listPrompts(ctx, req)
+		case pmcp.MethodResourcesList:
+			return p.listResources(ctx, req)
+		case pmcp.MethodResourcesTemplatesList:
+			return p.listTemplates(ctx, req)
+		case pmcp.MethodToolsCall, pmcp.MethodPromptsGet, pmcp.MethodResourcesRead:
+			return p.call(ctx, req)
+		case pmcp.MethodCompletionComplete:
+			return p.complete(ctx, req)
+		case pmcp.MethodResourcesSubscribe, pmcp.MethodResourcesUnsubscribe:
+			var sp pmcp.SubscribeParams
+			if err := pmcp.Unmarshal(req.Params, &sp); err != nil || sp.URI == "" {
+				return next(ctx, req) // the server answers the malformed request
+			}
+			add := req.Method == pmcp.MethodResourcesSubscribe
+			if err := p.subscribe(ctx, req, []string{sp.URI}, add); err != nil {
+				return nil, err
+			}
+			res, err := next(ctx, req)
+			if err != nil && add {
+				_ = p.subscribe(context.WithoutCancel(ctx), req, []string{sp.URI}, false)
+			}
+			return res, err
+		case pmcp.MethodSubscriptionsListen:
+			var lp pmcp.ListenParams
+			if pmcp.Unmarshal(req.Params, &lp) == nil && len(lp.Notifications.ResourceSubscriptions) > 0 {
+				uris := lp.Notifications.ResourceSubscriptions
+				if err := p.subscribe(ctx, req, uris, true); err != nil {
+					return nil, err
+				}
+				defer func() { _ = p.subscribe(context.WithoutCancel(ctx), req, uris, false) }()
+			}
+			return next(ctx, req)
+		}
+		return next(ctx, req)
+	}
+}
+
+// conn returns the open session of up for the request.
+func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slot, *live, error) {
+	sl, err := p.slotFor(req, up)
+	if err != nil {
+		return nil, nil, err
+	}
+	var hdr = req.Header
+	if p.opts.Shared || req.Extra == nil || req.Extra.SessionKey().IsZero() {
+		hdr = nil
+	}
+	l, err := sl.get(ctx, hdr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sl, l, nil
+}
+
+// endGrace bounds how long an upstream error that is no JSON-RPC error
+// waits for the session to report that it ended.
+const endGrace = 2 * time.Second
+
+// upstreamError maps what an upstream call returned: a JSON-RPC error of
+// the upstream unchanged, the end of the upstream session as -32603 naming
+// the upstream and why it ended, the caller's cancellation as is.
+func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err error) error {
+	if err == nil {
+		return nil
+	}
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return je
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if l != nil {
+		// A call fails as soon as the connection breaks, a moment before
+		// the session has noticed that it ended.
+		t := time.NewTimer(endGrace)
+		defer t.Stop()
+		select {
+		case <-l.conn.Session.Done():
+			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q ended: %v", up.name, l.exitReason())}
+		case <-t.C:
+		}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: %v", up.name, err)}
+}
+
+// forwardMeta is the request's _meta as passed upstream: every member
+// except those the client manages.
+func forwardMeta(req *pmcp.Request) pmcp.Meta {
+	raw := req.Meta()
+	if len(raw) == 0 {
+		return nil
+	}
+	var m map[string]jsontext.Value
+	if pmcp.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	out := pmcp.Meta{}
+	for k, v := range m {
+		if k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		out[k] = v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// unknownTool is the answer to a tools/call of a tool the proxy cannot
+// route: the same as pmcp.DenyTools gives for a denied one.
+func unknownTool(req *pmcp.Request) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Name)}
+}
+
+type featureParams struct {
+	Name      string         `json:"name"`
+	URI       string         `json:"uri"`
+	Arguments jsontext.Value `json:"arguments"`
+	Cursor    string         `json:"cursor"`
+	mrtrParams
+}
+
+// call forwards tools/call, prompts/get and resources/read, the requests
+// that may ask for input.
+func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
+	var fp featureParams
+	if err := pmcp.Unmarshal(req.Params, &fp); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+	}
+	target := fp.Name
+	if req.Method == pmcp.MethodResourcesRead {
+		target = fp.URI
+	}
+	if target == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing name or uri"}
+	}
+	modern := req.Era() == pmcp.EraModern
+	b := binding(req, target, fp.Arguments)
+	r := &round{progress: req.Extra.ProgressReporter, log: req.Extra.LogSink, level: req.Extra.EffectiveLogLevel()}
+	if modern && fp.RequestState != nil {
+		j, err := p.resume(b, &fp.mrtrParams, r)
+		if err != nil {
+			return nil, err
+		}
+		return p.driveModern(ctx, req, b, j)
+	}
+	var ups []*upstream
+	name := target
+	if req.Method == pmcp.MethodResourcesRead {
+		ups = p.ups
+	} else {
+		up, n, ok := p.route(target)
+		if !ok {
+			if req.Method == pmcp.MethodToolsCall {
+				return nil, unknownTool(req)
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", target)}
+		}
+		ups, name = []*upstream{up}, n
+	}
+	meta := forwardMeta(req)
+	var first error
+	for _, up := range ups {
+		res, err := p.callOne(ctx, req, up, name, &fp, meta, r, modern, b)
+		if err == nil || len(ups) == 1 {
+			return res, err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, first
+}
+
+func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, name string, fp *featureParams, meta pmcp.Meta, r *round, modern bool, b reqstate.Binding) (pmcp.Result, error) {
+	sl, l, err := p.conn(ctx, req, up)
+	if err != nil {
+		return nil, err
+	}
+	if req.Method == pmcp.MethodToolsCall && p.filtered {
+		// With tool globs, an unknown tool must answer exactly as a
+		// denied one (pmcp.DenyTools), not in the upstream's words.
+		ok, err := sl.hasTool(ctx, l, name)
+		if err != nil {
+			return nil, p.upstreamError(ctx, up, l, err)
+		}
+		if !ok {
+			return nil, unknownTool(req)
+		}
+	}
+	parent := ctx
+	if modern {
+		parent = p.base // the call outlives the round that started it
+	}
+	method := req.Method
+	j, err := p.startJob(parent, sl, r, func(ctx context.Context, j *job) (pmcp.Result, error) {
+		var opts []pmcp.CallOption
+		if meta != nil {
+			opts = append(opts, pmcp.WithMeta(meta))
+		}
+		if r.progress != nil {
+			opts = append(opts, pmcp.WithProgress(func(ctx context.Context, pp *pmcp.ProgressParams) {
+				if cur := j.round.Load(); cur != nil && cur.progress != nil {
+					pr := pmcp.Progress{Progress: pp.Progress, Message: pp.Message}
+					if pp.Total != nil {
+						pr.Total = *pp.Total
+					}
+					_ = cur.progress.ReportProgress(ctx, pr)
+				}
+			}))
+		}
+		var (
+			res pmcp.Result
+			err error
+		)
+		s := l.conn.Session
+		switch method {
+		case pmcp.MethodToolsCall:
+			var args any
+			if len(fp.Arguments) > 0 {
+				args = fp.Arguments
+			}
+			var out *pmcp.CallToolResult
+			if out, err = s.CallTool(ctx, name, args, opts...); err == nil {
+				out.ResultType = ""
+				res = out
+			}
+		case pmcp.MethodPromptsGet:
+			var args map[string]string
+			if len(fp.Arguments) > 0 {
+				if err := pmcp.Unmarshal(fp.Arguments, &args); err != nil {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid prompt arguments: " + err.Error()}
+				}
+			}
+			var out *pmcp.GetPromptResult
+			if out, err = s.GetPrompt(ctx, name, args, opts...); err == nil {
+				out.ResultType = ""
+				res = out
+			}
+		default:
+			var out *pmcp.ReadResourceResult
+			if out, err = s.ReadResource(ctx, name, opts...); err == nil {
+				out.ResultType = ""
+				out.CacheFields = pmcp.CacheFields{}
+				res = out
+			}
+		}
+		return res, p.upstreamError(ctx, up, l, err)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if modern {
+		return p.driveModern(ctx, req, b, j)
+	}
+	return p.driveLegacy(ctx, req.Extra, j)
+}

@@ -1,0 +1,412 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/jsonrpc"
+	"github.com/gopmcp/pmcp/reqstate"
+)
+
+// A job is one downstream tools/call, prompts/get or resources/read
+// forwarded upstream. The upstream call runs in its own goroutine; the
+// downstream request (each round of it, in the modern era) waits for its
+// outcome and answers the upstream's requests for input meanwhile:
+//
+//   - legacy downstream: with real requests to the downstream client
+//     (RequestHandlerExtra.Peer);
+//   - modern downstream: by ending the round with an input_required result
+//     whose sealed requestState names the parked job, and resuming it when
+//     the client retries with inputResponses.
+//
+// The upstream's era does not matter: a modern upstream's input_required
+// rounds and a legacy upstream's server-to-client requests both reach the
+// client handlers of the slot, which call job.ask.
+type job struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	asks   chan *ask
+	done   chan struct{}
+	res    pmcp.Result
+	err    error
+	// round is the downstream request currently waiting for the job: its
+	// progress and log sinks. Nil while parked.
+	round atomic.Pointer[round]
+	// asking counts the requests for input the job is waiting on.
+	asking atomic.Int32
+}
+
+type jobKey struct{}
+
+// round is what the current downstream request offers the upstream call.
+type round struct {
+	progress pmcp.ProgressReporter
+	log      pmcp.LogSink
+	level    pmcp.LoggingLevel
+}
+
+type ask struct {
+	req   *pmcp.InputRequest
+	reply chan answer // buffered, 1
+}
+
+type answer struct {
+	raw jsontext.Value
+	err error
+}
+
+// ask hands req to the downstream request waiting for the job and waits
+// for the answer.
+func (j *job) ask(ctx context.Context, req *pmcp.InputRequest) (jsontext.Value, error) {
+	a := &ask{req: req, reply: make(chan answer, 1)}
+	j.asking.Add(1)
+	defer j.asking.Add(-1)
+	select {
+	case j.asks <- a:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-j.ctx.Done():
+		return nil, context.Cause(j.ctx)
+	}
+	select {
+	case r := <-a.reply:
+		return r.raw, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-j.ctx.Done():
+		return nil, context.Cause(j.ctx)
+	}
+}
+
+// startJob runs call upstream. parent is the ctx the call runs under: the
+// downstream request's in the legacy era, the proxy's in the modern era
+// (the call outlives the round that started it).
+func (p *Proxy) startJob(parent context.Context, sl *slot, r *round, call func(ctx context.Context, j *job) (pmcp.Result, error)) (*job, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed { // Close waits for the jobs: none may start after it
+		return nil, fmt.Errorf("%w: the proxy is closed", ErrUpstreamGone)
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	j := &job{asks: make(chan *ask), done: make(chan struct{})}
+	j.ctx = context.WithValue(ctx, jobKey{}, j)
+	j.cancel = func() { cancel(context.Canceled) }
+	j.round.Store(r)
+	sl.addJob(j)
+	p.jobs.Add(1)
+	go func() {
+		defer p.jobs.Done()
+		j.res, j.err = call(j.ctx, j)
+		// Leave the slot first: from now on no request may be routed here.
+		sl.removeJob(j)
+		close(j.done)
+		cancel(nil)
+	}()
+	return j, nil
+}
+
+// driveLegacy waits for the job, answering its requests for input through
+// the downstream client's peer.
+func (p *Proxy) driveLegacy(ctx context.Context, extra *pmcp.RequestHandlerExtra, j *job) (pmcp.Result, error) {
+	for {
+		select {
+		case <-j.done:
+			return j.res, j.err
+		case a := <-j.asks:
+			a.reply <- legacyAnswer(ctx, extra.Peer, a.req)
+		case <-ctx.Done():
+			j.cancel()
+			<-j.done
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func legacyAnswer(ctx context.Context, peer pmcp.Peer, req *pmcp.InputRequest) answer {
+	if peer == nil {
+		return answer{err: pmcp.ErrNoPeer}
+	}
+	var (
+		v   any
+		err error
+	)
+	switch p := req.Params.(type) {
+	case *pmcp.ElicitParams:
+		v, err = peer.Elicit(ctx, p)
+	case *pmcp.CreateMessageParams:
+		v, err = peer.Sample(ctx, p)
+	default:
+		v, err = peer.ListRoots(ctx)
+	}
+	if err != nil {
+		return answer{err: err}
+	}
+	raw, err := pmcp.Marshal(v)
+	return answer{raw: raw, err: err}
+}
+
+// inputKey is the key of the one input request of a bridged round.
+const inputKey = "upstream"
+
+// continuation is what the sealed requestState of a bridged round holds.
+type continuation struct {
+	Job string `json:"job"`
+}
+
+type parked struct {
+	j     *job
+	a     *ask
+	timer *time.Timer
+}
+
+// parking holds the jobs of modern downstream requests between rounds,
+// bounded in number (Options.MaxParked) and time (Options.ParkTimeout).
+type parking struct {
+	mu     sync.Mutex
+	m      map[string]*parked
+	closed bool
+}
+
+// ErrTooManyParked is returned (as -32603) when Options.MaxParked bridged
+// requests already wait for their client's input.
+var ErrTooManyParked = errors.New("proxy: too many requests are waiting for input")
+
+func (p *Proxy) park(j *job, a *ask) (string, error) {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	id := hex.EncodeToString(b[:])
+	pk := &p.parked
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	if pk.closed {
+		return "", ErrUpstreamGone
+	}
+	if len(pk.m) >= p.maxParked() {
+		return "", ErrTooManyParked
+	}
+	if pk.m == nil {
+		pk.m = make(map[string]*parked)
+	}
+	e := &parked{j: j, a: a}
+	e.timer = time.AfterFunc(p.parkTimeout(), func() {
+		if x := p.unpark(id); x != nil {
+			x.a.reply <- answer{err: errors.New("proxy: the downstream client did not answer in time")}
+			x.j.cancel()
+		}
+	})
+	pk.m[id] = e
+	return id, nil
+}
+
+func (p *Proxy) unpark(id string) *parked {
+	pk := &p.parked
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	e := pk.m[id]
+	if e != nil {
+		delete(pk.m, id)
+		e.timer.Stop()
+	}
+	return e
+}
+
+// closeParked cancels every parked job (Proxy.Close).
+func (p *Proxy) closeParked() {
+	pk := &p.parked
+	pk.mu.Lock()
+	pk.closed = true
+	m := pk.m
+	pk.m = nil
+	pk.mu.Unlock()
+	for _, e := range m {
+		e.timer.Stop()
+		e.a.reply <- answer{err: ErrUpstreamGone}
+		e.j.cancel()
+	}
+}
+
+// mrtrParams are the multi-round-trip members of a modern request.
+type mrtrParams struct {
+	InputResponses map[string]jsontext.Value `json:"inputResponses"`
+	RequestState   *string                   `json:"requestState"`
+}
+
+// binding binds a bridged requestState to the caller, the method and the
+// request's target and arguments.
+func binding(req *pmcp.Request, target string, args jsontext.Value) reqstate.Binding {
+	return reqstate.Binding{Principal: principal(req.Extra), Method: req.Method, ParamsDigest: reqstate.DigestParams([]byte(target), canonical(args))}
+}
+
+// principal names the authenticated caller a requestState is bound to, as
+// the server does for its own: subject, else a token digest, else client id.
+func principal(e *pmcp.RequestHandlerExtra) string {
+	if a := e.AuthContext; a != nil && a.Subject != "" {
+		return "sub:" + a.Subject
+	}
+	tok := ""
+	if e.AuthInfo != nil && e.AuthInfo.Token != "" {
+		tok = e.AuthInfo.Token.Reveal()
+	} else if e.AuthContext != nil && e.AuthContext.Token != "" {
+		tok = e.AuthContext.Token.Reveal()
+	}
+	if tok != "" {
+		sum := sha256.Sum256([]byte(tok))
+		return "token-sha256:" + hex.EncodeToString(sum[:])
+	}
+	if e.AuthInfo != nil && e.AuthInfo.ClientID != "" {
+		return "client:" + e.AuthInfo.ClientID
+	}
+	if e.AuthContext != nil && e.AuthContext.ClientID != "" {
+		return "client:" + e.AuthContext.ClientID
+	}
+	return ""
+}
+
+func canonical(v jsontext.Value) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	var x any
+	if json.Unmarshal(v, &x) != nil {
+		return v
+	}
+	b, err := json.Marshal(x, json.Deterministic(true))
+	if err != nil {
+		return v
+	}
+	return b
+}
+
+func invalidState() error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: it was altered, expired, or belongs to another request"}
+}
+
+// resume opens a retry's requestState and hands its answer to the parked
+// job, after making r the round the job reports to; it returns the job,
+// now waiting for this round.
+func (p *Proxy) resume(b reqstate.Binding, mp *mrtrParams, r *round) (*job, error) {
+	st, err := p.sealer.Open(b, *mp.RequestState)
+	if err != nil {
+		return nil, invalidState()
+	}
+	var c continuation
+	if pmcp.Unmarshal(st.Continuation, &c) != nil || c.Job == "" {
+		return nil, invalidState()
+	}
+	raw, ok := mp.InputResponses[inputKey]
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("missing inputResponses[%q]", inputKey)}
+	}
+	if len(raw) > pmcp.DefaultMaxInputResponseBytes {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses[%q] exceeds %d bytes", inputKey, pmcp.DefaultMaxInputResponseBytes)}
+	}
+	e := p.unpark(c.Job)
+	if e == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the bridged request is no longer waiting for input (answered already, timed out, or the proxy restarted)"}
+	}
+	e.j.round.Store(r) // before the upstream can go on and report
+	e.a.reply <- answer{raw: raw}
+	return e.j, nil
+}
+
+// driveModern waits for the job; the first request for input ends the
+// round with an input_required result (the job is parked).
+func (p *Proxy) driveModern(ctx context.Context, req *pmcp.Request, b reqstate.Binding, j *job) (pmcp.Result, error) {
+	caps := req.Extra.ClientCapabilities()
+	for {
+		select {
+		case <-j.done:
+			return j.res, j.err
+		case a := <-j.asks:
+			if err := missingCapability(caps, a.req); err != nil {
+				a.reply <- answer{err: err}
+				continue
+			}
+			id, err := p.park(j, a)
+			if err != nil {
+				a.reply <- answer{err: err}
+				j.cancel()
+				<-j.done
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+			}
+			j.round.Store(nil)
+			cont, _ := pmcp.Marshal(continuation{Job: id})
+			round := 0
+			if req.Extra != nil {
+				if r, ok := roundOf(p, b, req); ok {
+					round = r + 1
+				}
+			}
+			if limit := p.maxRounds(); round >= limit {
+				if x := p.unpark(id); x != nil {
+					x.a.reply <- answer{err: errors.New("proxy: too many input rounds")}
+				}
+				j.cancel()
+				<-j.done
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("too many input rounds (limit %d)", limit)}
+			}
+			tok, err := p.sealer.Seal(b, reqstate.State{Round: uint8(round), Continuation: cont})
+			if err != nil {
+				if x := p.unpark(id); x != nil {
+					x.a.reply <- answer{err: err}
+				}
+				j.cancel()
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot seal request state: " + err.Error()}
+			}
+			return &pmcp.InputRequiredResult{InputRequests: map[string]*pmcp.InputRequest{inputKey: a.req}, RequestState: tok}, nil
+		case <-ctx.Done():
+			j.cancel()
+			<-j.done
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// roundOf reads the round of the retry's requestState (0 on a first call).
+func roundOf(p *Proxy, b reqstate.Binding, req *pmcp.Request) (int, bool) {
+	var mp mrtrParams
+	if pmcp.Unmarshal(req.Params, &mp) != nil || mp.RequestState == nil {
+		return 0, false
+	}
+	st, err := p.sealer.Open(b, *mp.RequestState)
+	if err != nil {
+		return 0, false
+	}
+	return int(st.Round), true
+}
+
+// missingCapability is the capability check of an input request against
+// what the downstream client declared.
+func missingCapability(caps *pmcp.ClientCapabilities, r *pmcp.InputRequest) error {
+	if caps == nil {
+		caps = &pmcp.ClientCapabilities{}
+	}
+	switch p := r.Params.(type) {
+	case *pmcp.ElicitParams:
+		switch {
+		case p.Mode == "url" && !caps.Elicitation.SupportsURL():
+			return &pmcp.MissingCapabilityError{Required: map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}}
+		case caps.Elicitation == nil:
+			return &pmcp.MissingCapabilityError{Required: map[string]any{"elicitation": map[string]any{}}}
+		}
+	case *pmcp.CreateMessageParams:
+		if caps.Sampling == nil {
+			return &pmcp.MissingCapabilityError{Required: map[string]any{"sampling": map[string]any{}}}
+		}
+	default:
+		if caps.Roots == nil {
+			return &pmcp.MissingCapabilityError{Required: map[string]any{"roots": map[string]any{}}}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,213 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// With one upstream a list is forwarded page by page (the cursor is the
+// upstream's); with several, every upstream's whole list is fetched (at
+// most ClientOptions.MaxPages pages each) and answered in one page.
+
+func (p *Proxy) cursor(req *pmcp.Request) (string, error) {
+	var fp featureParams
+	if err := pmcp.Unmarshal(req.Params, &fp); err != nil {
+		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+	}
+	if fp.Cursor != "" && len(p.ups) > 1 {
+		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"}
+	}
+	return fp.Cursor, nil
+}
+
+// eachUpstream runs fn for every upstream whose session declares the
+// feature (has reports it), in order.
+func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*live) bool, fn func(up *upstream, l *live) error) error {
+	for _, up := range p.ups {
+		_, l, err := p.conn(ctx, req, up)
+		if err != nil {
+			return err
+		}
+		if !has(l) {
+			continue
+		}
+		if err := fn(up, l); err != nil {
+			return p.upstreamError(ctx, up, l, err)
+		}
+	}
+	return nil
+}
+
+func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
+	cur, err := p.cursor(req)
+	if err != nil {
+		return nil, err
+	}
+	out := &pmcp.ListToolsResult{Tools: []*pmcp.Tool{}}
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsTools }, func(up *upstream, l *live) error {
+		var tools []*pmcp.Tool
+		if len(p.ups) == 1 {
+			r, err := l.conn.Session.ListTools(ctx, cur)
+			if err != nil {
+				return err
+			}
+			tools, out.NextCursor = r.Tools, r.NextCursor
+		} else if tools, err = l.conn.Session.AllTools(ctx); err != nil {
+			return err
+		}
+		for _, t := range tools {
+			cp := *t
+			cp.Name = up.prefix + t.Name
+			out.Tools = append(out.Tools, &cp)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (p *Proxy) listPrompts(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
+	cur, err := p.cursor(req)
+	if err != nil {
+		return nil, err
+	}
+	out := &pmcp.ListPromptsResult{Prompts: []*pmcp.Prompt{}}
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsPrompts }, func(up *upstream, l *live) error {
+		var prompts []*pmcp.Prompt
+		if len(p.ups) == 1 {
+			r, err := l.conn.Session.ListPrompts(ctx, cur)
+			if err != nil {
+				return err
+			}
+			prompts, out.NextCursor = r.Prompts, r.NextCursor
+		} else if prompts, err = l.conn.Session.AllPrompts(ctx); err != nil {
+			return err
+		}
+		for _, pr := range prompts {
+			cp := *pr
+			cp.Name = up.prefix + pr.Name
+			out.Prompts = append(out.Prompts, &cp)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (p *Proxy) listResources(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
+	cur, err := p.cursor(req)
+	if err != nil {
+		return nil, err
+	}
+	out := &pmcp.ListResourcesResult{Resources: []*pmcp.Resource{}}
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(up *upstream, l *live) error {
+		if len(p.ups) == 1 {
+			r, err := l.conn.Session.ListResources(ctx, cur)
+			if err != nil {
+				return err
+			}
+			out.Resources, out.NextCursor = r.Resources, r.NextCursor
+			return nil
+		}
+		rs, err := l.conn.Session.AllResources(ctx)
+		out.Resources = append(out.Resources, rs...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (p *Proxy) listTemplates(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
+	cur, err := p.cursor(req)
+	if err != nil {
+		return nil, err
+	}
+	out := &pmcp.ListResourceTemplatesResult{ResourceTemplates: []*pmcp.ResourceTemplate{}}
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(up *upstream, l *live) error {
+		if len(p.ups) == 1 {
+			r, err := l.conn.Session.ListResourceTemplates(ctx, cur)
+			if err != nil {
+				return err
+			}
+			out.ResourceTemplates, out.NextCursor = r.ResourceTemplates, r.NextCursor
+			return nil
+		}
+		ts, err := l.conn.Session.AllResourceTemplates(ctx)
+		out.ResourceTemplates = append(out.ResourceTemplates, ts...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// complete forwards completion/complete: a prompt reference is routed by
+// its prefix, a resource-template reference is tried on each upstream.
+func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
+	var cp pmcp.CompleteParams
+	if err := pmcp.Unmarshal(req.Params, &cp); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+	}
+	cp.Meta = nil
+	ups := p.ups
+	if cp.Ref.Type == "ref/prompt" {
+		up, name, ok := p.route(cp.Ref.Name)
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", cp.Ref.Name)}
+		}
+		cp.Ref.Name, ups = name, []*upstream{up}
+	}
+	var opts []pmcp.CallOption
+	if m := forwardMeta(req); m != nil {
+		opts = append(opts, pmcp.WithMeta(m))
+	}
+	var first error
+	for _, up := range ups {
+		_, l, err := p.conn(ctx, req, up)
+		if err != nil {
+			return nil, err
+		}
+		res, err := l.conn.Session.Complete(ctx, &cp, opts...)
+		if err == nil {
+			res.ResultType = ""
+			return res, nil
+		}
+		if first == nil {
+			first = p.upstreamError(ctx, up, l, err)
+		}
+	}
+	if first == nil {
+		return &pmcp.CompleteResult{Completion: pmcp.Completion{Values: []string{}}}, nil
+	}
+	return nil, first
+}
+
+// subscribe forwards resource subscriptions of the downstream to every
+// upstream with resources (URIs are not rewritten, so any may serve it).
+func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string, add bool) error {
+	for _, up := range p.ups {
+		sl, l, err := p.conn(ctx, req, up)
+		if err != nil {
+			return err
+		}
+		if !l.capsRes {
+			continue
+		}
+		for _, uri := range uris {
+			if err := sl.subscribe(ctx, uri, add); err != nil {
+				return p.upstreamError(ctx, up, l, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,432 @@
+// Package proxy serves MCP from upstream MCP servers: a pmcp.Server whose
+// tools, resources, prompts, completions, subscriptions and notifications
+// come from client sessions with one or more upstreams (a child process over
+// stdio, a remote Streamable HTTP endpoint, any jsonrpc.Stream).
+//
+// The downstream side is an ordinary pmcp.Server, so it serves both eras
+// over every transport; the upstream side is an ordinary pmcp.ClientSession,
+// which negotiates its own era. The proxy translates between them:
+//
+//   - Requests for input. A modern (2026-07-28) downstream client gets an
+//     input_required result for each elicitation, sampling or roots request
+//     of the upstream (a legacy server-to-client request or a modern
+//     input_required round alike); the upstream call is parked meanwhile,
+//     under a random id sealed into the requestState (bounded by
+//     Options.MaxParked and Options.ParkTimeout), and resumed when the
+//     client retries with its inputResponses. A legacy downstream client
+//     gets real server-to-client requests.
+//   - Notifications. Progress of a call is forwarded in order to the
+//     downstream request that caused it; log records to the call in flight
+//     (filtered by its level); list changes and resource updates to every
+//     downstream session or listen stream that asked. A modern upstream is
+//     listened to (subscriptions/listen), a legacy one pushes.
+//   - Cancellation: a cancelled downstream request cancels the upstream call
+//     (notifications/cancelled, or a closed HTTP stream).
+//   - _meta: the request's _meta (W3C trace context and any other member)
+//     is passed upstream, except the members the client manages
+//     (io.modelcontextprotocol/* and progressToken).
+//   - Errors: a JSON-RPC error of the upstream reaches the downstream
+//     unchanged (code, message, data). JSON-RPC ids are the client's own.
+//
+// # Process model
+//
+// By default every legacy downstream session gets its own upstream session
+// (for a command upstream: its own child process), so no state leaks
+// between users; it is closed when the downstream session ends. Modern
+// downstream requests have no session and share one upstream session per
+// upstream, as every request does with Options.Shared. An upstream session
+// that ends is re-dialed on the next request, at most Options.MaxRestarts
+// times per slot; the requests in flight get a -32603 error naming the
+// upstream and why it ended (a child's exit status).
+//
+// # Credentials
+//
+// The upstream authenticates with its own credentials (the DialFunc's
+// HTTPClientOptions: Header, OAuth with a token store). Nothing of the
+// downstream request is sent upstream: its Authorization header is never
+// forwarded, and CommandOptions.HeaderToEnv refuses to map it.
+//
+// # Aggregation
+//
+// With several upstreams (or Options.Prefix), every upstream has a Name and
+// its tools and prompts are listed as Name + Separator + name (Options.Separator, "_" by
+// default) and routed back by that prefix; resources keep their URIs and a
+// read is tried on each upstream in order. Options.AllowTools and
+// Options.DenyTools are globs (path.Match) on the names the downstream sees,
+// applied to tools/list and to tools/call alike (pmcp.DenyTools). With them,
+// a call of a tool the upstream does not list is answered by the proxy,
+// exactly as a denied tool is, rather than in the upstream's words, so that
+// a caller cannot tell which names the globs hide.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/reqstate"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxParked bounds the modern downstream requests parked
+	// between rounds, waiting for their client's input.
+	DefaultMaxParked = 256
+	// DefaultParkTimeout is how long a parked request waits for its
+	// client's retry before the upstream call is cancelled.
+	DefaultParkTimeout = 2 * time.Minute
+	// DefaultMaxRestarts bounds how often one upstream slot is re-dialed
+	// after its session ended.
+	DefaultMaxRestarts = 3
+	// DefaultRestartReset is how long an upstream session must have run
+	// before it ended for its slot's restart count to start afresh, so a
+	// long-lived gateway survives occasional crashes but not a crash loop.
+	DefaultRestartReset = time.Minute
+	// DefaultCallTimeout bounds one upstream call whose downstream request
+	// has no deadline (waiting for a user's input included).
+	DefaultCallTimeout = 10 * time.Minute
+	// DefaultSeparator joins an upstream's name and a tool or prompt name.
+	DefaultSeparator = "_"
+)
+
+// Upstream is one upstream server.
+type Upstream struct {
+	// Name identifies the upstream in errors and logs and, when there are
+	// several upstreams, prefixes its tools and prompts. Required with
+	// several upstreams; names must then be unique.
+	Name string
+	// Dial opens a session with the upstream (see HTTP and Command).
+	Dial DialFunc
+}
+
+// Options configures a Proxy. Zero values mean the documented defaults.
+type Options struct {
+	// Upstreams are the servers proxied, at least one.
+	Upstreams []Upstream
+	// Shared makes every downstream session use one upstream session per
+	// upstream (for a command: one child, multiplexed). False means one
+	// upstream session per legacy downstream session.
+	Shared bool
+	// Prefix prefixes the tools and prompts of a single upstream with its
+	// Name too (several upstreams always are), so that names do not change
+	// when a second upstream is added.
+	Prefix bool
+	// Separator joins an upstream's Name and its tool and prompt names.
+	// "" means DefaultSeparator.
+	Separator string
+	// AllowTools, when not empty, lists the globs (path.Match syntax) of
+	// the tool names the downstream may see and call; DenyTools the globs
+	// of those it may not. Names are matched as the downstream sees them
+	// (with their prefix). Deny wins.
+	AllowTools, DenyTools []string
+	// Server configures the downstream server (Name, Version, Logger,
+	// Middleware, ...). Its Capabilities are set by the proxy; its
+	// Middleware runs before the proxy's.
+	Server pmcp.ServerOptions
+	// Client configures the upstream client (Name, Version, Era,
+	// CallTimeout, ...). Its input handlers and notification handlers are
+	// set by the proxy. A zero CallTimeout means DefaultCallTimeout; a
+	// LevelUnset LogLevel means LevelDebug (records are filtered per
+	// downstream request).
+	Client pmcp.ClientOptions
+	// MaxParked bounds the parked modern requests. Zero means
+	// DefaultMaxParked.
+	MaxParked int
+	// ParkTimeout bounds how long one stays parked. Zero means
+	// DefaultParkTimeout.
+	ParkTimeout time.Duration
+	// MaxRestarts bounds the re-dials of one upstream slot. Zero means
+	// DefaultMaxRestarts; negative means never re-dial.
+	MaxRestarts int
+	// RequestStateKeys seal the requestState of bridged rounds (see
+	// reqstate). Empty means one random key: parked requests live in this
+	// process anyway.
+	RequestStateKeys []reqstate.Key
+	// Logger receives the proxy's diagnostics and the upstream log records
+	// no downstream request takes. Nil means Server.Logger, else discard.
+	Logger *slog.Logger
+}
+
+// Proxy is an MCP server backed by upstream sessions.
+type Proxy struct {
+	opts   Options
+	srv    *pmcp.Server
+	ups    []*upstream
+	sealer *reqstate.Sealer
+	log    *slog.Logger
+	base   context.Context
+	stop   context.CancelFunc
+	jobs   sync.WaitGroup
+	parked parking
+	// filtered is set when tool globs apply (see unknownTool).
+	filtered bool
+	// closers are the goroutines closing the slots of ended sessions.
+	closers sync.WaitGroup
+
+	mu     sync.Mutex
+	slots  map[slotKey]*slot
+	closed bool
+}
+
+type upstream struct {
+	name   string
+	prefix string
+	dial   DialFunc
+}
+
+type slotKey struct {
+	up   *upstream
+	sess pmcp.SessionKey
+}
+
+// ErrInvalidOptions wraps the reasons New refuses its options.
+var ErrInvalidOptions = errors.New("proxy: invalid options")
+
+// New returns a Proxy for opts. Serve its Server over any transport; Close
+// it when done.
+func New(opts Options) (*Proxy, error) {
+	if len(opts.Upstreams) == 0 {
+		return nil, fmt.Errorf("%w: no upstream", ErrInvalidOptions)
+	}
+	sep := opts.Separator
+	if sep == "" {
+		sep = DefaultSeparator
+	}
+	p := &Proxy{opts: opts, slots: make(map[slotKey]*slot)}
+	seen := map[string]bool{}
+	for _, u := range opts.Upstreams {
+		if u.Dial == nil {
+			return nil, fmt.Errorf("%w: upstream %q has no Dial", ErrInvalidOptions, u.Name)
+		}
+		up := &upstream{name: u.Name, dial: u.Dial}
+		if len(opts.Upstreams) > 1 || opts.Prefix {
+			if u.Name == "" || seen[u.Name] {
+				return nil, fmt.Errorf("%w: prefixed upstreams need unique non-empty names (%q)", ErrInvalidOptions, u.Name)
+			}
+			seen[u.Name] = true
+			up.prefix = u.Name + sep
+		}
+		if up.name == "" {
+			up.name = "upstream"
+		}
+		p.ups = append(p.ups, up)
+	}
+	for _, g := range append(append([]string(nil), opts.AllowTools...), opts.DenyTools...) {
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, fmt.Errorf("%w: tool glob %q: %v", ErrInvalidOptions, g, err)
+		}
+	}
+	sealer, err := reqstate.New(reqstate.Options{Keys: opts.RequestStateKeys, TTL: max(opts.ParkTimeout, DefaultParkTimeout)})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+	}
+	p.sealer = sealer
+	p.log = opts.Logger
+	if p.log == nil {
+		p.log = opts.Server.Logger
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	so := opts.Server
+	so.Capabilities = &pmcp.ServerCapabilities{
+		Logging:     pmcp.Object{},
+		Completions: pmcp.Object{},
+		Tools:       &pmcp.ListChangedCapability{ListChanged: true},
+		Prompts:     &pmcp.ListChangedCapability{ListChanged: true},
+		Resources:   &pmcp.ResourcesCapability{Subscribe: true, ListChanged: true},
+	}
+	mw := append([]pmcp.Middleware(nil), opts.Server.Middleware...)
+	if len(opts.AllowTools) > 0 || len(opts.DenyTools) > 0 {
+		p.filtered = true
+		allow, deny := opts.AllowTools, opts.DenyTools
+		mw = append(mw, pmcp.DenyTools(func(_ context.Context, _ *pmcp.Request, name string) bool {
+			return !ToolAllowed(allow, deny, name)
+		}))
+	}
+	mw = append(mw, p.middleware)
+	so.Middleware = mw
+	userRoots := so.RootsListChanged
+	so.RootsListChanged = func(ctx context.Context) {
+		if userRoots != nil {
+			userRoots(ctx)
+		}
+		p.rootsChanged(ctx)
+	}
+	srv, err := pmcp.NewServer(so)
+	if err != nil {
+		return nil, err
+	}
+	p.srv = srv
+	p.base, p.stop = context.WithCancel(context.Background())
+	return p, nil
+}
+
+// ToolAllowed reports whether name passes the allow and deny globs
+// (path.Match syntax): it matches no deny glob and, when allow is not
+// empty, at least one allow glob.
+func ToolAllowed(allow, deny []string, name string) bool {
+	for _, g := range deny {
+		if ok, _ := path.Match(g, name); ok {
+			return false
+		}
+	}
+	if len(allow) == 0 {
+		return true
+	}
+	for _, g := range allow {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Server returns the downstream server: serve it over stdio (Serve) or
+// Streamable HTTP (pmcp.NewStreamableHTTPHandler).
+func (p *Proxy) Server() *pmcp.Server { return p.srv }
+
+// Close ends every upstream session (child processes are shut down) and
+// cancels the parked requests. Serving after Close fails every request.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	slots := p.slots
+	p.slots = nil
+	p.mu.Unlock()
+	p.closeParked()
+	p.stop()
+	p.jobs.Wait()
+	for _, sl := range slots {
+		sl.close()
+	}
+	p.closers.Wait()
+	return nil
+}
+
+func (p *Proxy) maxParked() int {
+	if p.opts.MaxParked > 0 {
+		return p.opts.MaxParked
+	}
+	return DefaultMaxParked
+}
+
+func (p *Proxy) parkTimeout() time.Duration {
+	if p.opts.ParkTimeout > 0 {
+		return p.opts.ParkTimeout
+	}
+	return DefaultParkTimeout
+}
+
+// maxRounds caps the input_required rounds of one bridged request, as
+// ServerOptions.MaxInputRounds does for the server's own.
+func (p *Proxy) maxRounds() int {
+	if n := p.opts.Server.MaxInputRounds; n > 0 {
+		return min(n, 256)
+	}
+	return pmcp.DefaultMaxInputRounds
+}
+
+func (p *Proxy) maxRestarts() int {
+	switch {
+	case p.opts.MaxRestarts > 0:
+		return p.opts.MaxRestarts
+	case p.opts.MaxRestarts < 0:
+		return 0
+	}
+	return DefaultMaxRestarts
+}
+
+func (p *Proxy) callTimeout() time.Duration { return DefaultCallTimeout }
+
+// slotFor returns the slot of up for the request's downstream session.
+func (p *Proxy) slotFor(req *pmcp.Request, up *upstream) (*slot, error) {
+	key := slotKey{up: up}
+	if !p.opts.Shared && req.Extra != nil {
+		key.sess = req.Extra.SessionKey()
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, fmt.Errorf("%w: the proxy is closed", ErrUpstreamGone)
+	}
+	sl := p.slots[key]
+	if sl != nil {
+		return sl, nil
+	}
+	sl = &slot{p: p, up: up}
+	if !key.sess.IsZero() {
+		if !req.Extra.OnSessionEnd(func() { p.dropSlot(key) }) {
+			// The session holds too many end functions: share instead of
+			// leaking a per-session upstream.
+			key.sess = pmcp.SessionKey{}
+			if s := p.slots[key]; s != nil {
+				return s, nil
+			}
+		}
+	}
+	p.slots[key] = sl
+	return sl, nil
+}
+
+// rootsChanged tells the legacy upstreams that a downstream client's roots
+// changed (a modern upstream asks for roots when it needs them). The
+// notification names no session, so every open legacy upstream hears it.
+func (p *Proxy) rootsChanged(ctx context.Context) {
+	p.mu.Lock()
+	slots := make([]*slot, 0, len(p.slots))
+	for _, sl := range p.slots {
+		slots = append(slots, sl)
+	}
+	p.mu.Unlock()
+	for _, sl := range slots {
+		sl.mu.Lock()
+		l := sl.live
+		sl.mu.Unlock()
+		if l != nil && !l.modern && !l.done() {
+			_ = l.conn.Session.NotifyRootsListChanged(ctx)
+		}
+	}
+}
+
+func (p *Proxy) dropSlot(key slotKey) {
+	p.mu.Lock()
+	sl := p.slots[key]
+	delete(p.slots, key)
+	p.mu.Unlock()
+	if sl != nil {
+		p.closers.Add(1)
+		go func() { // OnSessionEnd functions must return quickly
+			defer p.closers.Done()
+			sl.close()
+		}()
+	}
+}
+
+// route finds the upstream of a prefixed tool or prompt name and the name
+// the upstream knows.
+func (p *Proxy) route(name string) (*upstream, string, bool) {
+	if len(p.ups) == 1 && p.ups[0].prefix == "" {
+		return p.ups[0], name, true
+	}
+	var best *upstream
+	for _, u := range p.ups {
+		if strings.HasPrefix(name, u.prefix) && (best == nil || len(u.prefix) > len(best.prefix)) {
+			best = u
+		}
+	}
+	if best == nil {
+		return nil, "", false
+	}
+	return best, name[len(best.prefix):], true
+}

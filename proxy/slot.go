@@ -1,0 +1,366 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// slot is where the upstream session of one upstream for one downstream
+// session (or the shared one) lives. It dials on first use and again, at
+// most Options.MaxRestarts times, after the session ended.
+type slot struct {
+	p  *Proxy
+	up *upstream
+
+	mu       sync.Mutex // guards live, dials, closed, subs; held while dialing
+	live     *live
+	dials    int
+	closed   bool
+	subs     map[string]int // resource URI → downstream subscriptions
+	listenWG sync.WaitGroup
+
+	// jobsMu guards jobs apart from mu, so that routing an upstream's
+	// request never waits for a dial.
+	jobsMu sync.Mutex
+	jobs   []*job // in flight, oldest first
+
+	// toolsMu guards tools: the upstream session's tool names, nil until
+	// read and after a list change (see hasTool).
+	toolsMu sync.Mutex
+	tools   map[string]bool
+}
+
+// live is one open upstream session.
+type live struct {
+	conn        Conn
+	opened      time.Time
+	stopListen  context.CancelFunc
+	exitOnce    sync.Once
+	exitErr     error
+	modern      bool
+	capsTools   bool
+	capsPrompts bool
+	capsRes     bool
+}
+
+func (l *live) done() bool {
+	select {
+	case <-l.conn.Session.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// exitReason waits for the reason the upstream ended.
+func (l *live) exitReason() error {
+	l.exitOnce.Do(func() {
+		if l.conn.Exited != nil {
+			l.exitErr = l.conn.Exited()
+		} else if err := l.conn.Session.Wait(); err != nil {
+			l.exitErr = err
+		} else {
+			l.exitErr = errors.New("the connection closed")
+		}
+	})
+	return l.exitErr
+}
+
+// ErrUpstreamGone is the cause of the errors a downstream gets when its
+// upstream session ended and may not be restarted.
+var ErrUpstreamGone = errors.New("proxy: upstream session ended")
+
+// get returns the open upstream session, dialing one when there is none.
+func (sl *slot) get(ctx context.Context, hdr http.Header) (*live, error) {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.closed {
+		return nil, fmt.Errorf("%w: upstream %q: the proxy session closed", ErrUpstreamGone, sl.up.name)
+	}
+	if sl.live != nil && !sl.live.done() {
+		return sl.live, nil
+	}
+	if sl.live != nil {
+		old := sl.live
+		sl.live = nil
+		old.stopListen()
+		_ = old.conn.Session.Close()
+		if time.Since(old.opened) >= DefaultRestartReset {
+			sl.dials = 1 // it ran long enough: a fresh budget
+		}
+		if sl.dials > sl.p.maxRestarts() {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q ended (%v) and was restarted %d times: giving up", sl.up.name, old.exitReason(), sl.dials-1)}
+		}
+		sl.p.log.Warn("proxy: restarting upstream", "upstream", sl.up.name, "reason", old.exitReason())
+	}
+	l, err := sl.dial(ctx, hdr)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: cannot connect: %v", sl.up.name, err)}
+	}
+	sl.dials++
+	sl.live = l
+	return l, nil
+}
+
+func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
+	opts := sl.p.opts.Client
+	opts.Elicitation = func(ctx context.Context, p *pmcp.ElicitParams) (*pmcp.ElicitResult, error) {
+		cp := *p
+		cp.Meta = nil
+		if cp.Mode != "url" {
+			cp.ElicitationID = ""
+		}
+		return askAs[pmcp.ElicitResult](ctx, sl, &pmcp.InputRequest{Method: pmcp.MethodElicitationCreate, Params: &cp})
+	}
+	opts.ElicitationURL = true
+	opts.Sampling = func(ctx context.Context, p *pmcp.CreateMessageParams) (*pmcp.CreateMessageResult, error) {
+		cp := *p
+		cp.Meta = nil
+		return askAs[pmcp.CreateMessageResult](ctx, sl, &pmcp.InputRequest{Method: pmcp.MethodSamplingCreateMessage, Params: &cp})
+	}
+	opts.SamplingTools = true
+	opts.Roots = func(ctx context.Context) (*pmcp.ListRootsResult, error) {
+		return askAs[pmcp.ListRootsResult](ctx, sl, &pmcp.InputRequest{Method: pmcp.MethodRootsList, Params: &pmcp.ListRootsParams{}})
+	}
+	srv := sl.p.srv
+	opts.Notifications = pmcp.ClientNotificationHandlers{
+		LogMessage: sl.onLog,
+		ToolsListChanged: func(context.Context) {
+			sl.forgetTools()
+			srv.NotifyToolsListChanged()
+		},
+		PromptsListChanged:   func(context.Context) { srv.NotifyPromptsListChanged() },
+		ResourcesListChanged: func(context.Context) { srv.NotifyResourcesListChanged() },
+		ResourceUpdated:      func(_ context.Context, p *pmcp.ResourceUpdatedParams) { srv.NotifyResourceUpdated(p.URI) },
+	}
+	opts.SyncLogMessages = true // a call's records before its result
+	if opts.LogLevel == pmcp.LevelUnset {
+		opts.LogLevel = pmcp.LevelDebug // filtered per downstream request
+	}
+	if opts.CallTimeout == 0 {
+		opts.CallTimeout = sl.p.callTimeout()
+	}
+	if opts.Logger == nil {
+		opts.Logger = sl.p.log
+	}
+	sl.forgetTools()
+	conn, err := sl.up.dial(ctx, pmcp.NewClient(opts), Downstream{Header: hdr})
+	if err != nil {
+		return nil, err
+	}
+	if conn.Session == nil {
+		return nil, errors.New("the dialer returned no session")
+	}
+	l := &live{conn: conn, opened: time.Now(), stopListen: func() {}, modern: conn.Session.Era() == pmcp.EraModern}
+	caps := conn.Session.ServerCapabilities()
+	if caps != nil {
+		l.capsTools, l.capsPrompts, l.capsRes = caps.Tools != nil, caps.Prompts != nil, caps.Resources != nil
+	}
+	for uri := range sl.subs {
+		if !l.modern {
+			_ = conn.Session.Subscribe(ctx, uri)
+		}
+	}
+	sl.startListen(l)
+	return l, nil
+}
+
+// startListen opens, for a modern upstream, the subscriptions/listen stream
+// that brings its list changes and the updates of the subscribed resources
+// (a legacy upstream pushes them). Called with sl.mu held.
+func (sl *slot) startListen(l *live) {
+	l.stopListen()
+	if !l.modern {
+		return
+	}
+	f := pmcp.SubscriptionFilter{ToolsListChanged: l.capsTools, PromptsListChanged: l.capsPrompts, ResourcesListChanged: l.capsRes}
+	if l.capsRes {
+		for uri := range sl.subs {
+			f.ResourceSubscriptions = append(f.ResourceSubscriptions, uri)
+		}
+	}
+	if !f.ToolsListChanged && !f.PromptsListChanged && !f.ResourcesListChanged {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l.stopListen = cancel
+	sl.listenWG.Add(1)
+	go func() {
+		defer sl.listenWG.Done()
+		err := l.conn.Session.Listen(ctx, f)
+		if err != nil && ctx.Err() == nil && !l.done() {
+			sl.p.log.Warn("proxy: upstream subscription ended", "upstream", sl.up.name, "error", err)
+		}
+	}()
+}
+
+// subscribe forwards a downstream resource subscription (add) or its end.
+func (sl *slot) subscribe(ctx context.Context, uri string, add bool) error {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.subs == nil {
+		sl.subs = make(map[string]int)
+	}
+	n := sl.subs[uri]
+	if add {
+		sl.subs[uri] = n + 1
+	} else if n <= 1 {
+		delete(sl.subs, uri)
+	} else {
+		sl.subs[uri] = n - 1
+	}
+	changed := (add && n == 0) || (!add && n == 1)
+	l := sl.live
+	if !changed || l == nil || l.done() {
+		return nil
+	}
+	if l.modern {
+		sl.startListen(l)
+		return nil
+	}
+	if add {
+		return l.conn.Session.Subscribe(ctx, uri)
+	}
+	return l.conn.Session.Unsubscribe(ctx, uri)
+}
+
+// close ends the slot's upstream session (a child process is shut down).
+func (sl *slot) close() {
+	sl.mu.Lock()
+	sl.closed = true
+	l := sl.live
+	sl.live = nil
+	sl.mu.Unlock()
+	if l != nil {
+		l.stopListen()
+		_ = l.conn.Session.Close()
+	}
+	sl.listenWG.Wait()
+}
+
+// addJob and removeJob track the calls in flight, which a legacy upstream's
+// requests for input and its log records are routed to.
+func (sl *slot) addJob(j *job) {
+	sl.jobsMu.Lock()
+	sl.jobs = append(sl.jobs, j)
+	sl.jobsMu.Unlock()
+}
+
+func (sl *slot) removeJob(j *job) {
+	sl.jobsMu.Lock()
+	for i, x := range sl.jobs {
+		if x == j {
+			sl.jobs = append(sl.jobs[:i], sl.jobs[i+1:]...)
+			break
+		}
+	}
+	sl.jobsMu.Unlock()
+}
+
+// jobFor finds the call an upstream request for input belongs to: the one
+// whose ctx it carries (a modern upstream asks within the call), else the
+// oldest call in flight on the slot that is not already waiting for an
+// answer, else the oldest (a legacy upstream's requests carry no link to
+// the call they are for; with one call at a time, which a per-session
+// upstream usually sees, the choice is exact).
+func (sl *slot) jobFor(ctx context.Context) *job {
+	if j, ok := ctx.Value(jobKey{}).(*job); ok {
+		return j
+	}
+	sl.jobsMu.Lock()
+	defer sl.jobsMu.Unlock()
+	var busy *job
+	for _, j := range sl.jobs {
+		if j.ctx.Err() != nil {
+			continue
+		}
+		if j.asking.Load() == 0 {
+			return j
+		}
+		if busy == nil {
+			busy = j
+		}
+	}
+	return busy
+}
+
+// errNoCall answers an upstream's request for input that no downstream call
+// can take.
+var errNoCall = errors.New("proxy: no downstream request is in flight to ask for this input")
+
+func askAs[T any](ctx context.Context, sl *slot, req *pmcp.InputRequest) (*T, error) {
+	j := sl.jobFor(ctx)
+	if j == nil {
+		return nil, errNoCall
+	}
+	raw, err := j.ask(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := new(T)
+	if err := pmcp.Unmarshal(raw, out); err != nil {
+		return nil, fmt.Errorf("proxy: malformed answer from the downstream client: %w", err)
+	}
+	return out, nil
+}
+
+// onLog routes an upstream log record to the oldest call in flight that
+// has a log sink (and asked for that level), else to the proxy's logger.
+func (sl *slot) onLog(ctx context.Context, p *pmcp.LoggingMessageParams) {
+	sl.jobsMu.Lock()
+	var r *round
+	for _, j := range sl.jobs {
+		if r = j.round.Load(); r != nil && r.log != nil {
+			break
+		}
+		r = nil
+	}
+	sl.jobsMu.Unlock()
+	if r != nil {
+		if p.Level >= r.level {
+			r.log.Log(p)
+		}
+		return
+	}
+	data, _ := pmcp.Marshal(p.Data)
+	sl.p.log.Info("upstream log", "upstream", sl.up.name, "level", p.Level.String(), "logger", p.Logger, "data", jsontext.Value(data))
+}
+
+func (sl *slot) forgetTools() {
+	sl.toolsMu.Lock()
+	sl.tools = nil
+	sl.toolsMu.Unlock()
+}
+
+// hasTool reports whether the upstream session l lists the tool name. The
+// list is cached until the upstream says it changed; a name the cache
+// lacks is looked up once more in a fresh list, so a change the upstream
+// did not announce cannot hide a tool.
+func (sl *slot) hasTool(ctx context.Context, l *live, name string) (bool, error) {
+	sl.toolsMu.Lock()
+	known := sl.tools[name]
+	sl.toolsMu.Unlock()
+	if known {
+		return true, nil
+	}
+	tools, err := l.conn.Session.AllTools(ctx)
+	if err != nil {
+		return false, err
+	}
+	m := make(map[string]bool, len(tools))
+	for _, t := range tools {
+		m[t.Name] = true
+	}
+	sl.toolsMu.Lock()
+	sl.tools = m
+	sl.toolsMu.Unlock()
+	return m[name], nil
+}
