@@ -41,6 +41,10 @@ type clientArgs struct {
 	progress   bool
 	pos        []string
 	auth       authArgs // OAuth flags and state (oauth.go)
+	// elicitJSON answers every form elicitation (--elicit-json);
+	// samplingCmd answers sampling (--sampling-cmd).
+	elicitJSON  map[string]any
+	samplingCmd string
 }
 
 // parseClientArgs reads flags anywhere before "--" (so that
@@ -117,6 +121,18 @@ func parseClientArgs(args []string) (*clientArgs, error) {
 					return nil, fmt.Errorf("--log-level wants off or debug ... emergency, got %q", l)
 				}
 			}
+		case "elicit-json":
+			var j string
+			if j, err = value(); err == nil {
+				a.elicitJSON = nil
+				if err = json.Unmarshal([]byte(j), &a.elicitJSON); err != nil || a.elicitJSON == nil {
+					return nil, fmt.Errorf("--elicit-json wants a JSON object, got %q", j)
+				}
+			}
+		case "sampling-cmd":
+			if a.samplingCmd, err = value(); err == nil && strings.TrimSpace(a.samplingCmd) == "" {
+				return nil, errors.New("--sampling-cmd wants a command")
+			}
 		case "h", "help":
 			return nil, errHelp
 		default:
@@ -155,7 +171,7 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 
 // clientCommand runs one of the client commands (inspect, tools, resources,
 // prompts, call, read, get).
-func clientCommand(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) int {
+func clientCommand(ctx context.Context, cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a, err := parseClientArgs(args)
 	if errors.Is(err, errHelp) {
 		usage(stdout)
@@ -173,7 +189,10 @@ func clientCommand(ctx context.Context, cmd string, args []string, stdout, stder
 	errw := &syncWriter{w: stderr}
 	a.auth.tty = isTerminal(stderr)
 	defer a.auth.close()
-	s, err := connect(ctx, a, errw)
+	in := &interaction{in: stdin, errw: errw, tty: isTerminal(stdin) && isTerminal(stderr),
+		elicitJSON: a.elicitJSON, samplingCmd: a.samplingCmd, samplingTO: a.timeout, stop: make(chan struct{})}
+	defer in.close()
+	s, err := connect(ctx, a, in, errw)
 	if err != nil {
 		fmt.Fprintf(errw, "pmcp %s: connect: %v\n", cmd, err)
 		return exitConn
@@ -181,6 +200,10 @@ func clientCommand(ctx context.Context, cmd string, args []string, stdout, stder
 	defer s.Close()
 	code, err := op(ctx, s, &output{json: a.json, w: stdout, errw: errw, progress: a.progress, tty: isTerminal(stderr)})
 	if err != nil {
+		if msg, ok := missingCapability(err); ok {
+			fmt.Fprintf(errw, "pmcp %s: %s\n", cmd, msg)
+			return exitError
+		}
 		fmt.Fprintf(errw, "pmcp %s: %v\n", cmd, err)
 		return exitFor(err)
 	}
@@ -201,8 +224,8 @@ func exitFor(err error) int {
 }
 
 // connect opens the session the arguments describe.
-func connect(ctx context.Context, a *clientArgs, stderr io.Writer) (*pmcp.ClientSession, error) {
-	c := pmcp.NewClient(pmcp.ClientOptions{
+func connect(ctx context.Context, a *clientArgs, in *interaction, stderr io.Writer) (*pmcp.ClientSession, error) {
+	co := pmcp.ClientOptions{
 		Name:         "pmcp-cli",
 		Version:      "1.0.0",
 		Era:          a.era,
@@ -219,7 +242,9 @@ func connect(ctx context.Context, a *clientArgs, stderr io.Writer) (*pmcp.Client
 				}
 			},
 		},
-	})
+	}
+	in.clientOptions(&co)
+	c := pmcp.NewClient(co)
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	if a.url != "" {
@@ -272,7 +297,7 @@ func sanitize(s string) string {
 }
 
 // isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

@@ -49,7 +49,9 @@ func login(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	errw := &syncWriter{w: stderr}
 	var keys []pmcp.TokenKey
-	s, err := connect(ctx, a, errw)
+	in := &interaction{errw: errw, stop: make(chan struct{})}
+	defer in.close()
+	s, err := connect(ctx, a, in, errw)
 	if err != nil {
 		fmt.Fprintf(errw, "pmcp login: %v\n", err)
 		return exitConn

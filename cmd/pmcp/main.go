@@ -52,7 +52,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "bridge":
 		return bridge(ctx, args[1:], stdin, stdout, stderr)
 	case "inspect", "tools", "resources", "prompts", "call", "read", "get":
-		return clientCommand(ctx, args[0], args[1:], stdout, stderr)
+		return clientCommand(ctx, args[0], args[1:], stdin, stdout, stderr)
 	case "login":
 		return login(ctx, args[1:], stdout, stderr)
 	case "logout":
