@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -24,10 +22,7 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
-func bridgeUsage(w io.Writer) {
-	fmt.Fprint(w, `usage: pmcp bridge [flags] [--url URL | --upstream NAME=URL|CMD ... | --config FILE | -- COMMAND ARGS...]
-
-Serve one or more upstream MCP servers (a child process over stdio, or a
+const bridgeAbout = `Serve one or more upstream MCP servers (a child process over stdio, or a
 Streamable HTTP endpoint) to downstream clients over stdio (the default) or
 Streamable HTTP (--listen), translating between the protocol eras: a
 2026-07-28 client can use a 2025-11-25-only server and the other way round.
@@ -44,34 +39,29 @@ next request, at most --max-restarts times per session.
 
 Credentials: the upstream uses its own (--header, --oauth); the downstream's
 Authorization header is never forwarded. --header-to-env maps a downstream
-header to a per-session child's environment.
-
-flags:
-`)
-}
+header to a per-session child's environment.`
 
 type bridgeFlags struct {
-	listen, path, url, config  string
-	upstreams, headers         multiFlag
-	headerToEnv, allow, deny   multiFlag
-	shared                     bool
-	maxRestarts                int
-	separator, era             string
-	logLevel, logFormat        string
-	oauth                      bool
-	oauthClientID, oauthSecret string
-	oauthTokens                string
-	oauthCallback              string
-	oauthScopes                string
+	listen, path, url, config string
+	upstreams, headers        multiFlag
+	headerToEnv, allow, deny  multiFlag
+	shared                    bool
+	maxRestarts               int
+	separator, era            string
+	logFormat                 string
+	// auth is the HTTP upstreams' OAuth: the flags, token store and
+	// loopback login of the client commands (oauth.go).
+	auth authArgs
 	// sec protects the downstream HTTP endpoint (--listen) exactly as
 	// `pmcp serve` does: --auth-issuer/--auth-audience/--auth-scopes and
 	// --allow-host.
 	sec serveSecurity
 }
 
-func bridge(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flagSet("bridge", stderr)
-	var f bridgeFlags
+func bridgeVerb() (*verb, *bridgeFlags) {
+	v := newVerb("bridge", "pmcp bridge [flags] [--url URL | --upstream NAME=URL|CMD ... | --config FILE | -- COMMAND ARGS...]", bridgeAbout)
+	fs := v.fs
+	f := &bridgeFlags{}
 	f.sec.register(fs)
 	fs.StringVar(&f.listen, "listen", "", "serve Streamable HTTP at ADDR (host:port) instead of stdio")
 	fs.StringVar(&f.path, "path", "/mcp", "HTTP endpoint path with --listen")
@@ -86,63 +76,57 @@ func bridge(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.IntVar(&f.maxRestarts, "max-restarts", proxy.DefaultMaxRestarts, "restarts of a dead upstream per session (0: never)")
 	fs.StringVar(&f.separator, "separator", proxy.DefaultSeparator, "joins an upstream's name and its tool and prompt names")
 	fs.StringVar(&f.era, "era", "auto", "the upstream's protocol era: auto, modern or legacy")
-	fs.StringVar(&f.logLevel, "log-level", "info", "diagnostics on stderr (and the child's stderr, at info): debug, info, warn, error, off")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log record format: text or json")
-	fs.BoolVar(&f.oauth, "oauth", false, "authorize with an HTTP upstream's OAuth server (authorization code: open the printed URL)")
-	fs.StringVar(&f.oauthClientID, "oauth-client-id", "", "pre-registered OAuth client id (else dynamic registration)")
-	fs.StringVar(&f.oauthSecret, "oauth-client-secret", "", "its secret; prefer the PMCP_OAUTH_CLIENT_SECRET variable")
-	fs.StringVar(&f.oauthTokens, "oauth-tokens", "", "token store file (default $XDG_CONFIG_HOME/pmcp/tokens.json, mode 0600)")
-	fs.StringVar(&f.oauthCallback, "oauth-callback", "127.0.0.1:8765", "loopback host:port of the OAuth redirect")
-	fs.StringVar(&f.oauthScopes, "oauth-scopes", "", "space-separated scopes when the server names none")
-	fs.Usage = func() {
-		bridgeUsage(fs.Output())
-		fs.PrintDefaults()
+	f.auth.register(fs, false)
+	return v, f
+}
+
+func bridge(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	v, f := bridgeVerb()
+	pos, tail, code, done := v.start(args, stdout, stderr)
+	if done {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if len(pos) > 0 {
+		return v.usageError(stderr, fmt.Errorf("unexpected argument %q (a child command goes after --)", pos[0]))
 	}
-	logger, err := newLogger(stderr, f.logLevel, f.logFormat)
+	logger, err := v.logLevel.logger(stderr, f.logFormat)
 	if err != nil {
-		fmt.Fprintf(stderr, "pmcp: %v\n", err)
-		return exitUsage
+		return v.usageError(stderr, err)
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	opts, err := bridgeOptions(ctx, &f, fs.Args(), logger, stderr)
+	f.auth.tty = isTerminal(stderr)
+	defer f.auth.close()
+	opts, err := bridgeOptions(ctx, f, tail, logger, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "pmcp: bridge: %v\n", err)
-		return exitUsage
+		return v.usageError(stderr, err)
 	}
 	p, err := proxy.New(opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "pmcp: bridge: %v\n", err)
-		return exitUsage
+		return v.usageError(stderr, err)
 	}
 	defer p.Close()
 	if f.listen != "" {
 		return serveHTTP(ctx, p.Server(), f.listen, f.path, &f.sec, logger, stderr)
 	}
 	st := stdio.NewStream(stdin, stdout, stdio.Options{})
-	done := make(chan error, 1)
-	go func() { done <- p.Server().Serve(ctx, st) }()
+	served := make(chan error, 1)
+	go func() { served <- p.Server().Serve(ctx, st) }()
 	select {
-	case err = <-done:
+	case err = <-served:
 	case <-ctx.Done():
 		t := time.NewTimer(stdioShutdownGrace)
 		select {
-		case err = <-done:
+		case err = <-served:
 		case <-t.C:
 			err = ctx.Err()
 		}
 		t.Stop()
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(stderr, "pmcp: bridge: %v\n", err)
-		return exitError
+		return v.fail(stderr, exitError, err)
 	}
 	return exitOK
 }
@@ -192,12 +176,10 @@ func bridgeOptions(ctx context.Context, f *bridgeFlags, cmdArgs []string, logger
 		h2e[k] = v
 	}
 	httpOpts := pmcp.HTTPClientOptions{Header: hdr}
-	if f.oauth {
-		oc, err := oauthConfig(f, stderr)
-		if err != nil {
+	if f.url != "" || len(f.upstreams) > 0 || f.config != "" {
+		if err := f.auth.apply(&httpOpts, stderr); err != nil {
 			return opts, err
 		}
-		httpOpts.OAuth = oc
 	}
 	cmdOpts := proxy.CommandOptions{HeaderToEnv: h2e, Logger: logger}
 	sources := 0
@@ -310,17 +292,4 @@ func namedUpstreams(f *bridgeFlags, httpOpts pmcp.HTTPClientOptions, cmdOpts pro
 		}
 	}
 	return out, nil
-}
-
-// defaultTokenFile is where --oauth keeps tokens without --oauth-tokens.
-func defaultTokenFile() (string, error) {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return "", err
-	}
-	dir = filepath.Join(dir, "pmcp")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "tokens.json"), nil
 }

@@ -4,9 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -255,7 +254,7 @@ func TestBridgeUsage(t *testing.T) {
 		{[]string{"bridge", "--upstream", "a=http://x", "--upstream", "a=http://y"}, exitUsage, "unique"},
 		{[]string{"bridge", "--header-to-env", "Authorization=TOKEN", "--", "srv"}, exitUsage, "Authorization"},
 		{[]string{"bridge", "--deny-tool", "[", "--", "srv"}, exitUsage, "glob"},
-		{[]string{"bridge", "--oauth", "--oauth-callback", "10.1.2.3:80", "--oauth-tokens", "/nonexistent/t.json", "--url", "http://x/mcp"}, exitUsage, "loopback"},
+		{[]string{"bridge", "--oauth", "--url", "http://x/mcp"}, exitUsage, "-oauth"},
 		{[]string{"bridge", "--config", "/nonexistent/servers.json"}, exitUsage, "no such file"},
 		{[]string{"bridge", "--era", "future", "--", "srv"}, exitUsage, "--era"},
 		{[]string{"bridge", "-h"}, exitOK, "usage: pmcp bridge"},
@@ -268,50 +267,28 @@ func TestBridgeUsage(t *testing.T) {
 	}
 }
 
-// TestBridgeOAuthConfig: --oauth builds the upstream's OAuth client with a
-// file token store and a loopback redirect whose listener hands the
-// browser's redirect back to the flow.
+// TestBridgeOAuthConfig: the bridge's HTTP upstreams take the OAuth
+// flags of the client commands: the same token store (the one `pmcp
+// login` fills), client, scopes and loopback redirect.
 func TestBridgeOAuthConfig(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close() // a free port for the callback listener
+	v, f := bridgeVerb()
 	tokens := filepath.Join(t.TempDir(), "tokens.json")
-	var stderr syncBuf
-	oc, err := oauthConfig(&bridgeFlags{oauthCallback: addr, oauthTokens: tokens, oauthClientID: "cid", oauthScopes: "a b"}, &stderr)
-	if err != nil {
+	if _, _, err := v.parse([]string{"--url", "http://127.0.0.1:1/mcp", "--client-id", "cid", "--scopes", "a b", "--token-store", tokens}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := oc.TokenStore.(*pmcp.FileTokenStore); !ok || oc.RedirectURL != "http://"+addr+"/callback" || oc.ClientID != "cid" || strings.Join(oc.Scopes, ",") != "a,b" {
+	defer f.auth.close()
+	var o pmcp.HTTPClientOptions
+	if err := f.auth.apply(&o, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	oc := o.OAuth
+	st, ok := oc.TokenStore.(*fileStore)
+	if !ok || st.dir != filepath.Dir(tokens) || !strings.HasPrefix(oc.RedirectURL, "http://127.0.0.1:") || oc.ClientID != "cid" || strings.Join(oc.Scopes, ",") != "a,b" {
 		t.Fatalf("config %+v", oc)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	got := make(chan string, 1)
-	go func() {
-		u, err := oc.Authorize(ctx, "https://as.example/authorize?x=1")
-		if err != nil {
-			u = "error: " + err.Error()
-		}
-		got <- u
-	}()
-	// The browser: once the URL is printed, follow the redirect.
-	for !strings.Contains(stderr.String(), "https://as.example/authorize?x=1") {
-		select {
-		case <-ctx.Done():
-			t.Fatal("the authorization URL was never printed")
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-	resp, err := http.Get("http://" + addr + "/callback?code=c1&state=s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if u := <-got; u != "http://"+addr+"/callback?code=c1&state=s1" {
-		t.Fatalf("redirect %q", u)
+	// Without a terminal or --login, a 401 asks for `pmcp login`.
+	if _, err := oc.Authorize(context.Background(), "https://as.example/authorize"); !errors.Is(err, errLoginRequired) {
+		t.Fatalf("authorize: %v", err)
 	}
 }
 

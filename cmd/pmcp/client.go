@@ -47,114 +47,107 @@ type clientArgs struct {
 	samplingCmd string
 }
 
-// parseClientArgs reads flags anywhere before "--" (so that
-// `pmcp call TOOL --json` works) and takes everything after "--" as the
-// server command.
-func parseClientArgs(args []string) (*clientArgs, error) {
-	a := &clientArgs{headers: http.Header{}, timeout: defaultClientTimeout, logLevel: pmcp.LevelInfo, progress: true}
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" {
-			a.server = args[i+1:]
-			break
-		}
-		if len(arg) < 2 || arg[0] != '-' {
-			a.pos = append(a.pos, arg)
-			continue
-		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(arg, "-"), "=")
-		value := func() (string, error) {
-			if hasVal {
-				return val, nil
-			}
-			if i+1 >= len(args) {
-				return "", fmt.Errorf("flag %s needs a value", arg)
-			}
-			i++
-			return args[i], nil
-		}
-		var err error
-		switch name {
-		case "json":
-			a.json = true
-		case "no-progress":
-			a.progress = false
-		case "url":
-			a.url, err = value()
-		case "H", "header":
-			var h string
-			if h, err = value(); err == nil {
-				k, v, ok := strings.Cut(h, ":")
-				if !ok || strings.TrimSpace(k) == "" {
-					return nil, fmt.Errorf("--header wants Name: value, got %q", h)
-				}
-				a.headers.Add(strings.TrimSpace(k), strings.TrimSpace(v))
-			}
-		case "era":
-			var e string
-			if e, err = value(); err == nil {
-				switch e {
-				case "auto":
-					a.era = pmcp.EraUnknown
-				case "modern":
-					a.era = pmcp.EraModern
-				case "legacy":
-					a.era = pmcp.EraLegacy
-				default:
-					return nil, fmt.Errorf("--era wants auto, modern or legacy, got %q", e)
-				}
-			}
-		case "timeout":
-			var d string
-			if d, err = value(); err == nil {
-				a.timeoutSet = true
-				if a.timeout, err = time.ParseDuration(d); err != nil || a.timeout <= 0 {
-					return nil, fmt.Errorf("--timeout wants a positive duration such as 30s, got %q", d)
-				}
-			}
-		case "log-level":
-			var l string
-			if l, err = value(); err == nil {
-				if l == "off" {
-					a.logLevel = pmcp.LevelOff
-				} else if a.logLevel, err = pmcp.ParseLoggingLevel(l); err != nil {
-					return nil, fmt.Errorf("--log-level wants off or debug ... emergency, got %q", l)
-				}
-			}
-		case "elicit-json":
-			var j string
-			if j, err = value(); err == nil {
-				a.elicitJSON = nil
-				if err = json.Unmarshal([]byte(j), &a.elicitJSON); err != nil || a.elicitJSON == nil {
-					return nil, fmt.Errorf("--elicit-json wants a JSON object, got %q", j)
-				}
-			}
-		case "sampling-cmd":
-			if a.samplingCmd, err = value(); err == nil && strings.TrimSpace(a.samplingCmd) == "" {
-				return nil, errors.New("--sampling-cmd wants a command")
-			}
-		case "h", "help":
-			return nil, errHelp
-		default:
-			var known bool
-			if known, err = a.auth.parseFlag(name, value); !known {
-				return nil, fmt.Errorf("unknown flag %s", arg)
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	switch {
-	case a.url != "" && len(a.server) > 0:
-		return nil, errors.New("give either --url URL or -- COMMAND ARGS..., not both")
-	case a.url == "" && len(a.server) == 0:
-		return nil, errors.New("no server: give --url URL (Streamable HTTP) or -- COMMAND ARGS... (stdio)")
-	}
-	return a, nil
+// clientSynopsis is each client command's usage line.
+var clientSynopsis = map[string]string{
+	"inspect":   "pmcp inspect [flags] (--url URL | -- COMMAND ARGS...)",
+	"tools":     "pmcp tools list [flags] (--url URL | -- COMMAND ARGS...)",
+	"resources": "pmcp resources list [flags] (--url URL | -- COMMAND ARGS...)",
+	"prompts":   "pmcp prompts list [flags] (--url URL | -- COMMAND ARGS...)",
+	"call":      "pmcp call TOOL [key=value ... | '{json}'] [flags] (--url URL | -- COMMAND ARGS...)",
+	"read":      "pmcp read URI [flags] (--url URL | -- COMMAND ARGS...)",
+	"get":       "pmcp get PROMPT [key=value ...] [flags] (--url URL | -- COMMAND ARGS...)",
+	"login":     "pmcp login --url URL [flags]",
 }
 
-var errHelp = errors.New("help requested")
+var clientAbout = map[string]string{
+	"inspect":   "Show the server's name, protocol era, capabilities and its tool,\nresource and prompt lists (names cut to the terminal width; --json for all).",
+	"tools":     "List the server's tools.",
+	"resources": "List the server's resources and resource templates.",
+	"prompts":   "List the server's prompts.",
+	"call": `Call a tool. A value is read as JSON when it parses (42, true, null,
+{"a":1}, "quoted"), else as a plain string. When the server asks the user
+(elicitation), the CLI asks on the terminal; without one, --elicit-json
+answers every form, else the request is declined. Sampling is answered by
+--sampling-cmd (request JSON on its stdin, result JSON on its stdout) or
+not offered.`,
+	"read":  "Read a resource.",
+	"get":   "Render a prompt (argument values are strings).",
+	"login": "Sign in with OAuth: open the authorization page in a browser ($BROWSER,\nelse xdg-open/open; \"none\" only prints the URL), take the redirect on a\nloopback port and store the tokens (never shown).",
+}
+
+// clientVerb returns the verb of a client command (or login) and the
+// arguments its flags fill in.
+func clientVerb(cmd string) (*verb, *clientArgs) {
+	v := newVerb(cmd, clientSynopsis[cmd], clientAbout[cmd])
+	a := &clientArgs{headers: http.Header{}, timeout: defaultClientTimeout, progress: true}
+	fs := v.fs
+	fs.StringVar(&a.url, "url", "", "the server's Streamable HTTP endpoint (http:// or https://); or give a stdio server as -- COMMAND ARGS... last on the line")
+	fs.BoolVar(&a.json, "json", false, "print results as JSON (for scripts)")
+	fs.BoolFunc("no-progress", "do not show progress on stderr", func(string) error { a.progress = false; return nil })
+	header := func(h string) error {
+		k, val, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("want 'Name: value', got %q", h)
+		}
+		a.headers.Add(strings.TrimSpace(k), strings.TrimSpace(val))
+		return nil
+	}
+	fs.Func("header", "'Name: value' added to every HTTP request (repeatable)", header)
+	fs.Func("H", "short for --header", header)
+	fs.Func("era", "the protocol era: auto, modern or legacy (default auto)", func(e string) error {
+		switch e {
+		case "auto":
+			a.era = pmcp.EraUnknown
+		case "modern":
+			a.era = pmcp.EraModern
+		case "legacy":
+			a.era = pmcp.EraLegacy
+		default:
+			return fmt.Errorf("want auto, modern or legacy, got %q", e)
+		}
+		return nil
+	})
+	fs.Func("timeout", "bound connecting and each request (default 60s)", func(d string) (err error) {
+		a.timeoutSet = true
+		if a.timeout, err = time.ParseDuration(d); err != nil || a.timeout <= 0 {
+			return fmt.Errorf("want a positive duration such as 30s, got %q", d)
+		}
+		return nil
+	})
+	if cmd != "login" {
+		fs.Func("elicit-json", "answer every form elicitation with this JSON object (checked against the form)", func(j string) error {
+			a.elicitJSON = nil
+			if err := json.Unmarshal([]byte(j), &a.elicitJSON); err != nil || a.elicitJSON == nil {
+				return fmt.Errorf("want a JSON object, got %q", j)
+			}
+			return nil
+		})
+		fs.Func("sampling-cmd", "answer sampling with this shell command: the request JSON on its stdin, the result JSON on its stdout (bounded by --timeout and 1 MiB)", func(c string) error {
+			if strings.TrimSpace(c) == "" {
+				return errors.New("want a command")
+			}
+			a.samplingCmd = c
+			return nil
+		})
+	}
+	a.auth.register(fs, cmd == "login")
+	return v, a
+}
+
+// finish checks the server arguments once the flags are parsed.
+func (a *clientArgs) finish(v *verb, pos, tail []string) error {
+	a.pos, a.server = pos, tail
+	a.logLevel = v.logLevel.level
+	switch {
+	case a.url != "" && tail != nil:
+		return errors.New("give either --url URL or -- COMMAND ARGS..., not both")
+	case a.url == "" && len(tail) == 0:
+		return errors.New("no server: give --url URL (Streamable HTTP) or -- COMMAND ARGS... (stdio)")
+	case a.url != "":
+		return checkURL(a.url)
+	}
+	return nil
+}
 
 // syncWriter serialises writes to stderr from the log and progress
 // handlers and the main goroutine.
@@ -172,19 +165,18 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 // clientCommand runs one of the client commands (inspect, tools, resources,
 // prompts, call, read, get).
 func clientCommand(ctx context.Context, cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a, err := parseClientArgs(args)
-	if errors.Is(err, errHelp) {
-		usage(stdout)
-		return exitOK
+	v, a := clientVerb(cmd)
+	pos, tail, code, done := v.start(args, stdout, stderr)
+	if done {
+		return code
+	}
+	err := a.finish(v, pos, tail)
+	var op operation
+	if err == nil {
+		op, err = newOperation(cmd, a)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "pmcp %s: %v\n", cmd, err)
-		return exitUsage
-	}
-	op, err := newOperation(cmd, a)
-	if err != nil {
-		fmt.Fprintf(stderr, "pmcp %s: %v\n", cmd, err)
-		return exitUsage
+		return v.usageError(stderr, err)
 	}
 	errw := &syncWriter{w: stderr}
 	a.auth.tty = isTerminal(stderr)
@@ -192,20 +184,20 @@ func clientCommand(ctx context.Context, cmd string, args []string, stdin io.Read
 	in := &interaction{in: stdin, errw: errw, tty: isTerminal(stdin) && isTerminal(stderr),
 		elicitJSON: a.elicitJSON, samplingCmd: a.samplingCmd, samplingTO: a.timeout, stop: make(chan struct{})}
 	defer in.close()
-	s, err := connect(ctx, a, in, errw)
+	s, child, err := connect(ctx, a, in, errw)
 	if err != nil {
-		fmt.Fprintf(errw, "pmcp %s: connect: %v\n", cmd, err)
-		return exitConn
+		return v.fail(errw, exitConn, childExit(fmt.Errorf("connect: %w", err), child))
 	}
 	defer s.Close()
-	code, err := op(ctx, s, &output{json: a.json, w: stdout, errw: errw, progress: a.progress, tty: isTerminal(stderr)})
+	code, err = op(ctx, s, &output{json: a.json, w: stdout, errw: errw, progress: a.progress, tty: isTerminal(stderr), width: columns(stdout)})
 	if err != nil {
 		if msg, ok := missingCapability(err); ok {
-			fmt.Fprintf(errw, "pmcp %s: %s\n", cmd, msg)
-			return exitError
+			return v.fail(errw, exitError, errors.New(msg))
 		}
-		fmt.Fprintf(errw, "pmcp %s: %v\n", cmd, err)
-		return exitFor(err)
+		if code = exitFor(err); code == exitConn {
+			err = childExit(err, child)
+		}
+		return v.fail(errw, code, err)
 	}
 	return code
 }
@@ -224,7 +216,7 @@ func exitFor(err error) int {
 }
 
 // connect opens the session the arguments describe.
-func connect(ctx context.Context, a *clientArgs, in *interaction, stderr io.Writer) (*pmcp.ClientSession, error) {
+func connect(ctx context.Context, a *clientArgs, in *interaction, stderr io.Writer) (*pmcp.ClientSession, *command.Transport, error) {
 	co := pmcp.ClientOptions{
 		Name:         "pmcp-cli",
 		Version:      "1.0.0",
@@ -232,7 +224,7 @@ func connect(ctx context.Context, a *clientArgs, in *interaction, stderr io.Writ
 		CallTimeout:  a.timeout,
 		ProbeTimeout: a.timeout,
 		LogLevel:     a.logLevel,
-		Logger:       slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:       diagLogger(a.logLevel, stderr),
 		Notifications: pmcp.ClientNotificationHandlers{
 			LogMessage: func(ctx context.Context, p *pmcp.LoggingMessageParams) {
 				// A legacy server may not honour logging/setLevel (or
@@ -250,19 +242,59 @@ func connect(ctx context.Context, a *clientArgs, in *interaction, stderr io.Writ
 	if a.url != "" {
 		o := pmcp.HTTPClientOptions{Header: a.headers}
 		if err := a.auth.apply(&o, stderr); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return c.ConnectHTTP(cctx, a.url, o)
+		s, err := c.ConnectHTTP(cctx, a.url, o)
+		return s, nil, err
 	}
 	tr, err := command.New(exec.Command(a.server[0], a.server[1:]...), command.Options{Stderr: stderr})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := tr.Start()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return c.Connect(cctx, st)
+	s, err := c.Connect(cctx, st)
+	return s, tr, err
+}
+
+// diagLogger is the client's diagnostics logger at --log-level.
+func diagLogger(level pmcp.LoggingLevel, w io.Writer) *slog.Logger {
+	l := logLevel{level: level}
+	lv, ok := l.slog()
+	if !ok {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lv}))
+}
+
+// childExitWait bounds how long a failed command waits to learn how its
+// stdio server ended (the pipe usually breaks just before the exit).
+const childExitWait = 2 * time.Second
+
+// childExit adds the stdio server's exit status to err when the server
+// has ended (it usually has when the connection broke).
+func childExit(err error, child *command.Transport) error {
+	if child == nil {
+		return err
+	}
+	t := time.NewTimer(childExitWait)
+	defer t.Stop()
+	select {
+	case <-child.Done():
+	case <-t.C:
+		return err
+	}
+	werr := child.Wait()
+	var ee *exec.ExitError
+	switch {
+	case werr == nil:
+		return fmt.Errorf("%w (the server exited with status 0)", err)
+	case errors.As(werr, &ee):
+		return fmt.Errorf("%w (the server ended: %v)", err, ee)
+	}
+	return err
 }
 
 func printLog(w io.Writer, p *pmcp.LoggingMessageParams) {
@@ -335,7 +367,7 @@ func newOperation(cmd string, a *clientArgs) (operation, error) {
 		}, nil
 	case "call":
 		if len(pos) < 1 {
-			return nil, errors.New("usage: pmcp call TOOL [key=value ... | '{json}']")
+			return nil, errors.New("missing the tool name: pmcp call TOOL [key=value ... | '{json}']")
 		}
 		args, err := toolArgs(pos[1:])
 		if err != nil {
@@ -346,14 +378,14 @@ func newOperation(cmd string, a *clientArgs) (operation, error) {
 		}, nil
 	case "read":
 		if len(pos) != 1 {
-			return nil, errors.New("usage: pmcp read URI")
+			return nil, errors.New("missing the URI: pmcp read URI")
 		}
 		return func(ctx context.Context, s *pmcp.ClientSession, out *output) (int, error) {
 			return exitOK, readCmd(ctx, s, out, pos[0])
 		}, nil
 	case "get":
 		if len(pos) < 1 {
-			return nil, errors.New("usage: pmcp get PROMPT [key=value ...]")
+			return nil, errors.New("missing the prompt name: pmcp get PROMPT [key=value ...]")
 		}
 		args, err := promptArgs(pos[1:])
 		if err != nil {

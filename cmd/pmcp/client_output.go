@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -22,6 +23,7 @@ type output struct {
 	errw     io.Writer
 	progress bool
 	tty      bool
+	width    int // lists are fitted to it (0: DefaultColumns)
 
 	mu       sync.Mutex
 	progLine bool // a \r-rewritten progress line is showing
@@ -143,16 +145,18 @@ func inspect(ctx context.Context, s *pmcp.ClientSession, out *output) (int, erro
 	out.printf("Protocol:     %s (%s era)\n", r.ProtocolVersion, r.Era)
 	out.printf("Capabilities: %s\n", capabilityList(caps))
 	if r.Instructions != "" {
-		out.printf("Instructions: %s\n", firstLine(r.Instructions, 200))
+		instr := firstLine(r.Instructions, 1000)
+		if out.width > 0 {
+			instr = cut(instr, max(out.width-14, 20))
+		}
+		out.printf("Instructions: %s\n", instr)
 	}
 	out.printf("\nTools (%d):\n", len(r.Tools))
 	printTools(out, r.Tools)
 	out.printf("\nResources (%d):\n", len(r.Resources))
 	printResources(out, r.Resources)
 	out.printf("\nResource templates (%d):\n", len(r.ResourceTemplates))
-	for _, t := range r.ResourceTemplates {
-		out.printf("  %s  %s\n", sanitize(t.URITemplate), firstLine(t.Name, 60))
-	}
+	printTemplates(out, r.ResourceTemplates, "")
 	out.printf("\nPrompts (%d):\n", len(r.Prompts))
 	printPrompts(out, r.Prompts)
 	return exitOK, nil
@@ -208,22 +212,79 @@ func capabilityList(c *pmcp.ServerCapabilities) string {
 }
 
 func printTools(out *output, tools []*pmcp.Tool) {
+	rows := make([][2]string, 0, len(tools))
 	for _, t := range tools {
-		out.printf("  %-32s %s\n", sanitize(t.Name), firstLine(t.Description, 80))
+		rows = append(rows, [2]string{sanitize(t.Name), firstLine(t.Description, 1000)})
 	}
+	printColumns(out, rows)
 }
 
-func printResources(out *output, rs []*pmcp.Resource) {
-	for _, r := range rs {
-		line := "  " + sanitize(r.URI) + "  " + firstLine(r.Name, 60)
-		if r.MIMEType != "" {
-			line += "  [" + sanitize(r.MIMEType) + "]"
+// maxNameColumn caps the name column of a list; longer names are cut
+// with an ellipsis (--json has them whole).
+const maxNameColumn = 40
+
+// printColumns prints name/description rows. Fitted to a width (a
+// terminal's, or $COLUMNS), the name column is as wide as the longest name
+// up to maxNameColumn (and half the width), and names and descriptions
+// beyond it end in "…". Without a width (piped output) nothing is cut:
+// a longer name pushes its description along.
+func printColumns(out *output, rows [][2]string) {
+	width := out.width
+	col := 0
+	for _, r := range rows {
+		col = max(col, utf8.RuneCountInString(r[0]))
+	}
+	col = min(col, maxNameColumn)
+	if width > 0 {
+		col = min(col, max((width-3)/2, 8))
+	}
+	for _, r := range rows {
+		name, desc := r[0], r[1]
+		if width > 0 {
+			name = cut(name, col)
+			if desc = cut(desc, width-3-col); width-3-col < 8 {
+				desc = ""
+			}
+		}
+		line := "  " + name
+		if desc != "" {
+			line += strings.Repeat(" ", max(col-utf8.RuneCountInString(name), 0)) + " " + desc
 		}
 		out.printf("%s\n", line)
 	}
 }
 
+// cut shortens s to n runes, ending in "…" when it was longer.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max(n-1, 0)]) + "…"
+}
+
+func printResources(out *output, rs []*pmcp.Resource) {
+	rows := make([][2]string, 0, len(rs))
+	for _, r := range rs {
+		desc := firstLine(r.Name, 1000)
+		if r.MIMEType != "" {
+			desc += "  [" + sanitize(r.MIMEType) + "]"
+		}
+		rows = append(rows, [2]string{sanitize(r.URI), desc})
+	}
+	printColumns(out, rows)
+}
+
+func printTemplates(out *output, ts []*pmcp.ResourceTemplate, suffix string) {
+	rows := make([][2]string, 0, len(ts))
+	for _, t := range ts {
+		rows = append(rows, [2]string{sanitize(t.URITemplate), firstLine(t.Name, 1000) + suffix})
+	}
+	printColumns(out, rows)
+}
+
 func printPrompts(out *output, ps []*pmcp.Prompt) {
+	rows := make([][2]string, 0, len(ps))
 	for _, p := range ps {
 		args := make([]string, 0, len(p.Arguments))
 		for _, a := range p.Arguments {
@@ -236,8 +297,9 @@ func printPrompts(out *output, ps []*pmcp.Prompt) {
 			}
 			args = append(args, n)
 		}
-		out.printf("  %-32s %s\n", sanitize(p.Name)+"("+strings.Join(args, ", ")+")", firstLine(p.Description, 60))
+		rows = append(rows, [2]string{sanitize(p.Name) + "(" + strings.Join(args, ", ") + ")", firstLine(p.Description, 1000)})
 	}
+	printColumns(out, rows)
 }
 
 func listCmd(ctx context.Context, what string, s *pmcp.ClientSession, out *output) error {
@@ -264,9 +326,7 @@ func listCmd(ctx context.Context, what string, s *pmcp.ClientSession, out *outpu
 			return out.emitJSON(map[string]any{"resources": rs, "resourceTemplates": ts})
 		}
 		printResources(out, rs)
-		for _, t := range ts {
-			out.printf("  %s  %s  (template)\n", sanitize(t.URITemplate), firstLine(t.Name, 60))
-		}
+		printTemplates(out, ts, "  (template)")
 	case "prompts":
 		ps, err := s.AllPrompts(ctx)
 		if err != nil {

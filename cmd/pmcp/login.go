@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/gopmcp/pmcp"
 )
@@ -15,10 +14,14 @@ import (
 // PKCE and a loopback redirect, RFC 8252), and reports where the
 // credentials went. No token is ever printed.
 func login(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a, err := parseClientArgs(args)
-	if errors.Is(err, errHelp) {
-		usage(stdout)
-		return exitOK
+	v, a := clientVerb("login")
+	pos, tail, code, done := v.start(args, stdout, stderr)
+	if done {
+		return code
+	}
+	err := a.finish(v, pos, tail)
+	if err == nil && len(pos) > 0 {
+		err = fmt.Errorf("unexpected argument %q", pos[0])
 	}
 	if err == nil && a.url == "" {
 		err = errors.New("login needs --url URL (a Streamable HTTP endpoint)")
@@ -27,8 +30,7 @@ func login(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = errors.New("--no-auth makes no sense with login")
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "pmcp login: %v\n", err)
-		return exitUsage
+		return v.usageError(stderr, err)
 	}
 	if !a.timeoutSet {
 		a.timeout = defaultLoginTimeout
@@ -37,23 +39,23 @@ func login(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer a.auth.close()
 	st, err := a.auth.store()
 	if err != nil {
-		fmt.Fprintf(stderr, "pmcp login: %v\n", err)
+		fmt.Fprintf(stderr, "pmcp login: %s\n", errText(err))
 		return exitError
 	}
 	// A fresh start: a registration stored by an earlier run names that
 	// run's redirect URI (another port), which a strict authorization
 	// server would refuse.
 	if _, err := forget(ctx, st, a.url); err != nil {
-		fmt.Fprintf(stderr, "pmcp login: %v\n", err)
+		fmt.Fprintf(stderr, "pmcp login: %s\n", errText(err))
 		return exitError
 	}
 	errw := &syncWriter{w: stderr}
 	var keys []pmcp.TokenKey
 	in := &interaction{errw: errw, stop: make(chan struct{})}
 	defer in.close()
-	s, err := connect(ctx, a, in, errw)
+	s, _, err := connect(ctx, a, in, errw)
 	if err != nil {
-		fmt.Fprintf(errw, "pmcp login: %v\n", err)
+		fmt.Fprintf(errw, "pmcp login: %s\n", errText(err))
 		return exitConn
 	}
 	_ = s.Close()
@@ -62,7 +64,7 @@ func login(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		keys, err = st.Keys(ctx)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "pmcp login: %v\n", err)
+		fmt.Fprintf(stderr, "pmcp login: %s\n", errText(err))
 		return exitError
 	}
 	path, _ := a.auth.tokenStorePath()
@@ -82,41 +84,25 @@ func login(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // logout runs `pmcp logout [--url URL]`: it deletes the stored
 // credentials of that server (at every authorization server), or of every
 // server without --url.
-func logout(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func logoutVerb() (*verb, *authArgs, *string) {
+	v := newVerb("logout", "pmcp logout [--url URL] [flags]", "Delete the stored OAuth credentials of the server at URL (at every\nauthorization server), or of every server without --url.")
 	var a authArgs
 	var url string
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		name, val, hasVal := cutFlag(arg)
-		value := func() (string, error) {
-			if hasVal {
-				return val, nil
-			}
-			if i+1 >= len(args) {
-				return "", fmt.Errorf("flag %s needs a value", arg)
-			}
-			i++
-			return args[i], nil
-		}
-		var err error
-		switch name {
-		case "":
-			err = fmt.Errorf("unexpected argument %q", arg)
-		case "url":
-			url, err = value()
-		case "token-store":
-			a.storePath, err = value()
-		case "h", "help":
-			usage(stdout)
-			return exitOK
-		default:
-			err = fmt.Errorf("unknown flag %s", arg)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "pmcp logout: %v\n", err)
-			return exitUsage
-		}
+	v.fs.StringVar(&url, "url", "", "the server whose credentials to delete (default: all)")
+	a.registerStore(v.fs)
+	return v, &a, &url
+}
+
+func logout(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	v, a, urlp := logoutVerb()
+	pos, tail, code, done := v.start(args, stdout, stderr)
+	if done {
+		return code
 	}
+	if len(pos) > 0 || tail != nil {
+		return v.usageError(stderr, fmt.Errorf("unexpected argument %q", append(pos, tail...)))
+	}
+	url := *urlp
 	st, err := a.store()
 	if err == nil {
 		var n int
@@ -130,18 +116,6 @@ func logout(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitOK
 		}
 	}
-	fmt.Fprintf(stderr, "pmcp logout: %v\n", err)
+	fmt.Fprintf(stderr, "pmcp logout: %s\n", errText(err))
 	return exitError
-}
-
-// cutFlag splits "--name=value" or "-name"; name is empty for an argument
-// that is not a flag.
-func cutFlag(arg string) (name, val string, hasVal bool) {
-	if len(arg) < 2 || arg[0] != '-' {
-		return "", "", false
-	}
-	for len(arg) > 0 && arg[0] == '-' {
-		arg = arg[1:]
-	}
-	return strings.Cut(arg, "=")
 }

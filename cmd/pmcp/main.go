@@ -17,14 +17,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 )
 
@@ -57,12 +53,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return login(ctx, args[1:], stdout, stderr)
 	case "logout":
 		return logout(ctx, args[1:], stdout, stderr)
-	case "help", "-h", "--help":
+	case "help":
+		return help(args[1:], stdout, stderr)
+	case "-h", "--help":
 		usage(stdout)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "pmcp: unknown command %q\n", args[0])
-	usage(stderr)
+	fmt.Fprintf(stderr, "pmcp: unknown command %q (pmcp help lists them)\n", args[0])
 	return exitUsage
 }
 
@@ -116,12 +113,22 @@ client flags (anywhere before --):
   --header 'Name: value'     add an HTTP header (repeatable; -H)
   --era auto|modern|legacy   force the protocol era (default auto)
   --timeout DURATION         bound connecting and each request (default 60s)
-  --log-level LEVEL          server log records to show on stderr: off,
-                             debug ... emergency (default info)
   --no-progress              do not show progress on stderr
+  --elicit-json '{...}'      answer the server's forms without a terminal
+  --sampling-cmd CMD         answer sampling: CMD reads the request JSON on
+                             stdin and prints the result JSON
 
-Progress of calls and the server's log records go to stderr; results to
-stdout.
+every command:
+  --log-level LEVEL          what is shown on stderr: off, debug, info,
+                             notice, warning, error ... emergency (default
+                             info): diagnostics; for serve and bridge also
+                             the access log; for client commands also the
+                             server's log records
+  -h, --help                 the command's usage ("pmcp help COMMAND" too)
+
+Progress of calls, the server's log records and elicitation prompts go to
+stderr; results to stdout. On a terminal, call asks for what the server
+elicits (each form field; a URL to open) on stdin.
 
 exit codes:
   0  success
@@ -137,32 +144,3 @@ examples:
   pmcp tools list --json -- ./my-server --stdio
 `)
 }
-
-// newLogger returns the diagnostics logger of `pmcp serve`: level is a
-// slog level name or "off" (nil logger: nothing logged, no access log),
-// format is "text" or "json".
-func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	if strings.EqualFold(level, "off") {
-		return nil, nil
-	}
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %q is not debug, info, warn, error or off", level)
-	}
-	ho := &slog.HandlerOptions{Level: l}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, ho)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, ho)), nil
-	}
-	return nil, fmt.Errorf("--log-format: %q is not text or json", format)
-}
-
-func flagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-var errUsage = errors.New("usage")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"html"
 	"io"
@@ -28,6 +29,10 @@ const tokenStoreEnv = "PMCP_TOKEN_STORE"
 // usual BROWSER convention); "none" never opens one, only prints the URL.
 const browserEnv = "BROWSER"
 
+// clientSecretEnv gives --client-secret without putting it on the command
+// line (where other users can see it); the flag wins.
+const clientSecretEnv = "PMCP_OAUTH_CLIENT_SECRET"
+
 // defaultLoginTimeout bounds `pmcp login`'s wait for the user to finish
 // in the browser (the client commands are bounded by --timeout instead).
 const defaultLoginTimeout = 5 * time.Minute
@@ -47,32 +52,33 @@ type authArgs struct {
 	clientSecret string
 	metadataURL  string // Client ID Metadata Document
 	storePath    string
+	scopes       []string
 	tty          bool // stderr is a terminal: a user can follow a login
 
 	mu       sync.Mutex
 	listener *loopback
 }
 
-// parseFlag takes the OAuth flags of the command line; known reports
-// whether name was one of them.
-func (a *authArgs) parseFlag(name string, value func() (string, error)) (known bool, err error) {
-	switch name {
-	case "login":
-		a.login = true
-	case "no-auth":
-		a.noAuth = true
-	case "client-id":
-		a.clientID, err = value()
-	case "client-secret":
-		a.clientSecret, err = value()
-	case "client-metadata-url":
-		a.metadataURL, err = value()
-	case "token-store":
-		a.storePath, err = value()
-	default:
-		return false, nil
+// register adds the OAuth flags: the same for every command that talks
+// to a server (the client commands, login and bridge's upstreams).
+func (a *authArgs) register(fs *flag.FlagSet, login bool) {
+	if !login {
+		fs.BoolVar(&a.login, "login", false, "on a 401, sign in in a browser even without a terminal (on a terminal that is the default)")
+		fs.BoolVar(&a.noAuth, "no-auth", false, "never use OAuth")
 	}
-	return true, err
+	fs.StringVar(&a.clientID, "client-id", "", "an OAuth client registered beforehand with the authorization server (else one is registered)")
+	fs.StringVar(&a.clientSecret, "client-secret", "", "its secret (prefer $"+clientSecretEnv+")")
+	fs.StringVar(&a.metadataURL, "client-metadata-url", "", "the client's metadata document (https), used where the server supports client ID metadata")
+	fs.Func("scopes", "space-separated scopes to ask for when the server names none", func(s string) error {
+		a.scopes = strings.Fields(s)
+		return nil
+	})
+	a.registerStore(fs)
+}
+
+// registerStore adds --token-store.
+func (a *authArgs) registerStore(fs *flag.FlagSet) {
+	fs.StringVar(&a.storePath, "token-store", "", "credentials file (mode 0600; default $"+tokenStoreEnv+", else <config dir>/pmcp/tokens.json)")
 }
 
 // tokenStorePath is where credentials are kept: --token-store, else
@@ -143,9 +149,14 @@ func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
 		// Stored tokens still work; only a browser login is impossible.
 		interactive = false
 	}
+	secret := a.clientSecret
+	if secret == "" {
+		secret = os.Getenv(clientSecretEnv)
+	}
 	cfg := &pmcp.OAuthConfig{
 		ClientID:     a.clientID,
-		ClientSecret: pmcp.Secret(a.clientSecret),
+		ClientSecret: pmcp.Secret(secret),
+		Scopes:       a.scopes,
 		// An https URL whose document lists http://127.0.0.1/callback
 		// (loopback redirects match with any port, RFC 8252 §7.3).
 		ClientMetadataURL: a.metadataURL,

@@ -16,32 +16,52 @@ import (
 // stdioShutdownGrace bounds how long `serve --stdio` waits after a signal.
 const stdioShutdownGrace = 2 * time.Second
 
+// serveFlags are the flags of `pmcp serve`.
+type serveFlags struct {
+	stdio         bool
+	addr, path    string
+	logFormat     string
+	metricsAddr   string
+	metricsRemote bool
+	sec           serveSecurity
+}
+
+func serveVerb() (*verb, *serveFlags) {
+	v := newVerb("serve", "pmcp serve [--stdio | --http ADDR] [flags]",
+		"Run the everything server (every MCP feature, both protocol eras) over\nStreamable HTTP, or over stdin/stdout with --stdio.")
+	f := &serveFlags{}
+	fs := v.fs
+	fs.BoolVar(&f.stdio, "stdio", false, "serve over stdin/stdout instead of HTTP")
+	fs.StringVar(&f.addr, "http", "127.0.0.1:8080", "HTTP listen address")
+	fs.StringVar(&f.path, "path", "/mcp", "HTTP endpoint path")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log record format on stderr: text or json")
+	fs.StringVar(&f.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics on a separate listener (loopback only; traces and metrics also go where the OTEL_* variables say)")
+	fs.BoolVar(&f.metricsRemote, "metrics-remote", false, "allow --metrics on a non-loopback address")
+	f.sec.register(fs)
+	return v, f
+}
+
 func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flagSet("serve", stderr)
-	useStdio := fs.Bool("stdio", false, "serve over stdin/stdout instead of HTTP")
-	addr := fs.String("http", "127.0.0.1:8080", "HTTP listen address")
-	path := fs.String("path", "/mcp", "HTTP endpoint path")
-	logLevel := fs.String("log-level", "info", "diagnostics and access log level on stderr: debug, info (one record per request), warn, error, off")
-	logFormat := fs.String("log-format", "text", "log record format on stderr: text or json")
-	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://ADDR/metrics on a separate listener (loopback only; traces and metrics also go where the OTEL_* variables say)")
-	metricsRemote := fs.Bool("metrics-remote", false, "allow --metrics on a non-loopback address")
-	var sec serveSecurity
-	sec.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	v, f := serveVerb()
+	pos, tail, code, done := v.start(args, stdout, stderr)
+	if done {
+		return code
 	}
+	if len(pos) > 0 || tail != nil {
+		return v.usageError(stderr, fmt.Errorf("unexpected argument %q", append(pos, tail...)))
+	}
+	sec := &f.sec
+	useStdio, metricsAddr, metricsRemote := &f.stdio, &f.metricsAddr, &f.metricsRemote
+	addr, path := &f.addr, &f.path
 	if err := sec.check(); err != nil {
-		fmt.Fprintf(stderr, "pmcp: %v\n", err)
-		return exitUsage
+		return v.usageError(stderr, err)
 	}
 	if *useStdio && (sec.issuer != "" || len(sec.allowHosts) > 0) {
-		fmt.Fprintln(stderr, "pmcp: --auth-* and --allow-host apply to HTTP only (stdio takes credentials from its environment)")
-		return exitUsage
+		return v.usageError(stderr, errors.New("--auth-* and --allow-host apply to HTTP only (stdio takes credentials from its environment)"))
 	}
-	logger, err := newLogger(stderr, *logLevel, *logFormat)
+	logger, err := v.logLevel.logger(stderr, f.logFormat)
 	if err != nil {
-		fmt.Fprintf(stderr, "pmcp: %v\n", err)
-		return exitUsage
+		return v.usageError(stderr, err)
 	}
 	diag := logger
 	if diag == nil {
@@ -49,16 +69,14 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	}
 	tel, err := startTelemetry(ctx, *metricsAddr, *metricsRemote, stderr, diag)
 	if err != nil {
-		fmt.Fprintf(stderr, "pmcp: %v\n", err)
-		return exitUsage
+		return v.usageError(stderr, err)
 	}
 	defer tel.close()
 	sopts := pmcp.ServerOptions{Logger: logger}
 	tel.instrument(&sopts)
 	srv, err := everything.New(everything.Options{Server: sopts})
 	if err != nil {
-		fmt.Fprintf(stderr, "pmcp: %v\n", err)
-		return exitError
+		return v.fail(stderr, exitError, err)
 	}
 	if *useStdio {
 		// stdout carries protocol messages only; diagnostics go to stderr.
@@ -80,13 +98,12 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 			t.Stop()
 		}
 		if err != nil && !errors.Is(err, context.Canceled) {
-			fmt.Fprintf(stderr, "pmcp: %v\n", err)
-			return exitError
+			return v.fail(stderr, exitError, err)
 		}
 		return exitOK
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return serveHTTP(ctx, srv, *addr, *path, &sec, logger, stderr)
+	return serveHTTP(ctx, srv, *addr, *path, sec, logger, stderr)
 }

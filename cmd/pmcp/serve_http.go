@@ -34,7 +34,7 @@ func serveHTTP(ctx context.Context, srv *pmcp.Server, addr, path string, sec *se
 	mux := http.NewServeMux()
 	hopts := &pmcp.StreamableHTTPOptions{}
 	if err := sec.apply(ctx, addr, mux, hopts, stderr); err != nil {
-		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		fmt.Fprintf(stderr, "pmcp: %s\n", errText(err))
 		return exitError
 	}
 	h := pmcp.NewStreamableHTTPHandler(srv, *hopts)
@@ -49,7 +49,7 @@ func serveHTTP(ctx context.Context, srv *pmcp.Server, addr, path string, sec *se
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		h.Close()
-		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		fmt.Fprintf(stderr, "pmcp: %s\n", errText(err))
 		return exitError
 	}
 	logger.Info("pmcp: serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+path)
@@ -60,7 +60,7 @@ func serveHTTP(ctx context.Context, srv *pmcp.Server, addr, path string, sec *se
 	case err = <-served:
 		// The listener failed; nothing was shut down yet.
 		h.Close()
-		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		fmt.Fprintf(stderr, "pmcp: %s\n", errText(err))
 		return exitError
 	case <-ctx.Done():
 	}
@@ -74,7 +74,7 @@ func serveHTTP(ctx context.Context, srv *pmcp.Server, addr, path string, sec *se
 	serr := hs.Shutdown(sctx)
 	herr := <-hdone
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		fmt.Fprintf(stderr, "pmcp: %s\n", errText(err))
 		return exitError
 	}
 	if serr != nil || herr != nil {
