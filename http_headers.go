@@ -72,6 +72,9 @@ type modernPeek struct {
 	Meta jsontext.Value `json:"_meta"`
 	Name jsontext.Value `json:"name"`
 	URI  jsontext.Value `json:"uri"`
+	// TaskID is the name-shaped member of tasks/get, tasks/update and
+	// tasks/cancel.
+	TaskID jsontext.Value `json:"taskId"`
 }
 
 type argsPeek struct {
@@ -107,9 +110,12 @@ func peekRequest(method string, params jsontext.Value) peekedRequest {
 		return out
 	}
 	out.paramsParse = true
-	if method == MethodResourcesRead {
+	switch method {
+	case MethodResourcesRead:
 		out.name = p.URI
-	} else {
+	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+		out.name = p.TaskID
+	default:
 		out.name = p.Name
 	}
 	if len(p.Meta) == 0 || p.Meta.Kind() != '{' {
@@ -155,7 +161,7 @@ func checkStandardHeaders(h http.Header, method string, pk *peekedRequest) error
 		return mismatch("Mcp-Method header %q does not match the body method %q", m, method)
 	}
 	switch method {
-	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead:
+	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead, MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
 	default:
 		return nil
 	}

@@ -23,6 +23,7 @@ func everythingURL(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = srv.Close() })
 	h := pmcp.NewStreamableHTTPHandler(srv, nil)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
