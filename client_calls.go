@@ -209,6 +209,19 @@ func (s *ClientSession) callTool(ctx context.Context, name string, args any, opt
 	if err != nil {
 		return nil, nil, err
 	}
+	if rt, _ := resultTypeOf(MethodToolsCall, raw); rt == ResultTypeTask {
+		// The server ran the call as a task: wait for it.
+		t, err := s.taskFromCall(name, raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := t.Wait(ctx, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		raw, err = Marshal(res)
+		return res, raw, err
+	}
 	var res CallToolResult
 	if err := decodeInto(MethodToolsCall, raw, &res); err != nil {
 		return nil, nil, err
