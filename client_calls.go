@@ -210,17 +210,8 @@ func (s *ClientSession) callTool(ctx context.Context, name string, args any, opt
 		return nil, nil, err
 	}
 	if rt, _ := resultTypeOf(MethodToolsCall, raw); rt == ResultTypeTask {
-		// The server ran the call as a task: wait for it.
-		t, err := s.taskFromCall(name, raw)
-		if err != nil {
-			return nil, nil, err
-		}
-		res, err := t.Wait(ctx, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		raw, err = Marshal(res)
-		return res, raw, err
+		// CallTool never asks for a task (CallToolTask does).
+		return nil, nil, fmt.Errorf("%w %q in the result of %s: the call did not ask for a task", ErrUnexpectedResultType, rt, MethodToolsCall)
 	}
 	var res CallToolResult
 	if err := decodeInto(MethodToolsCall, raw, &res); err != nil {
