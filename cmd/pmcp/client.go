@@ -38,7 +38,9 @@ type clientArgs struct {
 	timeout  time.Duration
 	logLevel pmcp.LoggingLevel
 	progress bool
-	pos      []string
+	// task: pmcp call runs the tool as a task and shows its status.
+	task bool
+	pos  []string
 }
 
 // parseClientArgs reads flags anywhere before "--" (so that
@@ -73,6 +75,8 @@ func parseClientArgs(args []string) (*clientArgs, error) {
 			a.json = true
 		case "no-progress":
 			a.progress = false
+		case "task":
+			a.task = true
 		case "url":
 			a.url, err = value()
 		case "H", "header":
@@ -305,7 +309,7 @@ func newOperation(cmd string, a *clientArgs) (operation, error) {
 			return nil, err
 		}
 		return func(ctx context.Context, s *pmcp.ClientSession, out *output) (int, error) {
-			return callCmd(ctx, s, out, pos[0], args, a.url != "")
+			return callCmd(ctx, s, out, pos[0], args, a.url != "", a.task)
 		}, nil
 	case "read":
 		if len(pos) != 1 {
