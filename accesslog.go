@@ -2,12 +2,11 @@ package pmcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -106,7 +105,7 @@ func accessEra(req *jsonrpc.Request, rs *reqState) (Era, string) {
 	if v := rs.meta.ProtocolVersion; v != nil {
 		return EraModern, *v
 	}
-	if rs.meta.ClientCapabilities != nil || ss == nil || req.Method == MethodDiscover {
+	if ss == nil || decideEra(req.Method, false, rs.meta.ClientCapabilities != nil) == EraModern {
 		return EraModern, ""
 	}
 	if spc := ss.protocol(); spc != nil {
@@ -126,45 +125,30 @@ func (s *Server) streamAccess(ctx context.Context, req *jsonrpc.Request, rs *req
 		s.logAccess(ctx, req, rs, res, err, 0)
 		return res, err
 	}
-	resp := &jsonrpc.Response{ID: req.ID}
-	out, outErr := res, err
-	if err != nil {
-		var e *jsonrpc.Error
-		if errors.As(err, &e) && e != nil {
-			resp.Error = e
-		} else {
-			resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())
-		}
-	} else if raw, merr := s.marshalLogged(req.ID, res); merr != nil {
-		resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot marshal result")
-		out, outErr = nil, resp.Error
-	} else {
-		resp.Result, out = raw, raw
+	// Mapped as the connection would (rpcconn.Resolve); a result that
+	// cannot be marshaled is sent as that error, not marshaled again.
+	o := rpcconn.Resolve(res, err, marshalResult)
+	switch {
+	case o.Panic != nil:
+		s.logger.Error("pmcp: marshaling a result panicked", "id", req.ID.String(), "panic", fmt.Sprint(o.Panic), "stack", string(o.Stack))
+	case o.MarshalErr != nil:
+		s.logger.Error("pmcp: cannot marshal result", "id", req.ID.String(), "error", o.MarshalErr)
 	}
+	out, outErr := res, err
+	if err == nil {
+		if o.Error != nil {
+			out, outErr = nil, o.Error
+		} else {
+			out = o.Result
+		}
+	}
+	resp := &jsonrpc.Response{ID: req.ID, Result: o.Result, Error: o.Error}
 	bp := getBuf()
 	b, _ := jsonrpc.AppendMessage((*bp)[:0], resp)
 	n := len(b)
 	putBuf(bp, b)
 	s.logAccess(ctx, req, rs, res, outErr, n)
 	return out, outErr
-}
-
-// marshalLogged marshals a result as Serve's connection would, containing
-// a panic of a MarshalJSON method.
-func (s *Server) marshalLogged(id jsonrpc.ID, res any) (raw jsontext.Value, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			s.logger.Error("pmcp: marshaling a result panicked", "id", id.String(), "panic", fmt.Sprint(v))
-			raw, err = nil, errors.New("marshal panicked")
-		}
-	}()
-	switch v := res.(type) {
-	case nil:
-		return jsontext.Value("null"), nil
-	case jsontext.Value:
-		return v, nil
-	}
-	return marshalResult(res)
 }
 
 // logSubject is who the access log names: the subject, else the client id;

@@ -31,7 +31,7 @@ func TestAuthErrorStatusAndChallenges(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			h := NewStreamableHTTPHandler(srv, &StreamableHTTPOptions{
+			h := NewStreamableHTTPHandler(srv, StreamableHTTPOptions{
 				Authenticate: func(*http.Request) (*AuthInfo, *AuthContext, error) { return nil, nil, tc.err },
 			})
 			defer h.Close()

@@ -325,14 +325,14 @@ func testElicitationComplete(t *testing.T, transport string) {
 	ctx := context.Background()
 	var s *ClientSession
 	if transport == "http" {
-		h := NewStreamableHTTPHandler(srv, nil)
+		h := NewStreamableHTTPHandler(srv, StreamableHTTPOptions{})
 		ts := httptest.NewServer(h)
 		t.Cleanup(func() {
 			_ = h.Close()
 			ts.Close()
 		})
 		var err error
-		if s, err = c.ConnectHTTP(ctx, ts.URL, nil); err != nil {
+		if s, err = c.ConnectHTTP(ctx, ts.URL, HTTPClientOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -270,7 +271,7 @@ type negotiated struct {
 // handlers.
 type ClientSession struct {
 	c    *Client
-	conn *jsonrpc.Conn
+	conn *rpcconn.Conn
 	neg  atomic.Pointer[negotiated]
 	// http is the Streamable HTTP transport of a ConnectHTTP session
 	// (nil over a stream). Cancelling a modern call over HTTP closes its
@@ -347,7 +348,7 @@ func (c *Client) connect(ctx context.Context, st jsonrpc.Stream, cfg connectConf
 	s.queue = make(chan clientEvent, n)
 	s.transport = clientTransport(st, cfg.http)
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	s.conn = jsonrpc.NewConn(&idStream{Stream: st}, jsonrpc.HandlerFunc(s.handle), jsonrpc.ConnOptions{
+	s.conn = rpcconn.NewConn(&idStream{Stream: st}, rpcconn.HandlerFunc(s.handle), rpcconn.ConnOptions{
 		MarshalResult:   func(v any) (jsontext.Value, error) { b, err := Marshal(v); return b, err },
 		Logger:          c.log,
 		OnCallCancelled: s.onCallCancelled,
@@ -454,12 +455,31 @@ type ClientStats struct {
 	// notification queue was full.
 	DroppedNotifications uint64
 	// Conn is the snapshot of the underlying JSON-RPC connection.
-	Conn jsonrpc.ConnStats
+	Conn ConnStats
+}
+
+// ConnStats is a snapshot of the counters of a session's JSON-RPC
+// connection.
+type ConnStats struct {
+	// InFlight is the number of the server's requests whose handlers are
+	// running.
+	InFlight int
+	// PendingCalls is the number of calls waiting for the server's answer.
+	PendingCalls int
+	// DroppedResponses counts responses whose id matched no pending call
+	// (unknown, already answered or abandoned).
+	DroppedResponses uint64
+	// PanicsRecovered counts panics recovered in handlers and while
+	// marshaling results.
+	PanicsRecovered uint64
+	// DecodeErrors counts malformed messages received; each was answered
+	// with an error response when it had an id.
+	DecodeErrors uint64
 }
 
 // Stats returns a snapshot of the session's counters.
 func (s *ClientSession) Stats() ClientStats {
-	return ClientStats{DroppedNotifications: s.dropped.Load(), Conn: s.conn.Stats()}
+	return ClientStats{DroppedNotifications: s.dropped.Load(), Conn: ConnStats(s.conn.Stats())}
 }
 
 // idSlotKey is the context key of an *idSlot: a Call made with such a ctx
@@ -471,7 +491,7 @@ type idSlot struct {
 }
 
 // idStream wraps the session's stream to learn the ids of chosen calls
-// (subscriptions/listen), which jsonrpc.Conn allocates internally.
+// (subscriptions/listen), which the connection allocates internally.
 type idStream struct {
 	jsonrpc.Stream
 }

@@ -113,6 +113,11 @@ type HTTPClientOptions struct {
 	// stream on which a server sends requests and notifications unrelated
 	// to any request (list changes, resource updates).
 	NoStandaloneStream bool
+	// OAuth turns on MCP authorization: on 401 (or 403 with
+	// insufficient_scope) the client obtains a token as OAuthConfig
+	// describes and sends the request again with it. Nil means no OAuth:
+	// a 401 is reported as ErrAuthorizationRequired.
+	OAuth *OAuthConfig
 }
 
 // ConnectHTTP opens a session with the MCP server at endpoint (the URL of
@@ -122,7 +127,9 @@ type HTTPClientOptions struct {
 // a modern server, anything else (400, 404 or 405 without a modern body,
 // a legacy error) falls back to initialize. A 401 or 403 ends the attempt
 // at once; a 401 is reported as ErrAuthorizationRequired (or
-// ErrResourceMismatch) wrapping its *HTTPStatusError. The negotiated era
+// ErrResourceMismatch) wrapping its *HTTPStatusError. With opts.OAuth the
+// client first tries to obtain a token (see OAuthConfig); a failure of
+// that flow is returned as the error of the request. The negotiated era
 // is cached per origin within the Client, so later sessions skip the
 // probe (a failure other than a refusal forgets the entry and negotiates
 // afresh).
@@ -135,13 +142,14 @@ type HTTPClientOptions struct {
 // instead of sending notifications/cancelled. Legacy sessions keep the
 // Mcp-Session-Id, open the standalone GET stream, resume broken SSE
 // streams with Last-Event-ID and end with DELETE on Close.
-func (c *Client) ConnectHTTP(ctx context.Context, endpoint string, opts *HTTPClientOptions) (*ClientSession, error) {
+func (c *Client) ConnectHTTP(ctx context.Context, endpoint string, options HTTPClientOptions) (*ClientSession, error) {
+	opts := &options
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("pmcp: ConnectHTTP: %q is not an http(s) URL", endpoint)
 	}
-	if opts == nil {
-		opts = &HTTPClientOptions{}
+	if err := validateOAuthConfig(opts.OAuth); err != nil {
+		return nil, err
 	}
 	origin := strings.ToLower(u.Scheme + "://" + u.Host)
 	hint := EraUnknown
@@ -293,6 +301,14 @@ func newHTTPTransport(endpoint string, o *HTTPClientOptions, log *slog.Logger) *
 			ForceAttemptHTTP2:     true,
 		}
 		t.client = &http.Client{Transport: t.own}
+	}
+	if o.OAuth != nil {
+		// validated by ConnectHTTP
+		if ot, err := newOAuthTransport(t.client.Transport, o.OAuth, endpoint, log); err == nil {
+			c := *t.client
+			c.Transport = ot
+			t.client = &c
+		}
 	}
 	for k, vs := range o.Header {
 		if managedHeader(k) {

@@ -59,7 +59,7 @@ func TestClientHTTPEraDetection(t *testing.T) {
 			f := newFakeHTTP(t, legacyServer("s1", tc.probe))
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			s, err := NewClient(ClientOptions{}).ConnectHTTP(ctx, f.url(), nil)
+			s, err := NewClient(ClientOptions{}).ConnectHTTP(ctx, f.url(), HTTPClientOptions{})
 			if tc.err {
 				if err == nil || len(f.requests(MethodInitialize)) != 0 {
 					t.Fatalf("err %v, %d initialize", err, len(f.requests(MethodInitialize)))
@@ -90,7 +90,7 @@ func TestClientHTTPEraCache(t *testing.T) {
 	}))
 	c := NewClient(ClientOptions{})
 	for i := 0; i < 3; i++ {
-		s := connectFake(t, c, f, nil)
+		s := connectFake(t, c, f, HTTPClientOptions{})
 		if s.Era() != EraLegacy {
 			t.Fatalf("era %v", s.Era())
 		}
@@ -101,7 +101,7 @@ func TestClientHTTPEraCache(t *testing.T) {
 	}
 	// A server that changed its era: the cached entry is dropped.
 	f.serve = modernServer(`[]`)
-	if s := connectFake(t, c, f, nil); s.Era() != EraModern {
+	if s := connectFake(t, c, f, HTTPClientOptions{}); s.Era() != EraModern {
 		t.Fatalf("era after upgrade %v", s.Era())
 	}
 }
@@ -125,7 +125,7 @@ func TestClientHTTPAuthorizationPlainText(t *testing.T) {
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
 	base = ts.URL
-	_, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), ts.URL+"/mcp", nil)
+	_, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), ts.URL+"/mcp", HTTPClientOptions{})
 	var se *HTTPStatusError
 	if !errors.Is(err, ErrAuthorizationRequired) || !errors.As(err, &se) || se.StatusCode != 401 || se.RPC != nil || !strings.Contains(err.Error(), "https://as.example.com") {
 		t.Fatalf("err %v, want ErrAuthorizationRequired", err)

@@ -61,7 +61,7 @@ func serveStreamPair(t *testing.T, c *pmcp.Client, srvEnd, cliEnd jsonrpc.Stream
 // returns the endpoint URL.
 func serveHTTP(t *testing.T) string {
 	t.Helper()
-	h := pmcp.NewStreamableHTTPHandler(newEverything(t), nil)
+	h := pmcp.NewStreamableHTTPHandler(newEverything(t), pmcp.StreamableHTTPOptions{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		_ = h.Close()
@@ -74,7 +74,7 @@ func connectHTTP(t *testing.T, c *pmcp.Client, url string) *pmcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := c.ConnectHTTP(ctx, url, nil)
+	s, err := c.ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ type realHTTP struct {
 }
 
 type realHTTPConfig struct {
-	opts *StreamableHTTPOptions
+	opts StreamableHTTPOptions
 	// prmResource, when not empty, is served as the resource of the
 	// protected resource metadata at /.well-known/oauth-protected-resource/mcp
 	// (a leading "/" is relative to the server's origin).
@@ -168,11 +168,11 @@ func eraName(e Era) string {
 func TestClientHTTPAuthorization(t *testing.T) {
 	for _, era := range []Era{EraUnknown, EraModern, EraLegacy} {
 		t.Run(eraName(era), func(t *testing.T) {
-			rh := newRealHTTP(t, realHTTPConfig{opts: &StreamableHTTPOptions{Authenticate: bearerOnly}, prmResource: "/mcp"})
+			rh := newRealHTTP(t, realHTTPConfig{opts: StreamableHTTPOptions{Authenticate: bearerOnly}, prmResource: "/mcp"})
 			c := NewClient(ClientOptions{Era: era})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			_, err := c.ConnectHTTP(ctx, rh.url(), nil)
+			_, err := c.ConnectHTTP(ctx, rh.url(), HTTPClientOptions{})
 			if !errors.Is(err, ErrAuthorizationRequired) {
 				t.Fatalf("err %v, want ErrAuthorizationRequired", err)
 			}
@@ -188,7 +188,7 @@ func TestClientHTTPAuthorization(t *testing.T) {
 				t.Fatalf("%d server/discover, %d initialize; want %d, %d", d, i, wantDiscover, wantInit)
 			}
 			// The same server accepts the token.
-			s, err := c.ConnectHTTP(ctx, rh.url(), &HTTPClientOptions{Header: http.Header{"Authorization": {"Bearer good"}}, NoStandaloneStream: true})
+			s, err := c.ConnectHTTP(ctx, rh.url(), HTTPClientOptions{Header: http.Header{"Authorization": {"Bearer good"}}, NoStandaloneStream: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -202,17 +202,17 @@ func TestClientHTTPAuthorization(t *testing.T) {
 	// An era cached from an earlier session is not renegotiated after a
 	// 401: the probe is sent once.
 	t.Run("cached era", func(t *testing.T) {
-		rh := newRealHTTP(t, realHTTPConfig{opts: &StreamableHTTPOptions{Authenticate: bearerOnly}})
+		rh := newRealHTTP(t, realHTTPConfig{opts: StreamableHTTPOptions{Authenticate: bearerOnly}})
 		c := NewClient(ClientOptions{})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		s, err := c.ConnectHTTP(ctx, rh.url(), &HTTPClientOptions{Header: http.Header{"Authorization": {"Bearer good"}}})
+		s, err := c.ConnectHTTP(ctx, rh.url(), HTTPClientOptions{Header: http.Header{"Authorization": {"Bearer good"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_ = s.Close()
 		rh.reset()
-		_, err = c.ConnectHTTP(ctx, rh.url(), nil)
+		_, err = c.ConnectHTTP(ctx, rh.url(), HTTPClientOptions{})
 		if !errors.Is(err, ErrAuthorizationRequired) {
 			t.Fatalf("err %v, want ErrAuthorizationRequired", err)
 		}
@@ -223,8 +223,8 @@ func TestClientHTTPAuthorization(t *testing.T) {
 	})
 
 	t.Run("foreign resource", func(t *testing.T) {
-		rh := newRealHTTP(t, realHTTPConfig{opts: &StreamableHTTPOptions{Authenticate: bearerOnly}, prmResource: "https://evil.example.com/mcp"})
-		_, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), rh.url(), nil)
+		rh := newRealHTTP(t, realHTTPConfig{opts: StreamableHTTPOptions{Authenticate: bearerOnly}, prmResource: "https://evil.example.com/mcp"})
+		_, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), rh.url(), HTTPClientOptions{})
 		if !errors.Is(err, ErrResourceMismatch) || errors.Is(err, ErrAuthorizationRequired) {
 			t.Fatalf("err %v, want ErrResourceMismatch", err)
 		}
@@ -262,10 +262,10 @@ func TestClientHTTPSessionExpired(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rh := newRealHTTP(t, realHTTPConfig{opts: &StreamableHTTPOptions{SessionIdleTimeout: time.Hour}})
+			rh := newRealHTTP(t, realHTTPConfig{opts: StreamableHTTPOptions{SessionIdleTimeout: time.Hour}})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			s, err := NewClient(ClientOptions{Era: EraLegacy}).ConnectHTTP(ctx, rh.url(), &HTTPClientOptions{NoStandaloneStream: !tc.standalone})
+			s, err := NewClient(ClientOptions{Era: EraLegacy}).ConnectHTTP(ctx, rh.url(), HTTPClientOptions{NoStandaloneStream: !tc.standalone})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -310,7 +310,7 @@ func TestClientHTTPModernErrorsRealServer(t *testing.T) {
 
 	t.Run("404 method not found", func(t *testing.T) {
 		rh := newRealHTTP(t, realHTTPConfig{})
-		s, err := NewClient(ClientOptions{}).ConnectHTTP(ctx, rh.url(), nil)
+		s, err := NewClient(ClientOptions{}).ConnectHTTP(ctx, rh.url(), HTTPClientOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -332,7 +332,7 @@ func TestClientHTTPModernErrorsRealServer(t *testing.T) {
 			}
 			return body
 		})
-		_, err := NewClient(ClientOptions{}).ConnectHTTP(ctx, rh.url(), nil)
+		_, err := NewClient(ClientOptions{}).ConnectHTTP(ctx, rh.url(), HTTPClientOptions{})
 		wantHTTPError(t, err, http.StatusBadRequest, jsonrpc.CodeHeaderMismatch)
 		if n := rh.count(MethodInitialize); n != 0 {
 			t.Fatalf("%d initialize after a modern -32020", n)
@@ -351,7 +351,7 @@ func TestClientHTTPModernErrorsRealServer(t *testing.T) {
 			r.Header.Set(headerProtocolVersion, "2026-01-01")
 			return bytes.ReplaceAll(body, []byte(Version20260728), []byte("2026-01-01"))
 		})
-		s, err := NewClient(ClientOptions{}).ConnectHTTP(ctx, rh.url(), nil)
+		s, err := NewClient(ClientOptions{}).ConnectHTTP(ctx, rh.url(), HTTPClientOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -193,7 +193,7 @@ func legacyServer(sid string, more func(w http.ResponseWriter, r *http.Request, 
 	}
 }
 
-func connectFake(t *testing.T, c *Client, f *fakeHTTP, opts *HTTPClientOptions) *ClientSession {
+func connectFake(t *testing.T, c *Client, f *fakeHTTP, opts HTTPClientOptions) *ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -221,7 +221,7 @@ const annotatedTools = `[
 
 func TestClientHTTPModernHeaders(t *testing.T) {
 	f := newFakeHTTP(t, modernServer(annotatedTools))
-	s := connectFake(t, NewClient(ClientOptions{}), f, &HTTPClientOptions{
+	s := connectFake(t, NewClient(ClientOptions{}), f, HTTPClientOptions{
 		Header: http.Header{"Authorization": {"Bearer x"}, "Mcp-Param-Region": {"forged"}, "Mcp-Method": {"forged"}},
 	})
 	ctx := context.Background()
@@ -412,7 +412,7 @@ func TestClientHTTPLegacySession(t *testing.T) {
 		<-r.Context().Done()
 	}
 	c := NewClient(ClientOptions{Notifications: ClientNotificationHandlers{ToolsListChanged: func(ctx context.Context) { listChanged <- struct{}{} }}})
-	s := connectFake(t, c, f, nil)
+	s := connectFake(t, c, f, HTTPClientOptions{})
 	if s.Era() != EraLegacy || s.ProtocolVersion() != Version20251125 {
 		t.Fatalf("era %v %s", s.Era(), s.ProtocolVersion())
 	}
@@ -452,7 +452,7 @@ func TestClientHTTPSessionExpiredPlainText(t *testing.T) {
 		}
 		return false
 	}))
-	s := connectFake(t, NewClient(ClientOptions{}), f, &HTTPClientOptions{NoStandaloneStream: true})
+	s := connectFake(t, NewClient(ClientOptions{}), f, HTTPClientOptions{NoStandaloneStream: true})
 	_, err := s.ListTools(context.Background(), "")
 	var se *HTTPStatusError
 	if !errors.Is(err, ErrHTTPSessionExpired) || !errors.As(err, &se) || se.StatusCode != 404 || se.RPC != nil || se.Body != "session not found" {
@@ -500,7 +500,7 @@ func TestClientHTTPResume(t *testing.T) {
 		}
 		<-r.Context().Done()
 	}
-	s := connectFake(t, NewClient(ClientOptions{}), f, nil)
+	s := connectFake(t, NewClient(ClientOptions{}), f, HTTPClientOptions{})
 	res, err := s.CallTool(context.Background(), "slow", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -522,7 +522,7 @@ func TestClientHTTPModernStreamEnded(t *testing.T) {
 		}
 		modernServer(`[]`)(w, r, m)
 	})
-	s := connectFake(t, NewClient(ClientOptions{}), f, nil)
+	s := connectFake(t, NewClient(ClientOptions{}), f, HTTPClientOptions{})
 	if _, err := s.CallTool(context.Background(), "t", nil); !errors.Is(err, ErrHTTPStreamEnded) {
 		t.Fatalf("err %v", err)
 	}
@@ -556,7 +556,7 @@ func TestClientHTTPCancel(t *testing.T) {
 			} else {
 				f = newFakeHTTP(t, legacyServer("sid", slow))
 			}
-			s := connectFake(t, NewClient(ClientOptions{}), f, &HTTPClientOptions{NoStandaloneStream: true})
+			s := connectFake(t, NewClient(ClientOptions{}), f, HTTPClientOptions{NoStandaloneStream: true})
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
 			if _, err := s.CallTool(ctx, "slow", nil); !errors.Is(err, context.DeadlineExceeded) {
@@ -590,7 +590,7 @@ func TestClientHTTPLimits(t *testing.T) {
 			modernServer(`[]`)(w, r, m)
 		}
 	})
-	s := connectFake(t, NewClient(ClientOptions{}), f, &HTTPClientOptions{MaxMessageBytes: 1024})
+	s := connectFake(t, NewClient(ClientOptions{}), f, HTTPClientOptions{MaxMessageBytes: 1024})
 	if _, err := s.ListTools(context.Background(), ""); err == nil || !strings.Contains(err.Error(), "larger than 1024") {
 		t.Fatalf("big body: %v", err)
 	}
@@ -610,7 +610,7 @@ func TestClientHTTPStatusErrors(t *testing.T) {
 		}
 		modernServer(`[]`)(w, r, m)
 	})
-	s := connectFake(t, NewClient(ClientOptions{}), f, nil)
+	s := connectFake(t, NewClient(ClientOptions{}), f, HTTPClientOptions{})
 	_, err := s.ListTools(context.Background(), "")
 	var se *HTTPStatusError
 	var re *jsonrpc.Error
@@ -632,7 +632,7 @@ func TestClientHTTPNoRefDereference(t *testing.T) {
 	defer canary.Close()
 	tools := `[{"name":"lookup","inputSchema":{"type":"object","properties":{"p":{"$ref":"` + canary.URL + `/schema.json"}}}}]`
 	f := newFakeHTTP(t, modernServer(tools))
-	s := connectFake(t, NewClient(ClientOptions{}), f, nil)
+	s := connectFake(t, NewClient(ClientOptions{}), f, HTTPClientOptions{})
 	ts, err := s.AllTools(context.Background())
 	if err != nil || len(ts) != 1 {
 		t.Fatalf("%v %v", ts, err)
@@ -652,7 +652,7 @@ func TestClientHTTPNoRefDereference(t *testing.T) {
 
 func TestConnectHTTPBadURL(t *testing.T) {
 	for _, u := range []string{"", "ftp://x/mcp", "localhost:8080/mcp", "http:///mcp"} {
-		if _, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), u, nil); err == nil {
+		if _, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), u, HTTPClientOptions{}); err == nil {
 			t.Errorf("%q: no error", u)
 		}
 	}

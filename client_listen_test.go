@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -82,7 +83,7 @@ func TestClientCancellationSendsNotification(t *testing.T) {
 				case MethodToolsCall:
 					started <- req.ID
 					<-ctx.Done() // cancelled by notifications/cancelled
-					return nil, jsonrpc.ErrNoResponse
+					return nil, rpcconn.ErrNoResponse
 				}
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "nope"}
 			})
@@ -168,7 +169,7 @@ func TestClientListenEndedByServer(t *testing.T) {
 			idJSON := req.ID.AppendJSON(nil)
 			_ = fake.conn.Notify(ctx, NotificationSubscriptionsAck, jsontext.Value(`{"notifications":{},"_meta":{"io.modelcontextprotocol/subscriptionId":`+string(idJSON)+`}}`))
 			_ = fake.conn.Notify(ctx, NotificationCancelled, jsontext.Value(`{"requestId":`+string(idJSON)+`,"reason":"shutting down"}`))
-			return nil, jsonrpc.ErrNoResponse
+			return nil, rpcconn.ErrNoResponse
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "nope"}
 	})

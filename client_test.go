@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/transport/memory"
 )
@@ -127,7 +128,7 @@ func connectClient(t *testing.T, c *Client, st jsonrpc.Stream) *ClientSession {
 
 // fakeServer is a scripted JSON-RPC peer standing in for a server.
 type fakeServer struct {
-	conn *jsonrpc.Conn
+	conn *rpcconn.Conn
 
 	mu   sync.Mutex
 	seen []*jsonrpc.Request // every request and notification, in order
@@ -137,11 +138,11 @@ type fakeServer struct {
 // startFake runs h as a server on one end of a pipe and returns the fake
 // and the client's end. notifications/cancelled cancels the named
 // incoming request, as a real server does.
-func startFake(t *testing.T, h jsonrpc.HandlerFunc) (*fakeServer, jsonrpc.Stream) {
+func startFake(t *testing.T, h rpcconn.HandlerFunc) (*fakeServer, jsonrpc.Stream) {
 	t.Helper()
 	a, b := memory.NewPipe()
 	f := &fakeServer{note: make(chan *jsonrpc.Request, 256)}
-	f.conn = jsonrpc.NewConn(a, jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	f.conn = rpcconn.NewConn(a, rpcconn.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		f.mu.Lock()
 		f.seen = append(f.seen, req)
 		f.mu.Unlock()
@@ -161,7 +162,7 @@ func startFake(t *testing.T, h jsonrpc.HandlerFunc) (*fakeServer, jsonrpc.Stream
 			return nil, nil
 		}
 		return h(ctx, req)
-	}), jsonrpc.ConnOptions{})
+	}), rpcconn.ConnOptions{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -206,7 +207,7 @@ func (f *fakeServer) waitNote(t *testing.T, method string) *jsonrpc.Request {
 
 // legacyHandler answers like a 2025-11-25-only server: server/discover is
 // unknown.
-func legacyHandler(version string, extra jsonrpc.HandlerFunc) jsonrpc.HandlerFunc {
+func legacyHandler(version string, extra rpcconn.HandlerFunc) rpcconn.HandlerFunc {
 	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		switch req.Method {
 		case MethodInitialize:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/reqstate"
 )
@@ -101,7 +102,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 	defer func() {
 		if r := recover(); r != nil {
 			s.logger.Error("pmcp: handler panicked", "method", req.Method, "id", req.ID.String(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: handler panicked"}
+			res, err = nil, rpcconn.PanicError()
 		}
 	}()
 	rs := env.state
@@ -142,11 +143,24 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 		}
 		rawMeta = envl.Meta
 	}
-	modern := meta.ProtocolVersion != nil || meta.ClientCapabilities != nil || req.Method == MethodDiscover
-	if modern {
+	if decideEra(req.Method, meta.ProtocolVersion != nil, meta.ClientCapabilities != nil) == EraModern {
 		return s.handleModern(ctx, req, env, rs, rp, rawMeta)
 	}
 	return s.handleLegacy(ctx, req, env, rs, rp, rawMeta)
+}
+
+// decideEra is the one era decision of a request. The dispatcher makes it
+// from the decoded _meta, the Streamable HTTP transport from the same scan
+// of the params (reqParams.peek), ahead of the dispatcher, to validate the
+// headers of every request the dispatcher will serve as modern; the access
+// log reuses it for requests that failed before. server/discover, or a
+// protocol version or client capabilities in _meta (null counts as
+// absent), make a request modern; anything else is legacy.
+func decideEra(method string, hasVersion, hasCaps bool) Era {
+	if hasVersion || hasCaps || method == MethodDiscover {
+		return EraModern
+	}
+	return EraLegacy
 }
 
 // reqState holds the per-request values of the transport and of the
@@ -169,6 +183,10 @@ type reqState struct {
 	// accessStart is when handle began, zero when the access log is off.
 	mreq        Request
 	accessStart time.Time
+	// tool is the tool of a tools/call when the transport already looked
+	// it up (Streamable HTTP, for its Mcp-Param-* headers); callTool uses
+	// it if the request still names it.
+	tool *serverTool
 }
 
 // notifySink is the LogSink of a request with a back-channel.
@@ -479,7 +497,7 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		name, args := p.Name, p.Arguments
 		return s.withInput(ctx, req, env, extra, rs, p.InputResponses, p.RequestState,
 			func() [][]byte { return [][]byte{[]byte(name), canonicalJSON(args)} },
-			func() (Result, error) { return s.callToolOrTask(ctx, env, extra, p) })
+			func() (Result, error) { return s.callToolOrTask(ctx, env, extra, rs, p) })
 	case MethodPromptsGet:
 		p, err := decodeParams[GetPromptParams](req.Params)
 		if err != nil {

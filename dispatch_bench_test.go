@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/transport/memory"
 )
 
 // The benchmarks of this file measure the request hot path in process: a
-// tools/call served through Server.Serve and jsonrpc.Conn (both eras), the
+// tools/call served through Server.Serve and rpcconn.Conn (both eras), the
 // dispatcher alone, a full client/server round trip over the in-memory
 // pipe, and the Streamable HTTP handler called directly. The servers
 // expose the two tools of bench/: echo {text} and add {a,b}. Allocation
@@ -145,7 +146,7 @@ func startLegacyDriver(tb testing.TB) (*driverStream, func()) {
 }
 
 // BenchmarkServeToolsCall is one tools/call at a time through Server.Serve
-// and jsonrpc.Conn: decode, dispatch, argument validation, the typed
+// and rpcconn.Conn: decode, dispatch, argument validation, the typed
 // handler, result marshaling and response encoding.
 func BenchmarkServeToolsCall(b *testing.B) {
 	for _, era := range []struct {
@@ -232,7 +233,7 @@ func mustDecodeRequest(tb testing.TB, s string) *jsonrpc.Request {
 }
 
 // BenchmarkMemoryPipeToolsCall is a whole round trip in process: a
-// jsonrpc.Conn client calls tools/call over the in-memory pipe (which
+// rpcconn.Conn client calls tools/call over the in-memory pipe (which
 // encodes and decodes every message) and decodes nothing more.
 func BenchmarkMemoryPipeToolsCall(b *testing.B) {
 	s := newBenchServer(b)
@@ -241,7 +242,7 @@ func BenchmarkMemoryPipeToolsCall(b *testing.B) {
 	defer cancel()
 	srvDone := make(chan error, 1)
 	go func() { srvDone <- s.Serve(ctx, a) }()
-	conn := jsonrpc.NewConn(c, nil, jsonrpc.ConnOptions{})
+	conn := rpcconn.NewConn(c, nil, rpcconn.ConnOptions{})
 	cliDone := make(chan error, 1)
 	go func() { cliDone <- conn.Run(ctx) }()
 	defer func() {
@@ -345,7 +346,7 @@ func (hb *httpBench) serve() {
 // tools/call on an initialized session and a modern one with its headers.
 func newBenchHTTP(tb testing.TB) (h *StreamableHTTPHandler, legacy, modern *httpBench) {
 	tb.Helper()
-	h = NewStreamableHTTPHandler(newBenchServer(tb), &StreamableHTTPOptions{JSONResponse: true})
+	h = NewStreamableHTTPHandler(newBenchServer(tb), StreamableHTTPOptions{JSONResponse: true})
 	init := newHTTPBench(tb, h, benchInitialize, http.Header{})
 	init.serve()
 	sid := init.w.h.Get(headerSessionID)
@@ -396,7 +397,7 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 // options: the client accepts SSE, so legacy requests get a primed event
 // stream (through the event store) and modern ones a stream goroutine.
 func BenchmarkHTTPToolsCallSSE(b *testing.B) {
-	h := NewStreamableHTTPHandler(newBenchServer(b), nil)
+	h := NewStreamableHTTPHandler(newBenchServer(b), StreamableHTTPOptions{})
 	defer h.Close()
 	init := newHTTPBench(b, h, benchInitialize, http.Header{})
 	init.serve()
@@ -429,7 +430,7 @@ func BenchmarkHTTPToolsCallSSE(b *testing.B) {
 // BenchmarkHTTPInitialize opens one legacy session per iteration; sessions
 // are ended every 1,000 so the cap is never reached.
 func BenchmarkHTTPInitialize(b *testing.B) {
-	h := NewStreamableHTTPHandler(newBenchServer(b), &StreamableHTTPOptions{JSONResponse: true, MaxSessions: -1})
+	h := NewStreamableHTTPHandler(newBenchServer(b), StreamableHTTPOptions{JSONResponse: true, MaxSessions: -1})
 	defer h.Close()
 	init := newHTTPBench(b, h, benchInitialize, http.Header{})
 	b.ReportAllocs()

@@ -452,30 +452,31 @@ func optString(v jsontext.Value) (*string, bool) {
 	return &s, true
 }
 
-// peek derives the transport's view of the request from the scan; it
-// equals peekRequest(method, params).
+// peek derives the transport's view of the request from the scan, for
+// the Streamable HTTP transport; the era is decided by decideEra, as the
+// dispatcher decides it. When the scan failed (params that are not an
+// object, or that the dispatcher's own decode rejects with -32602 before
+// deciding any era) the view is that of a request without params.
 func (rp *reqParams) peek(method string) peekedRequest {
-	out := peekedRequest{modern: method == MethodDiscover}
-	if !rp.present {
-		return out
+	var out peekedRequest
+	var hasVersion, hasCaps bool
+	if rp.ok && rp.present {
+		out.paramsParse = true
+		switch method {
+		case MethodResourcesRead:
+			out.name = rp.uri
+		case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+			out.name = rp.taskID
+		default:
+			out.name = rp.name
+		}
+		if rp.metaOK {
+			hasVersion, hasCaps = present(rp.version), present(rp.caps)
+			if rp.version.Kind() == '"' {
+				out.version, out.hasVersion = stringValue(rp.version)
+			}
+		}
 	}
-	out.paramsParse = true
-	switch method {
-	case MethodResourcesRead:
-		out.name = rp.uri
-	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
-		out.name = rp.taskID
-	default:
-		out.name = rp.name
-	}
-	if !rp.metaOK {
-		return out
-	}
-	if present(rp.version) || present(rp.caps) {
-		out.modern = true
-	}
-	if rp.version.Kind() == '"' {
-		out.version, out.hasVersion = stringValue(rp.version)
-	}
+	out.modern = decideEra(method, hasVersion, hasCaps) == EraModern
 	return out
 }

@@ -81,6 +81,7 @@ func checkScan(t *testing.T, method string, params jsontext.Value) {
 	t.Helper()
 	var rp reqParams
 	rp.scan(params)
+	checkPeek(t, &rp, method, params)
 	if !rp.ok {
 		var envl paramsEnvelope
 		if len(params) == 0 || json.Unmarshal(params, &envl) == nil && params.Kind() == '{' {
@@ -90,13 +91,6 @@ func checkScan(t *testing.T, method string, params jsontext.Value) {
 	}
 	if len(params) > 0 && params.Kind() != '{' {
 		t.Fatalf("%q: scan accepted a non-object", params)
-	}
-
-	// The transport's peek.
-	got, want := rp.peek(method), peekRequest(method, params)
-	if got.modern != want.modern || got.version != want.version || got.hasVersion != want.hasVersion ||
-		got.paramsParse != want.paramsParse || !bytes.Equal(got.name, want.name) || (got.name == nil) != (want.name == nil) {
-		t.Errorf("%s %q: peek %+v, want %+v", method, params, got, want)
 	}
 
 	// The dispatcher's envelope and _meta.
@@ -157,4 +151,57 @@ func normCall(p CallToolParams) callView {
 	return callView{Name: p.Name, Args: string(p.Arguments), Task: string(p.Task), Responses: string(p.InputResponses),
 		Meta: string(p.Meta), NilArgs: p.Arguments == nil, NilTask: p.Task == nil, NilResp: p.InputResponses == nil,
 		NilMeta: p.Meta == nil, State: p.RequestState}
+}
+
+// checkPeek compares the transport's view of a request, derived from the
+// scan, with peekReference, an independent decode of the same members.
+func checkPeek(t *testing.T, rp *reqParams, method string, params jsontext.Value) {
+	t.Helper()
+	got, want := rp.peek(method), peekReference(method, params)
+	if got.modern != want.modern || got.version != want.version || got.hasVersion != want.hasVersion ||
+		got.paramsParse != want.paramsParse || !bytes.Equal(got.name, want.name) || (got.name == nil) != (want.name == nil) {
+		t.Errorf("%s %q: peek %+v, want %+v", method, params, got, want)
+	}
+}
+
+// peekReference reads the members the transport needs with json.Unmarshal
+// (what the transport did before it reused the dispatcher's scan).
+func peekReference(method string, params jsontext.Value) peekedRequest {
+	out := peekedRequest{modern: method == MethodDiscover}
+	if len(params) == 0 || params.Kind() != '{' {
+		return out
+	}
+	var p struct {
+		Meta jsontext.Value `json:"_meta"`
+		Name jsontext.Value `json:"name"`
+		URI  jsontext.Value `json:"uri"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return out
+	}
+	out.paramsParse = true
+	if method == MethodResourcesRead {
+		out.name = p.URI
+	} else {
+		out.name = p.Name
+	}
+	if len(p.Meta) == 0 || p.Meta.Kind() != '{' {
+		return out
+	}
+	var m struct {
+		ProtocolVersion    jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
+		ClientCapabilities jsontext.Value `json:"io.modelcontextprotocol/clientCapabilities"`
+	}
+	if json.Unmarshal(p.Meta, &m) != nil {
+		return out
+	}
+	if present(m.ProtocolVersion) || present(m.ClientCapabilities) {
+		out.modern = true
+	}
+	if m.ProtocolVersion.Kind() == '"' {
+		if json.Unmarshal(m.ProtocolVersion, &out.version) == nil {
+			out.hasVersion = true
+		}
+	}
+	return out
 }

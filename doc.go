@@ -42,4 +42,36 @@
 // request with an input_required result and the handler is re-run when the
 // client retries with the answers, under a sealed requestState (see
 // package reqstate).
+//
+// # Options
+//
+// Every configurable type of this module (ServerOptions, ClientOptions,
+// StreamableHTTPOptions, HTTPClientOptions, MemoryEventStoreOptions and
+// the Options of packages auth, reqstate and the transports) follows one
+// convention:
+//
+//   - An options struct is passed by value, and its zero value is ready to
+//     use: it means every default. (memory.NewPipe takes it as an optional
+//     trailing argument; omitting it is the zero value.)
+//   - A numeric or duration field's zero value is its default, which is an
+//     exported Default* constant for every bound (DefaultMaxBodyBytes,
+//     DefaultClientCallTimeout, ...). A bound that is off by default says
+//     so (transport/command's MaxStderrBytes).
+//   - A negative value switches a bound or timeout off where the field
+//     says so ("negative disables"); where a field gives it no meaning, a
+//     negative value is the same as zero, never an error.
+//   - A nil func, interface, logger or client means the documented
+//     default behavior, usually "none" or a package-provided one.
+//
+// The same convention holds for the engine underneath the stream
+// transports, which is internal to the module.
+//
+// # The request pipeline
+//
+// Every request, over any transport and in either era, goes through the
+// same ordered stages: decode (package jsonrpc) → one scan of the params,
+// which decides the era and reads _meta → the middleware chain → the
+// method handler → result decoration (serverInfo, cache hints, a private
+// copy of shared results) → one mapping of the outcome to a JSON-RPC
+// response → encode.
 package pmcp

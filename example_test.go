@@ -49,9 +49,9 @@ func ExampleServer_Serve() {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, a) }()
 
-	client := jsonrpc.NewConn(b, nil, jsonrpc.ConnOptions{})
-	go func() { _ = client.Run(ctx) }()
-	res, err := client.Call(ctx, "tools/call", map[string]any{
+	// The other end of the pipe is a jsonrpc.Stream: write a request on it
+	// and read the response (pmcp.Client does this for you).
+	params, _ := pmcp.Marshal(map[string]any{
 		"name":      "add",
 		"arguments": map[string]any{"a": 2, "b": 3},
 		"_meta": map[string]any{
@@ -59,6 +59,10 @@ func ExampleServer_Serve() {
 			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 		},
 	})
+	if err := b.Write(ctx, &jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "tools/call", Params: params}); err != nil {
+		log.Fatal(err)
+	}
+	m, err := b.Read(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -66,10 +70,9 @@ func ExampleServer_Serve() {
 		ResultType        string `json:"resultType"`
 		StructuredContent AddOut `json:"structuredContent"`
 	}
-	_ = pmcp.Unmarshal(res, &out)
+	_ = pmcp.Unmarshal(m.(*jsonrpc.Response).Result, &out)
 	fmt.Println(out.ResultType, out.StructuredContent.Sum)
-	_ = client.Close()
-	cancel()
+	_ = b.Close()
 	<-done
 	// Output: complete 5
 }

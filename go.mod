@@ -11,4 +11,8 @@ require (
 	go.uber.org/goleak v1.3.0
 )
 
-require golang.org/x/text v0.14.0 // indirect
+require (
+	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect
+	golang.org/x/oauth2 v0.35.0 // indirect
+	golang.org/x/text v0.14.0 // indirect
+)

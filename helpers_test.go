@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/transport/memory"
 )
@@ -16,20 +17,20 @@ import (
 // in-memory pipe.
 type testClient struct {
 	t     *testing.T
-	conn  *jsonrpc.Conn
+	conn  *rpcconn.Conn
 	notes chan *jsonrpc.Request
 }
 
 // startServer serves srv on one end of a pipe and returns a client on the
 // other. handler answers server-to-client requests (nil: -32601).
-func startServer(t *testing.T, srv *Server, handler jsonrpc.HandlerFunc) *testClient {
+func startServer(t *testing.T, srv *Server, handler rpcconn.HandlerFunc) *testClient {
 	t.Helper()
 	a, b := memory.NewPipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	srvDone := make(chan error, 1)
 	go func() { srvDone <- srv.Serve(ctx, a) }()
 	notes := make(chan *jsonrpc.Request, 1024)
-	h := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	h := rpcconn.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.IsNotification() {
 			select {
 			case notes <- req:
@@ -43,7 +44,7 @@ func startServer(t *testing.T, srv *Server, handler jsonrpc.HandlerFunc) *testCl
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "no handler"}
 	})
-	conn := jsonrpc.NewConn(b, h, jsonrpc.ConnOptions{})
+	conn := rpcconn.NewConn(b, h, rpcconn.ConnOptions{})
 	cliDone := make(chan error, 1)
 	go func() { cliDone <- conn.Run(ctx) }()
 	t.Cleanup(func() {

@@ -11,13 +11,13 @@ import (
 	mrand "math/rand/v2"
 	"mime"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -59,7 +59,8 @@ const (
 )
 
 // StreamableHTTPOptions configures a StreamableHTTPHandler. The zero value
-// (and a nil pointer) is ready to use: every field says what zero means.
+// is ready to use: every field says what zero means (see the options
+// convention in the package documentation).
 type StreamableHTTPOptions struct {
 	// JSONResponse answers every request with one application/json body
 	// instead of an SSE stream. Progress and log notifications are then
@@ -210,12 +211,10 @@ type StreamableHTTPHandler struct {
 	storeErrs atomic.Uint64
 }
 
-// NewStreamableHTTPHandler returns a handler serving s. opts may be nil.
-func NewStreamableHTTPHandler(s *Server, opts *StreamableHTTPOptions) *StreamableHTTPHandler {
-	var o StreamableHTTPOptions
-	if opts != nil {
-		o = *opts
-	}
+// NewStreamableHTTPHandler returns a handler serving s. The zero opts
+// means every default.
+func NewStreamableHTTPHandler(s *Server, opts StreamableHTTPOptions) *StreamableHTTPHandler {
+	o := opts
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -512,18 +511,11 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		// The params are read once here, for the transport and for the
 		// dispatcher (see dispatch_params.go).
 		rs := new(reqState)
-		var pk peekedRequest
-		if len(m.Params) == 0 || m.Params.Kind() == '{' {
-			rs.params.scan(m.Params)
-		}
+		rs.params.scan(m.Params)
 		rs.env.state = rs
 		rs.env.httpReq = r
-		if rs.params.ok {
-			rs.env.params = &rs.params
-			pk = rs.params.peek(m.Method)
-		} else {
-			pk = peekRequest(m.Method, m.Params)
-		}
+		rs.env.params = &rs.params
+		pk := rs.params.peek(m.Method)
 		if pk.modern || (headerModern && m.Method != MethodInitialize) {
 			h.serveModern(w, r, m, &pk, auth, rs)
 			return
@@ -671,37 +663,41 @@ func writeJSONBody(w http.ResponseWriter, status int, b []byte) {
 }
 
 // encodeResponse builds and encodes the response of a dispatched request,
-// marshaling the result once. It mirrors jsonrpc.Conn: a *jsonrpc.Error
-// keeps its code, any other error becomes -32603.
+// marshaling the result once. The outcome is mapped by rpcconn.Resolve,
+// as on stream connections.
 func (h *StreamableHTTPHandler) encodeResponse(id jsonrpc.ID, res any, err error) (b []byte, code int64) {
 	return h.appendResponse(nil, id, res, err)
 }
 
-// appendResponse is encodeResponse appending to dst.
+// appendResponse is encodeResponse appending to dst. Results are encoded
+// by the direct encoder of result_encode.go into a pooled scratch buffer
+// when it knows their type, else by Marshal.
 func (h *StreamableHTTPHandler) appendResponse(dst []byte, id jsonrpc.ID, res any, err error) (b []byte, code int64) {
-	resp := &jsonrpc.Response{ID: id}
 	var scratch *[]byte
-	if err != nil {
-		var e *jsonrpc.Error
-		if errors.As(err, &e) && e != nil {
-			resp.Error = e
-		} else {
-			resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, err.Error())
-		}
-	} else {
+	var owned jsontext.Value // what the scratch buffer holds after encoding
+	out := rpcconn.Resolve(res, err, func(v any) (jsontext.Value, error) {
 		scratch = getBuf()
-		raw, owned, merr := h.appendResult((*scratch)[:0], id, res)
-		if owned {
-			defer putBuf(scratch, raw)
+		if b, ok := appendResult((*scratch)[:0], v); ok {
+			owned = b
+			return b, nil
+		}
+		b, err := Marshal(v)
+		return jsontext.Value(b), err
+	})
+	if scratch != nil {
+		if owned != nil {
+			defer putBuf(scratch, owned)
 		} else {
 			defer putBuf(scratch, *scratch)
 		}
-		if merr != nil {
-			resp.Error = jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot marshal result")
-		} else {
-			resp.Result = raw
-		}
 	}
+	switch {
+	case out.Panic != nil:
+		h.log.Error("pmcp: marshaling a result panicked", "id", id.String(), "panic", fmt.Sprint(out.Panic), "stack", string(out.Stack))
+	case out.MarshalErr != nil:
+		h.log.Error("pmcp: cannot marshal result", "id", id.String(), "error", out.MarshalErr)
+	}
+	resp := &jsonrpc.Response{ID: id, Result: out.Result, Error: out.Error}
 	start := len(dst)
 	if dst == nil {
 		dst = make([]byte, 0, 256+len(resp.Result))
@@ -716,32 +712,6 @@ func (h *StreamableHTTPHandler) appendResponse(dst []byte, id jsonrpc.ID, res an
 		code = resp.Error.Code
 	}
 	return b, code
-}
-
-// appendResult returns the result's JSON: appended to dst by the direct
-// encoder of result_encode.go (owned), else from Marshal, or the raw
-// result itself.
-func (h *StreamableHTTPHandler) appendResult(dst []byte, id jsonrpc.ID, res any) (raw jsontext.Value, owned bool, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			h.log.Error("pmcp: marshaling a result panicked", "id", id.String(), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			raw, owned, err = nil, false, errors.New("marshal panicked")
-		}
-	}()
-	switch v := res.(type) {
-	case nil:
-		return jsontext.Value("null"), false, nil
-	case jsontext.Value:
-		if !v.IsValid() {
-			return nil, false, errors.New("invalid raw result")
-		}
-		return v, false, nil
-	}
-	if b, ok := appendResult(dst, res); ok {
-		return b, true, nil
-	}
-	b, err := Marshal(res)
-	return jsontext.Value(b), false, err
 }
 
 // encodeMessage encodes an outgoing request or notification.

@@ -157,7 +157,7 @@ func TestHTTPSlowReaderFlood(t *testing.T) {
 // cap holds (503 beyond it) and memory stays bounded.
 func TestHTTPSessionFlood(t *testing.T) {
 	srv := newTestServerT(t)
-	h := NewStreamableHTTPHandler(srv, nil)
+	h := NewStreamableHTTPHandler(srv, StreamableHTTPOptions{})
 	defer h.Close()
 	init := []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"flood","version":"1"}}}`)
 	before := heapInUse()

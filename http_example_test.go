@@ -17,7 +17,7 @@ func ExampleNewStreamableHTTPHandler() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	h := pmcp.NewStreamableHTTPHandler(srv, nil)
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	hs := &http.Server{

@@ -45,7 +45,7 @@ func FuzzStreamableHandler(f *testing.F) {
 	}); err != nil {
 		f.Fatal(err)
 	}
-	h := NewStreamableHTTPHandler(srv, &StreamableHTTPOptions{
+	h := NewStreamableHTTPHandler(srv, StreamableHTTPOptions{
 		MaxBodyBytes: 64 << 10,
 		MaxSessions:  64,
 		Authenticate: func(r *http.Request) (*AuthInfo, *AuthContext, error) {

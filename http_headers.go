@@ -65,30 +65,9 @@ func mismatch(format string, args ...any) error {
 	return headerMismatch(fmt.Sprintf(format, args...))
 }
 
-// modernPeek is the part of a request's params the transport must check
-// against its headers. Raw values keep type errors for the dispatcher to
-// report; arguments are only read (by argsPeek) for tools that mirror some.
-type modernPeek struct {
-	Meta jsontext.Value `json:"_meta"`
-	Name jsontext.Value `json:"name"`
-	URI  jsontext.Value `json:"uri"`
-	// TaskID is the name-shaped member of tasks/get, tasks/update and
-	// tasks/cancel.
-	TaskID jsontext.Value `json:"taskId"`
-}
-
-type argsPeek struct {
-	Arguments jsontext.Value `json:"arguments"`
-}
-
-type peekMeta struct {
-	ProtocolVersion    jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
-	ClientCapabilities jsontext.Value `json:"io.modelcontextprotocol/clientCapabilities"`
-}
-
 // peekedRequest is what the transport learnt from one request's params.
 type peekedRequest struct {
-	modern      bool   // carries modern _meta (or is server/discover)
+	modern      bool   // decideEra says modern
 	version     string // _meta protocolVersion when it is a string
 	hasVersion  bool
 	name        jsontext.Value // params.name or params.uri, raw
@@ -96,45 +75,6 @@ type peekedRequest struct {
 }
 
 func present(v jsontext.Value) bool { return len(v) > 0 && v.Kind() != 'n' }
-
-// peekRequest reads the members the transport needs, mirroring exactly the
-// era decision of Server.handle (so header validation can never be skipped
-// for a request the dispatcher serves as modern).
-func peekRequest(method string, params jsontext.Value) peekedRequest {
-	out := peekedRequest{modern: method == MethodDiscover}
-	if len(params) == 0 || params.Kind() != '{' {
-		return out
-	}
-	var p modernPeek
-	if json.Unmarshal(params, &p) != nil {
-		return out
-	}
-	out.paramsParse = true
-	switch method {
-	case MethodResourcesRead:
-		out.name = p.URI
-	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
-		out.name = p.TaskID
-	default:
-		out.name = p.Name
-	}
-	if len(p.Meta) == 0 || p.Meta.Kind() != '{' {
-		return out
-	}
-	var m peekMeta
-	if json.Unmarshal(p.Meta, &m) != nil {
-		return out
-	}
-	if present(m.ProtocolVersion) || present(m.ClientCapabilities) {
-		out.modern = true
-	}
-	if m.ProtocolVersion.Kind() == '"' {
-		if json.Unmarshal(m.ProtocolVersion, &out.version) == nil {
-			out.hasVersion = true
-		}
-	}
-	return out
-}
 
 // checkStandardHeaders validates MCP-Protocol-Version, Mcp-Method and
 // Mcp-Name of a modern request against its body (SEP-2243).

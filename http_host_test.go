@@ -70,7 +70,7 @@ func TestHTTPHostHeaderStrict(t *testing.T) {
 
 	// The default handler behind a listener whose connections look as if
 	// they arrived on a public address (0.0.0.0 binds).
-	public := httptest.NewUnstartedServer(NewStreamableHTTPHandler(srv, nil))
+	public := httptest.NewUnstartedServer(NewStreamableHTTPHandler(srv, StreamableHTTPOptions{}))
 	public.Listener = fakeLocalListener{public.Listener, &net.TCPAddr{IP: net.IPv4(192, 0, 2, 10), Port: 8080}}
 	public.Start()
 	t.Cleanup(func() {

@@ -145,7 +145,7 @@ func TestHTTPSlowBodyRefusedRequest(t *testing.T) {
 // shutdown wait out its grace period.
 func TestHTTPSlowBodyShutdown(t *testing.T) {
 	srv, _ := newHTTPTestServer(t)
-	h := NewStreamableHTTPHandler(srv, &StreamableHTTPOptions{BodyReadTimeout: 200 * time.Millisecond})
+	h := NewStreamableHTTPHandler(srv, StreamableHTTPOptions{BodyReadTimeout: 200 * time.Millisecond})
 	defer h.Close()
 	ts := httptest.NewUnstartedServer(h)
 	active := make(chan struct{}, 1)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -59,7 +60,7 @@ type httpSession struct {
 	nextStream  uint64
 	standalone  *eventStream
 	listener    *listener
-	pending     *jsonrpc.Pending // server-to-client calls; made on first use
+	pending     *rpcconn.Pending // server-to-client calls; made on first use
 
 	state session // what ss points to
 }
@@ -75,7 +76,7 @@ func (h *StreamableHTTPHandler) newSession(principal string) *httpSession {
 	sess.ss.notify = sess.notifySession
 	if n := h.s.opts.MaxConcurrentRequests; n >= 0 {
 		if n == 0 {
-			n = jsonrpc.DefaultMaxConcurrent
+			n = DefaultMaxConcurrentRequests
 		}
 		sess.maxRunning = int32(min(n, 1<<30))
 	}
@@ -174,6 +175,7 @@ func (sess *httpSession) context() context.Context {
 // end cancels the session's requests, ends its streams and calls, and
 // drops its stored events.
 func (sess *httpSession) end() {
+	defer sess.ss.finish()
 	sess.mu.Lock()
 	if sess.ended {
 		sess.mu.Unlock()
@@ -380,14 +382,14 @@ func (sess *httpSession) standaloneOrNil() *eventStream {
 }
 
 // calls returns the tracker of server-to-client calls, nil once ended.
-func (sess *httpSession) calls(create bool) *jsonrpc.Pending {
+func (sess *httpSession) calls(create bool) *rpcconn.Pending {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if sess.ended {
 		return nil
 	}
 	if sess.pending == nil && create {
-		sess.pending = jsonrpc.NewPending()
+		sess.pending = rpcconn.NewPending()
 	}
 	return sess.pending
 }

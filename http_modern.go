@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-json-experiment/json"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -27,7 +26,7 @@ func modernStatus(code int64) int {
 
 // serveModern serves one stateless (2026-07-28) request or notification.
 func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, pk *peekedRequest, auth authResult, rs *reqState) {
-	if err := h.checkModernHeaders(r, req, pk, rs.env.params); err != nil {
+	if err := h.checkModernHeaders(r, req, pk, rs); err != nil {
 		writeResponse(w, http.StatusBadRequest, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeHeaderMismatch, err.Error())})
 		return
 	}
@@ -68,25 +67,25 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 	h.serveModernStream(ctx, cancel, w, req, env)
 }
 
-// checkModernHeaders validates the SEP-2243 headers against the body.
-// rp, when not nil, is the scan of the params pk was derived from.
-func (h *StreamableHTTPHandler) checkModernHeaders(r *http.Request, req *jsonrpc.Request, pk *peekedRequest, rp *reqParams) error {
+// checkModernHeaders validates the SEP-2243 headers against the body, as
+// scanned in rs.params. The tool a tools/call names is looked up here, for
+// its Mcp-Param-* bindings, and kept in rs for the dispatcher, which does
+// not look it up again.
+func (h *StreamableHTTPHandler) checkModernHeaders(r *http.Request, req *jsonrpc.Request, pk *peekedRequest, rs *reqState) error {
 	if err := checkStandardHeaders(r.Header, req.Method, pk); err != nil {
 		return err
 	}
-	if req.Method != MethodToolsCall || pk.name.Kind() != '"' {
+	rp := &rs.params
+	if req.Method != MethodToolsCall || !rp.ok || !rp.nameIsStr {
 		return nil
 	}
-	var name string
-	if rp != nil && rp.nameIsStr {
-		name = rp.nameStr
-	} else if json.Unmarshal(pk.name, &name) != nil {
-		return nil
+	st, ok := h.s.tools.get(rp.nameStr)
+	if !ok {
+		return nil // the dispatcher reports the unknown tool
 	}
-	if st, ok := h.s.tools.get(name); ok && len(st.headers) > 0 {
-		var a argsPeek
-		_ = json.Unmarshal(req.Params, &a)
-		return checkParamHeaders(r.Header, st.headers, a.Arguments)
+	rs.tool = st
+	if len(st.headers) > 0 {
+		return checkParamHeaders(r.Header, st.headers, rp.call.Arguments)
 	}
 	return nil
 }

@@ -239,3 +239,51 @@ func TestHTTPKeepAlive(t *testing.T) {
 		t.Fatalf("%+v", m)
 	}
 }
+
+// The transport looks a tools/call's tool up once, to check its
+// Mcp-Param-* headers, and the dispatcher runs that same tool: a tool
+// replaced in between (here by a middleware) cannot run with headers that
+// were checked against another registration's bindings.
+func TestHTTPModernToolLookedUpOnce(t *testing.T) {
+	var srv *Server
+	replace := func(next MethodHandler) MethodHandler {
+		return func(ctx context.Context, r *Request) (Result, error) {
+			if r.Method == MethodToolsCall && r.Name == "t" {
+				err := srv.AddRawTool(&Tool{Name: "t", InputSchema: jsontext.Value(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)},
+					func(context.Context, *RequestHandlerExtra, *CallToolParams) (*CallToolResult, error) {
+						return &CallToolResult{Content: []Content{Text("replacement ran unchecked")}}, nil
+					})
+				if err != nil {
+					return nil, err
+				}
+			}
+			return next(ctx, r)
+		}
+	}
+	srv, err := NewServer(ServerOptions{Name: "lookup", Version: "1", Middleware: []Middleware{replace}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddRawTool(&Tool{Name: "t", InputSchema: jsontext.Value(`{"type":"object"}`)}, func(context.Context, *RequestHandlerExtra, *CallToolParams) (*CallToolResult, error) {
+		return &CallToolResult{Content: []Content{Text("checked tool ran")}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e := newHTTPEnv(t, srv, nil)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"region":"eu"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	resp := e.post(body, modernHeaders(MethodToolsCall, "t"))
+	r := readJSON(t, resp)
+	if resp.StatusCode != 200 || r.Error != nil {
+		t.Fatalf("status %d, error %+v", resp.StatusCode, r.Error)
+	}
+	if !strings.Contains(string(r.Result), "checked tool ran") {
+		t.Fatalf("result %s: the tool that ran is not the one whose headers were checked", r.Result)
+	}
+	// The replacement serves the next request, whose missing header is
+	// now caught by the transport.
+	resp = e.post(body, modernHeaders(MethodToolsCall, "t"))
+	if r := readJSON(t, resp); resp.StatusCode != 400 || r.Error == nil || r.Error.Code != -32020 {
+		t.Fatalf("second call: status %d, error %+v", resp.StatusCode, r.Error)
+	}
+}

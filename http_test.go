@@ -30,7 +30,11 @@ type httpEnv struct {
 
 func newHTTPEnv(t *testing.T, srv *Server, opts *StreamableHTTPOptions) *httpEnv {
 	t.Helper()
-	h := NewStreamableHTTPHandler(srv, opts)
+	var o StreamableHTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	h := NewStreamableHTTPHandler(srv, o)
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close() // ends the streams first, so ts.Close does not wait on them

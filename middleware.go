@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -278,11 +279,10 @@ func ErrorCode(err error) int64 {
 	if err == nil || errors.Is(err, errListenEnded) {
 		return 0
 	}
-	var e *jsonrpc.Error
-	if errors.As(err, &e) && e != nil {
+	if e := rpcconn.AsError(err); e != nil {
 		return e.Code
 	}
-	return jsonrpc.CodeInternalError
+	return jsonrpc.CodeInternalError // as rpcconn.ErrorOf maps it
 }
 
 // NotificationHandler handles one incoming client notification. Nothing

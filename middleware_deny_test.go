@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -283,7 +284,7 @@ func TestClientMiddlewareListenEndedByServer(t *testing.T) {
 		case MethodSubscriptionsListen:
 			idJSON := req.ID.AppendJSON(nil)
 			_ = fake.conn.Notify(ctx, NotificationCancelled, jsontext.Value(`{"requestId":`+string(idJSON)+`}`))
-			return nil, jsonrpc.ErrNoResponse
+			return nil, rpcconn.ErrNoResponse
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "nope"}
 	})

@@ -49,13 +49,13 @@ func ExampleMiddleware() {
 		t, _ := extra.GetMetadata("tenant")
 		return "tenant " + t, nil
 	})
-	h := pmcp.NewStreamableHTTPHandler(srv, nil)
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 	defer h.Close()
 
 	s, err := pmcp.NewClient(pmcp.ClientOptions{}).ConnectHTTP(context.Background(), ts.URL,
-		&pmcp.HTTPClientOptions{Header: http.Header{"X-Tenant": {"acme"}}})
+		pmcp.HTTPClientOptions{Header: http.Header{"X-Tenant": {"acme"}}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -27,9 +27,9 @@ func connectOver(t *testing.T, transport string, srv *Server, c *Client) *Client
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if transport == TransportHTTP {
-		h := NewStreamableHTTPHandler(srv, nil)
+		h := NewStreamableHTTPHandler(srv, StreamableHTTPOptions{})
 		ts := httptest.NewServer(h)
-		s, err := c.ConnectHTTP(ctx, ts.URL, nil)
+		s, err := c.ConnectHTTP(ctx, ts.URL, HTTPClientOptions{})
 		if err != nil {
 			_ = h.Close()
 			ts.Close()

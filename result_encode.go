@@ -99,7 +99,7 @@ func appendServerInfoMeta(dst []byte, m Meta) ([]byte, bool) {
 	return append(dst, "}}"...), true
 }
 
-// marshalResult is the jsonrpc.Conn result marshaler of Serve: the direct
+// marshalResult is the rpcconn.Conn result marshaler of Serve: the direct
 // encoder, else json.Marshal (the Conn's default).
 func marshalResult(v any) (jsontext.Value, error) {
 	if r, ok := v.(*CallToolResult); ok && r != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -26,7 +27,7 @@ import (
 // ctx.Err() when ctx ends it, and otherwise the error that stopped reading.
 func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 	ss := &session{}
-	var conn *jsonrpc.Conn
+	var conn *rpcconn.Conn
 	// The connection's back-channel, made once (conn is set below, before
 	// any request is read).
 	var (
@@ -34,7 +35,7 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 		call   func(ctx context.Context, method string, params any) (jsontext.Value, error)
 	)
 	ti := streamTransport(st)
-	h := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	h := rpcconn.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.IsNotification() {
 			if s.nchain == nil {
 				s.onNotification(ctx, conn, ss, req)
@@ -50,11 +51,11 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 		res, err := s.handle(ctx, req, env)
 		res, err = s.streamAccess(ctx, req, rs, res, err)
 		if err == errListenEnded {
-			return nil, jsonrpc.ErrNoResponse
+			return nil, rpcconn.ErrNoResponse
 		}
 		return res, err
 	})
-	conn = jsonrpc.NewConn(st, h, jsonrpc.ConnOptions{
+	conn = rpcconn.NewConn(st, h, rpcconn.ConnOptions{
 		MaxConcurrent: s.opts.MaxConcurrentRequests,
 		// initialize finishes before the next message is read, so requests
 		// pipelined behind it (without waiting for its reply) find the
@@ -96,6 +97,7 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 		}
 	}()
 	err := conn.Run(ctx)
+	ss.finish()
 	_ = conn.Close()
 	s.listeners.remove(l)
 	stopPump()
@@ -115,7 +117,7 @@ type cancelledParams struct {
 
 // onNotification handles client notifications. It runs inline on the read
 // loop, so it must stay quick.
-func (s *Server) onNotification(ctx context.Context, conn *jsonrpc.Conn, ss *session, req *jsonrpc.Request) {
+func (s *Server) onNotification(ctx context.Context, conn *rpcconn.Conn, ss *session, req *jsonrpc.Request) {
 	switch req.Method {
 	case NotificationCancelled:
 		var p struct {

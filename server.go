@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/reqstate"
 )
 
@@ -28,6 +29,11 @@ const (
 	// list-changed and resource-updated notifications. When it is full the
 	// newest notification is dropped and counted (see Server.Stats).
 	DefaultNotificationQueue = 64
+	// DefaultMaxConcurrentRequests is the number of requests one stream
+	// connection or one legacy HTTP session serves at once when
+	// ServerOptions.MaxConcurrentRequests is 0; the connection stops
+	// reading while it is reached.
+	DefaultMaxConcurrentRequests = rpcconn.DefaultMaxConcurrent
 )
 
 // ServerOptions configures a Server. The zero value works; each field says
@@ -70,7 +76,7 @@ type ServerOptions struct {
 	// changed. Nil means the notification is ignored.
 	RootsListChanged func(ctx context.Context)
 	// MaxConcurrentRequests bounds requests served at once per stream
-	// connection. Zero means jsonrpc.DefaultMaxConcurrent; negative disables.
+	// connection. Zero means DefaultMaxConcurrentRequests; negative disables.
 	MaxConcurrentRequests int
 	// NotificationQueue is the per-listener queue capacity. Zero means
 	// DefaultNotificationQueue.

@@ -25,6 +25,47 @@ type session struct {
 	// stream on Streamable HTTP). Set by the transport before any request
 	// is served; nil when there is none.
 	notify func(ctx context.Context, method string, params any) error
+
+	// onEnd runs once when the session ends (see OnSessionEnd); guarded
+	// by mu, at most MaxSessionEndFuncs entries.
+	onEnd    []func()
+	finished bool
+}
+
+// addOnEnd registers f to run at finish. It runs f at once when the
+// session already ended, and refuses (false) past MaxSessionEndFuncs.
+func (ss *session) addOnEnd(f func()) bool {
+	ss.mu.Lock()
+	if ss.finished {
+		ss.mu.Unlock()
+		f()
+		return true
+	}
+	if len(ss.onEnd) >= MaxSessionEndFuncs {
+		ss.mu.Unlock()
+		return false
+	}
+	ss.onEnd = append(ss.onEnd, f)
+	ss.mu.Unlock()
+	return true
+}
+
+// finish marks the session ended (its connection closed, or its HTTP
+// session was deleted, expired or its handler closed) and runs the
+// functions registered with OnSessionEnd, in order. Idempotent.
+func (ss *session) finish() {
+	ss.mu.Lock()
+	if ss.finished {
+		ss.mu.Unlock()
+		return
+	}
+	ss.finished = true
+	fs := ss.onEnd
+	ss.onEnd = nil
+	ss.mu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 // handshake is immutable once stored.

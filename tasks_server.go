@@ -72,11 +72,10 @@ type taskServer struct {
 func newTaskServer(o *TaskOptions) (*taskServer, error) {
 	ts := &taskServer{store: o.Store, replica: o.ReplicaID, leaseTTL: o.LeaseTTL, window: o.InputWindow, running: make(map[string]*taskRunner)}
 	if ts.store == nil {
-		st, err := tasks.NewMemoryStore(o.StoreOptions)
-		if err != nil {
+		if _, err := tasks.NewRules(o.StoreOptions); err != nil {
 			return nil, err
 		}
-		ts.store, ts.owned = st, true
+		ts.store, ts.owned = &lazyStore{opts: o.StoreOptions}, true
 	}
 	n := o.MaxRunningTasks
 	if n <= 0 {
@@ -162,14 +161,17 @@ func (st *serverTool) taskSupport() string {
 
 // callToolOrTask runs tools/call synchronously or as a task, as the tool's
 // registration, the era and the request decide.
-func (s *Server) callToolOrTask(ctx context.Context, env *requestEnv, extra *RequestHandlerExtra, p *CallToolParams) (Result, error) {
+func (s *Server) callToolOrTask(ctx context.Context, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, p *CallToolParams) (Result, error) {
 	ts := s.tasks
 	if ts == nil {
-		return s.callTool(ctx, extra, p)
+		return s.callTool(ctx, extra, rs, p)
 	}
-	st, ok := s.tools.get(p.Name)
-	if !ok {
-		return s.callTool(ctx, extra, p)
+	st := rs.tool
+	if st == nil || st.tool.Name != p.Name {
+		var ok bool
+		if st, ok = s.tools.get(p.Name); !ok {
+			return s.callTool(ctx, extra, rs, p)
+		}
 	}
 	support := st.taskSupport()
 	var ttl time.Duration
@@ -179,7 +181,7 @@ func (s *Server) callToolOrTask(ctx context.Context, env *requestEnv, extra *Req
 			return nil, missingTasksExtension()
 		}
 		if support == TaskSupportForbidden || !ext {
-			return s.callTool(ctx, extra, p)
+			return s.callTool(ctx, extra, rs, p)
 		}
 	} else {
 		asked := len(p.Task) > 0 && string(p.Task) != "null"
@@ -187,7 +189,7 @@ func (s *Server) callToolOrTask(ctx context.Context, env *requestEnv, extra *Req
 		case !asked && support == TaskSupportRequired:
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("tool %q runs only as a task: send params.task", p.Name)}
 		case !asked:
-			return s.callTool(ctx, extra, p)
+			return s.callTool(ctx, extra, rs, p)
 		case support == TaskSupportForbidden:
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("tool %q does not support task-augmented calls", p.Name)}
 		}
@@ -212,9 +214,9 @@ func (s *Server) callToolOrTask(ctx context.Context, env *requestEnv, extra *Req
 		if support == TaskSupportRequired {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many running tasks; try again later"}
 		}
-		return s.callTool(ctx, extra, p)
+		return s.callTool(ctx, extra, rs, p)
 	}
-	return s.startTask(ctx, env, extra, p, owner, ttl)
+	return s.startTask(ctx, env, extra, st, p, owner, ttl)
 }
 
 // taskRunner is one running task handler of this process.
@@ -260,7 +262,7 @@ type earlyOutcome struct {
 // startTask runs the tool's handler on a runner goroutine and answers with
 // a CreateTaskResult once the task exists (or with the handler's
 // input_required round when it asked for input before that).
-func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestHandlerExtra, p *CallToolParams, owner string, ttl time.Duration) (Result, error) {
+func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestHandlerExtra, st *serverTool, p *CallToolParams, owner string, ttl time.Duration) (Result, error) {
 	ts := s.tasks
 	runCtx, cancel := context.WithCancel(ts.base)
 	r := &taskRunner{s: s, ts: ts, owner: owner, era: extra.Era(), ttl: ttl, ctx: runCtx, cancel: cancel,
@@ -282,7 +284,7 @@ func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestH
 		}
 	}
 	ts.wg.Add(1)
-	go r.run(rextra, pc)
+	go r.run(rextra, st, pc)
 	if !r.isDecided() {
 		t := time.NewTimer(window)
 		select {
@@ -374,7 +376,7 @@ func (r *taskRunner) renew() {
 
 // run executes the handler, feeding input rounds through the task, and
 // settles the task with the outcome.
-func (r *taskRunner) run(extra *RequestHandlerExtra, p *CallToolParams) {
+func (r *taskRunner) run(extra *RequestHandlerExtra, st *serverTool, p *CallToolParams) {
 	defer r.ts.wg.Done()
 	defer func() { <-r.ts.sem }()
 	defer r.cancel()
@@ -388,7 +390,7 @@ func (r *taskRunner) run(extra *RequestHandlerExtra, p *CallToolParams) {
 			}
 		}()
 		for {
-			res, err = r.s.callTool(extra.ctx, extra, p)
+			res, err = r.s.runTool(extra.ctx, extra, st, p)
 			ir := asInputRequired(err)
 			if ir == nil {
 				return

@@ -209,12 +209,23 @@ func (s *Server) RemoveTools(names ...string) int {
 	return n
 }
 
-// callTool runs tools/call.
-func (s *Server) callTool(ctx context.Context, extra *RequestHandlerExtra, p *CallToolParams) (Result, error) {
-	st, ok := s.tools.get(p.Name)
-	if !ok {
-		return nil, unknownTool(p.Name)
+// callTool runs tools/call. The tool is the one the transport looked up
+// (rs.tool) when the request, possibly changed by a middleware, still
+// names it; it is looked up otherwise.
+func (s *Server) callTool(ctx context.Context, extra *RequestHandlerExtra, rs *reqState, p *CallToolParams) (Result, error) {
+	st := rs.tool
+	if st == nil || st.tool.Name != p.Name {
+		var ok bool
+		if st, ok = s.tools.get(p.Name); !ok {
+			return nil, unknownTool(p.Name)
+		}
 	}
+	return s.runTool(ctx, extra, st, p)
+}
+
+// runTool validates the arguments and runs the tool's handler: the part
+// of tools/call shared by synchronous calls and task runners.
+func (s *Server) runTool(ctx context.Context, extra *RequestHandlerExtra, st *serverTool, p *CallToolParams) (Result, error) {
 	args := p.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = jsontext.Value("{}")

@@ -26,7 +26,7 @@
 //		AuthorizationServers: []string{"https://as.example.com"},
 //		ScopesSupported:      []string{"mcp:tools"},
 //	}); err != nil { ... }
-//	mux.Handle("/mcp", pmcp.NewStreamableHTTPHandler(srv, &pmcp.StreamableHTTPOptions{
+//	mux.Handle("/mcp", pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{
 //		Authenticate: authn.Authenticate,
 //	}))
 //

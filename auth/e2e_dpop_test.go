@@ -28,7 +28,7 @@ func protectedServer(t *testing.T, mk func(resource string) *Authenticator) (res
 	mux := http.NewServeMux()
 	ts = httptest.NewServer(mux)
 	resource = ts.URL + "/mcp"
-	h := pmcp.NewStreamableHTTPHandler(srv, &pmcp.StreamableHTTPOptions{Authenticate: mk(resource).Authenticate})
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{Authenticate: mk(resource).Authenticate})
 	mux.Handle("/mcp", h)
 	t.Cleanup(func() {
 		_ = h.Close()

@@ -78,7 +78,7 @@ func TestEndToEndStreamableHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := pmcp.NewStreamableHTTPHandler(srv, &pmcp.StreamableHTTPOptions{Authenticate: authn.Authenticate})
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{Authenticate: authn.Authenticate})
 	mux.Handle("/mcp", h)
 	t.Cleanup(func() {
 		_ = h.Close()
@@ -103,7 +103,7 @@ func TestEndToEndStreamableHTTP(t *testing.T) {
 	for _, era := range []pmcp.Era{pmcp.EraLegacy, pmcp.EraModern} {
 		t.Run(fmt.Sprint(era), func(t *testing.T) {
 			c := pmcp.NewClient(pmcp.ClientOptions{Name: "e2e", Era: era})
-			s, err := c.ConnectHTTP(ctx, resource, &pmcp.HTTPClientOptions{
+			s, err := c.ConnectHTTP(ctx, resource, pmcp.HTTPClientOptions{
 				Header: http.Header{"Authorization": {"Bearer " + token}}, NoStandaloneStream: true,
 			})
 			if err != nil {
@@ -175,7 +175,7 @@ func TestEndToEndStreamableHTTP(t *testing.T) {
 		t.Fatalf("metadata %+v %v", doc, err)
 	}
 	// The pmcp client reads the same metadata and accepts its resource.
-	_, err = pmcp.NewClient(pmcp.ClientOptions{}).ConnectHTTP(ctx, resource, nil)
+	_, err = pmcp.NewClient(pmcp.ClientOptions{}).ConnectHTTP(ctx, resource, pmcp.HTTPClientOptions{})
 	if !errors.Is(err, pmcp.ErrAuthorizationRequired) || errors.Is(err, pmcp.ErrResourceMismatch) {
 		t.Fatalf("client without token: %v", err)
 	}

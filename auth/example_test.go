@@ -44,7 +44,7 @@ func ExampleNewAuthenticator() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	h := pmcp.NewStreamableHTTPHandler(srv, &pmcp.StreamableHTTPOptions{Authenticate: authn.Authenticate})
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{Authenticate: authn.Authenticate})
 	defer h.Close()
 	mux.Handle("/mcp", h)
 	fmt.Println("metadata:", prm)

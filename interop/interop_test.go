@@ -101,7 +101,7 @@ func connectHTTP(t *testing.T, c *pmcp.Client, url string) (*pmcp.ClientSession,
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := c.ConnectHTTP(ctx, url, nil)
+	s, err := c.ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{})
 	if err == nil {
 		t.Cleanup(func() { _ = s.Close() })
 	}

@@ -14,4 +14,9 @@
 //
 // The encoder writes compact, single-line JSON, so its output can be
 // framed by newlines (see transport/stdio).
+//
+// This package is what a transport author needs. A transport implements
+// Stream and hands it to pmcp's Server.Serve or Client.Connect; the engine
+// that serves a Stream (concurrency, cancellation, matching responses to
+// calls) is internal to the pmcp module.
 package jsonrpc

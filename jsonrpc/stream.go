@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"errors"
 	"io"
 )
 
@@ -25,3 +26,10 @@ type Stream interface {
 	Writer
 	io.Closer
 }
+
+// ErrClosed is returned by calls on a connection that is gone: a call
+// after the peer closed its side, after a fatal read error or after the
+// connection was closed. Errors that carry a cause wrap it, so test with
+// errors.Is. The client of package pmcp returns it (possibly wrapped) when
+// its session has ended; a Stream may return it from Write after Close.
+var ErrClosed = errors.New("jsonrpc: connection closed")

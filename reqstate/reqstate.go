@@ -96,12 +96,14 @@ type Options struct {
 	// not for replicas, which must share a ring.
 	Keys []Key
 
-	// TTL is how long a sealed token stays valid. Zero means DefaultTTL.
+	// TTL is how long a sealed token stays valid. Zero (or negative) means
+	// DefaultTTL.
 	TTL time.Duration
 
 	// MaxTokenBytes bounds the length of the token string. Seal fails with
 	// ErrTooLarge above it; Open rejects longer tokens before decoding. Zero
-	// means DefaultMaxTokenBytes.
+	// (or negative) means DefaultMaxTokenBytes; a positive value below
+	// MinTokenBytes is rejected by New.
 	MaxTokenBytes int
 
 	// Now is the clock. Nil means time.Now.
@@ -175,13 +177,10 @@ func New(opts Options) (*Sealer, error) {
 		maxToken: opts.MaxTokenBytes,
 		now:      opts.Now,
 	}
-	if s.ttl == 0 {
+	if s.ttl <= 0 {
 		s.ttl = DefaultTTL
 	}
-	if s.ttl < 0 {
-		return nil, fmt.Errorf("reqstate: negative TTL %v", s.ttl)
-	}
-	if s.maxToken == 0 {
+	if s.maxToken <= 0 {
 		s.maxToken = DefaultMaxTokenBytes
 	}
 	if s.maxToken < MinTokenBytes {

@@ -138,8 +138,10 @@ func TestNewValidation(t *testing.T) {
 		{name: "short secret", opts: reqstate.Options{Keys: []reqstate.Key{{ID: "s", Secret: make([]byte, 16)}}}, wantErr: true},
 		{name: "long secret", opts: reqstate.Options{Keys: []reqstate.Key{{ID: "s", Secret: make([]byte, 33)}}}, wantErr: true},
 		{name: "nil secret", opts: reqstate.Options{Keys: []reqstate.Key{{ID: "s"}}}, wantErr: true},
-		{name: "negative TTL", opts: reqstate.Options{TTL: -time.Second}, wantErr: true},
-		{name: "negative max", opts: reqstate.Options{MaxTokenBytes: -1}, wantErr: true},
+		// Negative values the fields give no meaning are the defaults
+		// (the options convention of package pmcp): the token opens.
+		{name: "negative TTL is DefaultTTL", opts: reqstate.Options{TTL: -time.Second}},
+		{name: "negative max is DefaultMaxTokenBytes", opts: reqstate.Options{MaxTokenBytes: -1}},
 		{name: "max below minimum token", opts: reqstate.Options{MaxTokenBytes: reqstate.MinTokenBytes - 1}, wantErr: true},
 		{name: "max at minimum token", opts: reqstate.Options{MaxTokenBytes: reqstate.MinTokenBytes}},
 	}

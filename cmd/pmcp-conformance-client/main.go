@@ -11,8 +11,9 @@
 // negotiated (MCP_CONFORMANCE_PROTOCOL_VERSION is only logged): a modern
 // server/discover first, initialize when the server is legacy. It exits 0
 // when the scenario's client side ran to the end, 1 otherwise, 2 on usage
-// errors. Scenarios it has no special behaviour for (the auth/* ones
-// among them: OAuth is not implemented yet) connect and list the tools.
+// errors. Scenarios it has no special behaviour for connect and list the
+// tools; auth/* scenarios connect with OAuth (see oauth.go), list the
+// tools and call the first one.
 //
 // Run it through the project's runner:
 //
@@ -29,6 +30,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -127,6 +129,17 @@ func (sc *scenario) run(ctx context.Context) error {
 	case "sep-2640-client-verify-digest", "sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter":
 		return sc.loadSkill(ctx)
 	}
+	if strings.HasPrefix(sc.name, "auth/") {
+		// Authorized requests: list the tools and call the first one
+		// (step-up scenarios demand more scope for tools/call, and
+		// authorization-server-migration changes the server between two
+		// authorized requests).
+		tools, err := s.AllTools(ctx)
+		if err != nil || len(tools) == 0 {
+			return err
+		}
+		return sc.callOK(ctx, tools[0].Name, placeholderArgs(tools[0].InputSchema))
+	}
 	// json-schema-ref-no-deref and every scenario without special
 	// behaviour: list the tools.
 	_, err = s.AllTools(ctx)
@@ -140,7 +153,15 @@ func (sc *scenario) connect(ctx context.Context) (*pmcp.ClientSession, error) {
 		Elicitation: sc.elicit,
 		Logger:      sc.log,
 	})
-	return c.ConnectHTTP(ctx, sc.url, nil)
+	opts := pmcp.HTTPClientOptions{}
+	if strings.HasPrefix(sc.name, "auth/") {
+		oc, err := sc.oauthConfig()
+		if err != nil {
+			return nil, err
+		}
+		opts.OAuth = oc
+	}
+	return c.ConnectHTTP(ctx, sc.url, opts)
 }
 
 // elicit accepts every form elicitation, filling in the schema's defaults

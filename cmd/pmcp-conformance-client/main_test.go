@@ -23,7 +23,7 @@ func everythingURL(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	h := pmcp.NewStreamableHTTPHandler(srv, nil)
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		_ = h.Close()

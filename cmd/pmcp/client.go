@@ -219,7 +219,7 @@ func connect(ctx context.Context, a *clientArgs, stderr io.Writer) (*pmcp.Client
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	if a.url != "" {
-		return c.ConnectHTTP(cctx, a.url, &pmcp.HTTPClientOptions{Header: a.headers})
+		return c.ConnectHTTP(cctx, a.url, pmcp.HTTPClientOptions{Header: a.headers})
 	}
 	tr, err := command.New(exec.Command(a.server[0], a.server[1:]...), command.Options{Stderr: stderr})
 	if err != nil {

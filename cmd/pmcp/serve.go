@@ -23,6 +23,8 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	path := fs.String("path", "/mcp", "HTTP endpoint path")
 	logLevel := fs.String("log-level", "info", "diagnostics and access log level on stderr: debug, info (one record per request), warn, error, off")
 	logFormat := fs.String("log-format", "text", "log record format on stderr: text or json")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://ADDR/metrics on a separate listener (loopback only; traces and metrics also go where the OTEL_* variables say)")
+	metricsRemote := fs.Bool("metrics-remote", false, "allow --metrics on a non-loopback address")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -31,7 +33,19 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "pmcp: %v\n", err)
 		return exitUsage
 	}
-	srv, err := everything.New(everything.Options{Server: pmcp.ServerOptions{Logger: logger}})
+	diag := logger
+	if diag == nil {
+		diag = slog.New(slog.DiscardHandler)
+	}
+	tel, err := startTelemetry(ctx, *metricsAddr, *metricsRemote, stderr, diag)
+	if err != nil {
+		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		return exitUsage
+	}
+	defer tel.close()
+	sopts := pmcp.ServerOptions{Logger: logger}
+	tel.instrument(&sopts)
+	srv, err := everything.New(everything.Options{Server: sopts})
 	if err != nil {
 		fmt.Fprintf(stderr, "pmcp: %v\n", err)
 		return exitError

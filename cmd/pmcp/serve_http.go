@@ -31,7 +31,7 @@ func serveHTTP(ctx context.Context, srv *pmcp.Server, addr, path string, logger 
 		fmt.Fprintf(stderr, "pmcp: --path must start with /, got %q\n", path)
 		return exitUsage
 	}
-	h := pmcp.NewStreamableHTTPHandler(srv, nil)
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
 	mux := http.NewServeMux()
 	mux.Handle(path, h)
 	hs := &http.Server{

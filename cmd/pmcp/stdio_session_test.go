@@ -22,9 +22,9 @@ type proc struct {
 	stderr *bytes.Buffer
 }
 
-func startStdio(t *testing.T) *proc {
+func startStdio(t *testing.T, extraArgs ...string) *proc {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "serve", "--stdio")
+	cmd := exec.Command(os.Args[0], append([]string{"serve", "--stdio"}, extraArgs...)...)
 	cmd.Env = append(os.Environ(), "PMCP_TEST_RUN_MAIN=1")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

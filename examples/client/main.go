@@ -26,7 +26,7 @@ func main() {
 
 func run(ctx context.Context, url string) error {
 	c := pmcp.NewClient(pmcp.ClientOptions{Name: "my-app", Version: "1.0.0"})
-	s, err := c.ConnectHTTP(ctx, url, nil) // or c.Connect(ctx, stream)
+	s, err := c.ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{}) // or c.Connect(ctx, stream)
 	if err != nil {
 		return err
 	}

@@ -56,9 +56,9 @@ func run(ctx context.Context, addr string) error {
 		return err
 	}
 
-	// nil options: loopback Host/Origin checks, body, session and queue
+	// zero options: loopback Host/Origin checks, body, session and queue
 	// limits all on.
-	h := pmcp.NewStreamableHTTPHandler(srv, nil)
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	ln, err := net.Listen("tcp", addr)

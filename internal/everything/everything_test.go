@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/transport/memory"
 	"go.uber.org/goleak"
@@ -18,7 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type client struct {
 	t    *testing.T
-	conn *jsonrpc.Conn
+	conn *rpcconn.Conn
 }
 
 // connect serves a fresh everything server on an in-memory pipe; the
@@ -35,7 +36,7 @@ func connect(t *testing.T) *client {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { _ = srv.Serve(ctx, a); done <- struct{}{} }()
-	h := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	h := rpcconn.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		switch req.Method {
 		case pmcp.MethodSamplingCreateMessage:
 			return map[string]any{"role": "assistant", "content": map[string]any{"type": "text", "text": "This is a test response from the client"}, "model": "test-model", "stopReason": "endTurn"}, nil
@@ -46,7 +47,7 @@ func connect(t *testing.T) *client {
 		}
 		return nil, nil
 	})
-	conn := jsonrpc.NewConn(b, h, jsonrpc.ConnOptions{})
+	conn := rpcconn.NewConn(b, h, rpcconn.ConnOptions{})
 	go func() { _ = conn.Run(ctx); done <- struct{}{} }()
 	t.Cleanup(func() { _ = conn.Close(); cancel(); <-done; <-done })
 	return &client{t: t, conn: conn}

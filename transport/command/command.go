@@ -73,8 +73,10 @@ type Options struct {
 	// output is discarded, so the child never blocks on a full pipe.
 	Stderr io.Writer
 	// MaxStderrBytes caps how many bytes of stderr are forwarded to
-	// Stderr; the rest is read and discarded. Zero means no cap. Memory
-	// use is bounded either way (one copy buffer).
+	// Stderr; the rest is read and discarded. Zero (or negative) means no
+	// cap: the default forwards everything, as a child's log should not
+	// be cut short silently. Memory use is bounded either way (one copy
+	// buffer).
 	MaxStderrBytes int64
 	// WaitDelay is how long Close waits for the process to exit after
 	// closing its stdin. Zero means DefaultWaitDelay. It also becomes the
@@ -132,8 +134,6 @@ func New(cmd *exec.Cmd, opts Options) (*Transport, error) {
 		return nil, errors.New("command: Cmd already started")
 	case cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil:
 		return nil, errors.New("command: Cmd.Stdin, Stdout and Stderr must be nil (use Options.Stderr for the child's stderr)")
-	case opts.MaxStderrBytes < 0:
-		return nil, errors.New("command: negative MaxStderrBytes")
 	}
 	return &Transport{cmd: cmd, opts: opts, exited: make(chan struct{})}, nil
 }

@@ -42,7 +42,7 @@ func must(err error) {
 
 func main() {
 	harness.Main(func() http.Handler {
-		return pmcp.NewStreamableHTTPHandler(newServer(), &pmcp.StreamableHTTPOptions{
+		return pmcp.NewStreamableHTTPHandler(newServer(), pmcp.StreamableHTTPOptions{
 			// One application/json body per request, as every target of
 			// the bench answers (see README.md).
 			JSONResponse: true,

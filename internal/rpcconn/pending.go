@@ -1,7 +1,8 @@
-package jsonrpc
+package rpcconn
 
 import (
 	"context"
+	"github.com/gopmcp/pmcp/jsonrpc"
 	"sync"
 	"sync/atomic"
 
@@ -31,13 +32,13 @@ type Pending struct {
 	dropped atomic.Uint64
 
 	mu      sync.Mutex
-	waiters map[ID]chan *Response
+	waiters map[jsonrpc.ID]chan *jsonrpc.Response
 	err     error // set once by CloseAll
 }
 
 // NewPending returns an empty Pending whose first id is 1.
 func NewPending() *Pending {
-	return &Pending{waiters: make(map[ID]chan *Response)}
+	return &Pending{waiters: make(map[jsonrpc.ID]chan *jsonrpc.Response)}
 }
 
 // Add allocates a fresh integer id (1, 2, 3, ...) and registers a waiter for
@@ -46,9 +47,9 @@ func NewPending() *Pending {
 // fails the waiter. A receive that yields ok == false therefore means the
 // connection is gone and [Pending.Err] tells why. After CloseAll, Add returns
 // a channel that is already closed.
-func (p *Pending) Add() (ID, <-chan *Response) {
-	id := Int64ID(p.next.Add(1))
-	ch := make(chan *Response, 1)
+func (p *Pending) Add() (jsonrpc.ID, <-chan *jsonrpc.Response) {
+	id := jsonrpc.Int64ID(p.next.Add(1))
+	ch := make(chan *jsonrpc.Response, 1)
 	p.mu.Lock()
 	if p.err != nil {
 		p.mu.Unlock()
@@ -64,7 +65,7 @@ func (p *Pending) Add() (ID, <-chan *Response) {
 // there was one. A response whose id is unknown, already resolved or
 // forgotten is dropped, counted in [Pending.Dropped], and Resolve returns
 // false. Resolve never blocks.
-func (p *Pending) Resolve(r *Response) bool {
+func (p *Pending) Resolve(r *jsonrpc.Response) bool {
 	if r == nil {
 		return false
 	}
@@ -89,7 +90,7 @@ func (p *Pending) Resolve(r *Response) bool {
 // whether the waiter was still registered; false means a response (or the
 // CloseAll failure) was already delivered to its channel, or the id was never
 // registered. A response that arrives for a forgotten id is dropped.
-func (p *Pending) Forget(id ID) bool {
+func (p *Pending) Forget(id jsonrpc.ID) bool {
 	p.mu.Lock()
 	_, ok := p.waiters[id]
 	if ok {
@@ -101,19 +102,19 @@ func (p *Pending) Forget(id ID) bool {
 
 // CloseAll fails every registered waiter by closing its channel, and makes
 // every later Add return a closed channel. err becomes the value of
-// [Pending.Err] and what [Pending.Await] returns; nil means [ErrClosed].
+// [Pending.Err] and what [Pending.Await] returns; nil means [jsonrpc.ErrClosed].
 // Only the first call's error is kept; later calls are no-ops apart from
 // failing waiters registered since, of which there are none.
 func (p *Pending) CloseAll(err error) {
 	if err == nil {
-		err = ErrClosed
+		err = jsonrpc.ErrClosed
 	}
 	p.mu.Lock()
 	if p.err == nil {
 		p.err = err
 	}
 	waiters := p.waiters
-	p.waiters = make(map[ID]chan *Response)
+	p.waiters = make(map[jsonrpc.ID]chan *jsonrpc.Response)
 	p.mu.Unlock()
 	for _, ch := range waiters {
 		close(ch)
@@ -139,7 +140,7 @@ func (p *Pending) Len() int {
 func (p *Pending) Dropped() uint64 { return p.dropped.Load() }
 
 // Await waits on ch, as returned by Add for id, and returns the response's
-// raw result, or its *[Error] when the peer answered with an error, or
+// raw result, or its *[jsonrpc.Error] when the peer answered with an error, or
 // [Pending.Err] when the waiter was failed by CloseAll.
 //
 // When ctx is done first, Await forgets id and returns ctx.Err(); the
@@ -147,14 +148,14 @@ func (p *Pending) Dropped() uint64 { return p.dropped.Load() }
 // response won the race (it was delivered before Forget), Await returns it
 // instead, so a nil-error result is never lost. Await must be called at most
 // once per Add, and id must not have been forgotten by anyone else.
-func (p *Pending) Await(ctx context.Context, id ID, ch <-chan *Response) (jsontext.Value, error) {
+func (p *Pending) Await(ctx context.Context, id jsonrpc.ID, ch <-chan *jsonrpc.Response) (jsontext.Value, error) {
 	v, err, _ := p.await(ctx, id, ch)
 	return v, err
 }
 
 // await is Await that also reports whether the request was abandoned: ctx
 // ended before any response, and the waiter was forgotten.
-func (p *Pending) await(ctx context.Context, id ID, ch <-chan *Response) (_ jsontext.Value, _ error, abandoned bool) {
+func (p *Pending) await(ctx context.Context, id jsonrpc.ID, ch <-chan *jsonrpc.Response) (_ jsontext.Value, _ error, abandoned bool) {
 	select {
 	case r, ok := <-ch:
 		v, err := p.outcome(r, ok)
@@ -171,7 +172,7 @@ func (p *Pending) await(ctx context.Context, id ID, ch <-chan *Response) (_ json
 	}
 }
 
-func (p *Pending) outcome(r *Response, ok bool) (jsontext.Value, error) {
+func (p *Pending) outcome(r *jsonrpc.Response, ok bool) (jsontext.Value, error) {
 	if !ok {
 		return nil, p.Err()
 	}

@@ -1,10 +1,10 @@
-package jsonrpc
+package rpcconn
 
 import (
 	"context"
-	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gopmcp/pmcp/jsonrpc"
 	"io"
 	"log/slog"
 	"runtime/debug"
@@ -15,12 +15,6 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
-
-// ErrClosed is returned by calls on a connection that is gone: [Conn.Call]
-// after the peer closed its side, after a fatal read error or after
-// [Conn.Close], and by [Conn.Run] after Close. Errors that carry a cause
-// wrap it, so test with errors.Is.
-var ErrClosed = errors.New("jsonrpc: connection closed")
 
 // ErrNoResponse, returned (possibly wrapped) by a [Handler] for a request,
 // makes the [Conn] send no response at all. Use it only when the protocol
@@ -39,9 +33,9 @@ type Handler interface {
 	//
 	// For a request, a nil error sends result as the response's result (see
 	// [ConnOptions].MarshalResult). A non-nil error sends an error response:
-	// if errors.As finds an *[Error] in it, that object is sent as is;
+	// if errors.As finds an *[jsonrpc.Error] in it, that object is sent as is;
 	// [ErrNoResponse] sends nothing; any other error becomes code -32603
-	// ([CodeInternalError]) with err.Error() as the message, so do not put
+	// ([jsonrpc.CodeInternalError]) with err.Error() as the message, so do not put
 	// secrets in error texts that may reach a handler's return value. A
 	// panic becomes -32603 "internal error: handler panicked"; the panic
 	// value and stack go to the Logger only.
@@ -58,14 +52,16 @@ type Handler interface {
 	// [ConnOptions].DrainTimeout expires after the peer closed, and after
 	// Handle returns. A notification's ctx is shared by all notifications
 	// and ends only with Run. It carries no values meant for handlers.
-	Handle(ctx context.Context, req *Request) (result any, err error)
+	Handle(ctx context.Context, req *jsonrpc.Request) (result any, err error)
 }
 
 // HandlerFunc adapts a function to [Handler].
-type HandlerFunc func(ctx context.Context, req *Request) (any, error)
+type HandlerFunc func(ctx context.Context, req *jsonrpc.Request) (any, error)
 
 // Handle calls f(ctx, req).
-func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
+func (f HandlerFunc) Handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	return f(ctx, req)
+}
 
 // ConnOptions configures a [Conn]. The zero value is ready to use.
 type ConnOptions struct {
@@ -106,7 +102,7 @@ type ConnOptions struct {
 	// notifications/cancelled; Conn itself sends nothing. It runs in the
 	// goroutine of Call, before Call returns, and only when the request had
 	// really been sent and not answered.
-	OnCallCancelled func(id ID, method string, cause error)
+	OnCallCancelled func(id jsonrpc.ID, method string, cause error)
 
 	// Barrier, when set, is asked about every incoming request (not
 	// notifications). A request for which it returns true is served to
@@ -116,7 +112,7 @@ type ConnOptions struct {
 	// find the session initialized. A barrier request's handler must not
 	// wait for Conn.Call (the answer could not be read) and should be
 	// quick: reading stops while it runs. nil means no barriers.
-	Barrier func(req *Request) bool
+	Barrier func(req *jsonrpc.Request) bool
 }
 
 // ConnStats is a snapshot of a connection's counters.
@@ -136,7 +132,7 @@ type ConnStats struct {
 	DecodeErrors uint64
 }
 
-// Conn is a JSON-RPC 2.0 endpoint over a [Stream], serving both directions:
+// Conn is a JSON-RPC 2.0 endpoint over a [jsonrpc.Stream], serving both directions:
 // it dispatches the peer's requests and notifications to a [Handler] and
 // lets this side call and notify the peer. It is the engine used under
 // every stream transport.
@@ -153,18 +149,18 @@ type ConnStats struct {
 // dispatched; ids are reusable once their response has been written (or the
 // request was cancelled with CancelIncoming).
 type Conn struct {
-	s               Stream
+	s               jsonrpc.Stream
 	h               Handler
 	marshal         func(any) (jsontext.Value, error)
 	log             *slog.Logger
-	onCallCancelled func(ID, string, error)
-	barrier         func(*Request) bool
+	onCallCancelled func(jsonrpc.ID, string, error)
+	barrier         func(*jsonrpc.Request) bool
 	drainTimeout    time.Duration
 	sem             chan struct{} // nil when unbounded
 	pending         *Pending
 
 	mu       sync.Mutex // guards incoming; held only for map operations
-	incoming map[ID]*incoming
+	incoming map[jsonrpc.ID]*incoming
 
 	wg       sync.WaitGroup // requests being served
 	inFlight atomic.Int64
@@ -196,7 +192,7 @@ type Conn struct {
 // NewConn returns a connection that serves h over s. A nil h answers every
 // request with -32601 (method not found), for endpoints that only call.
 // The stream is owned by the Conn from now on: [Conn.Close] closes it.
-func NewConn(s Stream, h Handler, opts ConnOptions) *Conn {
+func NewConn(s jsonrpc.Stream, h Handler, opts ConnOptions) *Conn {
 	c := &Conn{
 		readDone:        make(chan struct{}),
 		workq:           make(chan work),
@@ -209,7 +205,7 @@ func NewConn(s Stream, h Handler, opts ConnOptions) *Conn {
 		barrier:         opts.Barrier,
 		drainTimeout:    opts.DrainTimeout,
 		pending:         NewPending(),
-		incoming:        make(map[ID]*incoming),
+		incoming:        make(map[jsonrpc.ID]*incoming),
 	}
 	if c.marshal == nil {
 		c.marshal = marshalDefault
@@ -268,7 +264,7 @@ func (in *incoming) Value(key any) any {
 // work is one request handed to a worker.
 type work struct {
 	runCtx context.Context
-	req    *Request
+	req    *jsonrpc.Request
 	in     *incoming
 }
 
@@ -280,7 +276,7 @@ const maxIdleWorkers = 16
 // connection ends, and returns why:
 //
 //   - The peer closes its side (the stream reports io.EOF): Run stops
-//     reading, fails all pending outgoing calls with [ErrClosed] at once (no
+//     reading, fails all pending outgoing calls with [jsonrpc.ErrClosed] at once (no
 //     answer can arrive any more), then waits for the in-flight request
 //     handlers to finish and their responses to be written, and returns nil.
 //     Handler contexts stay live during this drain unless
@@ -290,11 +286,11 @@ const maxIdleWorkers = 16
 //   - [Conn.Close] is called: as for ctx, but Run returns ErrClosed.
 //   - Any other read error is fatal: as for ctx, but Run returns that error.
 //
-// A read error that is a *[DecodeError] is not fatal: Run writes its
+// A read error that is a *[jsonrpc.DecodeError] is not fatal: Run writes its
 // Response (an error response, with a null id when the id was unreadable)
 // and reads on. When Response is nil (the malformed message was a
 // response) and the id was readable, the pending [Conn.Call] with that id
-// fails with an *[Error] carrying the decode error's code. Run relies on Stream.Read returning when its ctx is done.
+// fails with an *[jsonrpc.Error] carrying the decode error's code. Run relies on Stream.Read returning when its ctx is done.
 // Run does not close the stream; call Close for that. Run may be called
 // only once.
 func (c *Conn) Run(ctx context.Context) error {
@@ -309,7 +305,7 @@ func (c *Conn) Run(ctx context.Context) error {
 	switch {
 	case c.closed:
 		c.life.Unlock()
-		return ErrClosed
+		return jsonrpc.ErrClosed
 	case c.running:
 		c.life.Unlock()
 		return errors.New("jsonrpc: Conn.Run called more than once")
@@ -324,7 +320,7 @@ func (c *Conn) Run(ctx context.Context) error {
 	eof := errors.Is(readErr, io.EOF)
 	if eof && ctx.Err() == nil && !c.closing.Load() {
 		// Graceful: let the handlers finish and answer.
-		c.pending.CloseAll(ErrClosed)
+		c.pending.CloseAll(jsonrpc.ErrClosed)
 		if c.drainTimeout > 0 {
 			t := time.AfterFunc(c.drainTimeout, func() {
 				c.log.Warn("jsonrpc: drain timeout after peer closed; cancelling handlers",
@@ -336,9 +332,9 @@ func (c *Conn) Run(ctx context.Context) error {
 	} else {
 		stop()
 		if eof || ctx.Err() != nil || c.closing.Load() {
-			c.pending.CloseAll(ErrClosed)
+			c.pending.CloseAll(jsonrpc.ErrClosed)
 		} else {
-			c.pending.CloseAll(fmt.Errorf("%w: %w", ErrClosed, readErr))
+			c.pending.CloseAll(fmt.Errorf("%w: %w", jsonrpc.ErrClosed, readErr))
 		}
 	}
 	c.wg.Wait()
@@ -349,7 +345,7 @@ func (c *Conn) Run(ctx context.Context) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case c.closing.Load():
-		return ErrClosed
+		return jsonrpc.ErrClosed
 	case eof:
 		return nil
 	}
@@ -366,7 +362,7 @@ func (c *Conn) readLoop(ctx, hbase context.Context) error {
 		}
 		m, err := c.s.Read(ctx)
 		if err != nil {
-			var de *DecodeError
+			var de *jsonrpc.DecodeError
 			if errors.As(err, &de) {
 				c.decodeErrors.Add(1)
 				c.log.DebugContext(ctx, "jsonrpc: malformed message", "error", err)
@@ -377,18 +373,18 @@ func (c *Conn) readLoop(ctx, hbase context.Context) error {
 					// call now rather than leave it waiting for an answer
 					// that will not come. (The peer could send an error
 					// response for that id anyway.)
-					c.pending.Resolve(&Response{ID: de.ID, Error: &Error{Code: de.Code, Message: "invalid response: " + de.Msg}})
+					c.pending.Resolve(&jsonrpc.Response{ID: de.ID, Error: &jsonrpc.Error{Code: de.Code, Message: "invalid response: " + de.Msg}})
 				}
 				continue
 			}
 			return err
 		}
 		switch m := m.(type) {
-		case *Response:
+		case *jsonrpc.Response:
 			if !c.pending.Resolve(m) {
 				c.log.DebugContext(ctx, "jsonrpc: dropped response with unknown id", "id", m.ID.String())
 			}
-		case *Request:
+		case *jsonrpc.Request:
 			if m.IsNotification() {
 				c.handleNotification(hbase, m)
 				continue
@@ -411,7 +407,7 @@ func (c *Conn) readLoop(ctx, hbase context.Context) error {
 }
 
 // handleNotification runs the handler inline; nothing is ever answered.
-func (c *Conn) handleNotification(ctx context.Context, req *Request) {
+func (c *Conn) handleNotification(ctx context.Context, req *jsonrpc.Request) {
 	if _, err := c.invoke(ctx, req); err != nil {
 		c.log.DebugContext(ctx, "jsonrpc: notification handler failed", "method", req.Method, "error", err)
 	}
@@ -421,7 +417,7 @@ func (c *Conn) handleNotification(ctx context.Context, req *Request) {
 // concurrency slot is free. It fails only when ctx ends while waiting.
 // For a barrier request that was started it returns a channel closed once
 // the request is answered.
-func (c *Conn) dispatch(runCtx, hbase context.Context, req *Request, barrier bool) (<-chan struct{}, error) {
+func (c *Conn) dispatch(runCtx, hbase context.Context, req *jsonrpc.Request, barrier bool) (<-chan struct{}, error) {
 	hctx, cancel := context.WithCancel(hbase)
 	in := &incoming{Context: hctx, c: c, cancel: cancel}
 	if barrier {
@@ -436,7 +432,7 @@ func (c *Conn) dispatch(runCtx, hbase context.Context, req *Request, barrier boo
 	c.mu.Unlock()
 	if dup {
 		cancel()
-		c.reply(runCtx, &Response{ID: req.ID, Error: NewError(CodeInvalidRequest, "duplicate request id")})
+		c.reply(runCtx, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "duplicate request id")})
 		return nil, nil
 	}
 
@@ -495,7 +491,7 @@ func (c *Conn) worker(w work) {
 }
 
 // unregister removes in from the in-flight map unless CancelIncoming did.
-func (c *Conn) unregister(id ID, in *incoming) (abandoned bool) {
+func (c *Conn) unregister(id jsonrpc.ID, in *incoming) (abandoned bool) {
 	c.mu.Lock()
 	abandoned = in.abandoned
 	if !abandoned {
@@ -506,7 +502,7 @@ func (c *Conn) unregister(id ID, in *incoming) (abandoned bool) {
 }
 
 // serve runs one request's handler and writes its response.
-func (c *Conn) serve(runCtx, hctx context.Context, req *Request, in *incoming) {
+func (c *Conn) serve(runCtx, hctx context.Context, req *jsonrpc.Request, in *incoming) {
 	if in.done != nil {
 		defer close(in.done) // last: after the reply and the slot release
 	}
@@ -534,9 +530,9 @@ func (c *Conn) serve(runCtx, hctx context.Context, req *Request, in *incoming) {
 }
 
 // invoke calls the handler, turning a panic into an internal error.
-func (c *Conn) invoke(ctx context.Context, req *Request) (res any, err error) {
+func (c *Conn) invoke(ctx context.Context, req *jsonrpc.Request) (res any, err error) {
 	if c.h == nil {
-		return nil, NewError(CodeMethodNotFound, "method not found")
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found")
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -544,61 +540,27 @@ func (c *Conn) invoke(ctx context.Context, req *Request) (res any, err error) {
 			c.log.ErrorContext(ctx, "jsonrpc: handler panicked",
 				"method", req.Method, "id", req.ID.String(),
 				"panic", v, "stack", string(debug.Stack()))
-			res, err = nil, NewError(CodeInternalError, "internal error: handler panicked")
+			res, err = nil, PanicError()
 		}
 	}()
 	return c.h.Handle(ctx, req)
 }
 
-// response builds the response for a handler's outcome, marshaling the
-// result exactly once. A panic while marshaling (in a MarshalJSON method or
-// a custom MarshalResult) is recovered like a handler panic.
-func (c *Conn) response(id ID, res any, err error) (r *Response) {
-	defer func() {
-		if v := recover(); v != nil {
-			c.panics.Add(1)
-			c.log.Error("jsonrpc: marshaling a result panicked",
-				"id", id.String(), "panic", v, "stack", string(debug.Stack()))
-			r = &Response{ID: id, Error: NewError(CodeInternalError, "internal error: cannot marshal result")}
-		}
-	}()
-	if err != nil {
-		var e *Error
-		if errors.As(err, &e) && e != nil {
-			return &Response{ID: id, Error: e}
-		}
-		return &Response{ID: id, Error: NewError(CodeInternalError, err.Error())}
+// response builds the response for a handler's outcome (see [Resolve]),
+// marshaling the result exactly once. A panic while marshaling (in a
+// MarshalJSON method or a custom MarshalResult) is counted and logged like
+// a handler panic.
+func (c *Conn) response(id jsonrpc.ID, res any, err error) *jsonrpc.Response {
+	out := Resolve(res, err, c.marshal)
+	switch {
+	case out.Panic != nil:
+		c.panics.Add(1)
+		c.log.Error("jsonrpc: marshaling a result panicked",
+			"id", id.String(), "panic", out.Panic, "stack", string(out.Stack))
+	case out.MarshalErr != nil:
+		c.log.Error("jsonrpc: cannot marshal result", "id", id.String(), "error", out.MarshalErr)
 	}
-	raw, err := c.marshalValue(res)
-	if err != nil {
-		c.log.Error("jsonrpc: cannot marshal result", "id", id.String(), "error", err)
-		return &Response{ID: id, Error: NewError(CodeInternalError, "internal error: cannot marshal result")}
-	}
-	return &Response{ID: id, Result: raw}
-}
-
-var errInvalidRaw = errors.New("jsonrpc: raw JSON value is not valid")
-
-// marshalValue turns v into JSON, passing raw JSON through after checking it.
-func (c *Conn) marshalValue(v any) (jsontext.Value, error) {
-	var raw jsontext.Value
-	switch v := v.(type) {
-	case nil:
-		return jsontext.Value("null"), nil
-	case jsontext.Value:
-		raw = v
-	case stdjson.RawMessage:
-		raw = jsontext.Value(v)
-	default:
-		return c.marshal(v)
-	}
-	if len(raw) == 0 {
-		return jsontext.Value("null"), nil
-	}
-	if !raw.IsValid() {
-		return nil, errInvalidRaw
-	}
-	return raw, nil
+	return &jsonrpc.Response{ID: id, Result: out.Result, Error: out.Error}
 }
 
 // marshalParams marshals outgoing params; nil and JSON null mean "absent".
@@ -606,7 +568,7 @@ func (c *Conn) marshalParams(method string, params any) (jsontext.Value, error) 
 	if params == nil {
 		return nil, nil
 	}
-	raw, err := c.marshalValue(params)
+	raw, err := marshalValue(params, c.marshal)
 	if err != nil {
 		return nil, fmt.Errorf("jsonrpc: marshal params of %q: %w", method, err)
 	}
@@ -618,7 +580,7 @@ func (c *Conn) marshalParams(method string, params any) (jsontext.Value, error) 
 
 // reply writes a response, logging failures (there is no one to return
 // them to).
-func (c *Conn) reply(ctx context.Context, r *Response) {
+func (c *Conn) reply(ctx context.Context, r *jsonrpc.Response) {
 	if r == nil {
 		return
 	}
@@ -632,8 +594,8 @@ func (c *Conn) reply(ctx context.Context, r *Response) {
 }
 
 // Call sends a request to the peer and waits for its response. It returns
-// the raw result, or the peer's *[Error] (use errors.As), or an error
-// wrapping [ErrClosed] when the connection ends first, or the write error.
+// the raw result, or the peer's *[jsonrpc.Error] (use errors.As), or an error
+// wrapping [jsonrpc.ErrClosed] when the connection ends first, or the write error.
 //
 // When ctx ends before the answer, Call forgets the request (a late answer
 // is dropped and counted in [ConnStats].DroppedResponses), calls
@@ -654,7 +616,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (jsontext.Va
 		c.pending.Forget(id)
 		return nil, err
 	}
-	if err := c.s.Write(ctx, &Request{ID: id, Method: method, Params: raw}); err != nil {
+	if err := c.s.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: raw}); err != nil {
 		c.pending.Forget(id)
 		if cerr := c.pending.Err(); cerr != nil {
 			return nil, cerr
@@ -680,16 +642,16 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (jsontext.Va
 }
 
 // Notify sends a notification to the peer. Params are marshaled as for
-// [Conn.Call]. After [Conn.Close] it returns [ErrClosed].
+// [Conn.Call]. After [Conn.Close] it returns [jsonrpc.ErrClosed].
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if c.closing.Load() {
-		return ErrClosed
+		return jsonrpc.ErrClosed
 	}
 	raw, err := c.marshalParams(method, params)
 	if err != nil {
 		return err
 	}
-	return c.s.Write(ctx, &Request{Method: method, Params: raw})
+	return c.s.Write(ctx, &jsonrpc.Request{Method: method, Params: raw})
 }
 
 // CancelIncoming cancels the context of the in-flight incoming request with
@@ -697,7 +659,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 // request is forgotten at once: its response, if the handler still
 // produces one, is not sent, and the peer may reuse the id immediately.
 // It reports false when no such request is in flight.
-func (c *Conn) CancelIncoming(id ID) bool {
+func (c *Conn) CancelIncoming(id jsonrpc.ID) bool {
 	c.mu.Lock()
 	in, ok := c.incoming[id]
 	if ok {
@@ -711,7 +673,7 @@ func (c *Conn) CancelIncoming(id ID) bool {
 	return ok
 }
 
-// Close closes the stream, fails pending calls with [ErrClosed] and makes
+// Close closes the stream, fails pending calls with [jsonrpc.ErrClosed] and makes
 // Run cancel the in-flight handlers and return ErrClosed. It does not wait
 // for Run to return, so handlers may call it. Later calls return the first
 // call's result.
@@ -725,7 +687,7 @@ func (c *Conn) Close() error {
 		if stop != nil {
 			stop()
 		}
-		c.pending.CloseAll(ErrClosed)
+		c.pending.CloseAll(jsonrpc.ErrClosed)
 		c.closeErr = c.s.Close()
 	})
 	return c.closeErr

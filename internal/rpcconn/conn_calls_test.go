@@ -1,9 +1,10 @@
-package jsonrpc
+package rpcconn
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gopmcp/pmcp/jsonrpc"
 	"strings"
 	"sync"
 	"testing"
@@ -17,25 +18,29 @@ import (
 // Outgoing calls.
 
 func TestConnCall(t *testing.T) {
-	peerErr := &Error{Code: -32050, Message: "refused", Data: jsontext.Value(`[1]`)}
+	peerErr := &jsonrpc.Error{Code: -32050, Message: "refused", Data: jsontext.Value(`[1]`)}
 	tests := []struct {
 		name       string
 		params     any
 		wantParams string
-		answer     func(id ID) *Response
+		answer     func(id jsonrpc.ID) *jsonrpc.Response
 		wantResult string
-		wantErr    *Error
+		wantErr    *jsonrpc.Error
 	}{
 		{
 			name:       "result",
 			params:     map[string]string{"q": "x"},
 			wantParams: `{"q":"x"}`,
-			answer:     func(id ID) *Response { return &Response{ID: id, Result: jsontext.Value(`{"a":1}`)} },
+			answer: func(id jsonrpc.ID) *jsonrpc.Response {
+				return &jsonrpc.Response{ID: id, Result: jsontext.Value(`{"a":1}`)}
+			},
 			wantResult: `{"a":1}`,
 		},
 		{
-			name:   "nil params omitted",
-			answer: func(id ID) *Response { return &Response{ID: id, Result: jsontext.Value(`true`)} },
+			name: "nil params omitted",
+			answer: func(id jsonrpc.ID) *jsonrpc.Response {
+				return &jsonrpc.Response{ID: id, Result: jsontext.Value(`true`)}
+			},
 			// wantParams empty: no params member
 			wantResult: `true`,
 		},
@@ -43,13 +48,15 @@ func TestConnCall(t *testing.T) {
 			name:       "raw params",
 			params:     jsontext.Value(`[1,2]`),
 			wantParams: `[1,2]`,
-			answer:     func(id ID) *Response { return &Response{ID: id, Result: jsontext.Value(`null`)} },
+			answer: func(id jsonrpc.ID) *jsonrpc.Response {
+				return &jsonrpc.Response{ID: id, Result: jsontext.Value(`null`)}
+			},
 			wantResult: `null`,
 		},
 		{
 			name:    "peer error",
 			params:  []int{1},
-			answer:  func(id ID) *Response { return &Response{ID: id, Error: peerErr} },
+			answer:  func(id jsonrpc.ID) *jsonrpc.Response { return &jsonrpc.Response{ID: id, Error: peerErr} },
 			wantErr: peerErr,
 			// params checked too
 			wantParams: `[1]`,
@@ -82,7 +89,7 @@ func TestConnCall(t *testing.T) {
 				t.Fatal("Call did not return")
 			}
 			if tt.wantErr != nil {
-				var e *Error
+				var e *jsonrpc.Error
 				if !errors.As(res.err, &e) || e.Code != tt.wantErr.Code || e.Message != tt.wantErr.Message {
 					t.Fatalf("err = %v, want %v", res.err, tt.wantErr)
 				}
@@ -109,10 +116,10 @@ func TestConnCallMarshalError(t *testing.T) {
 }
 
 func TestConnUnknownResponseDropped(t *testing.T) {
-	c, d, _ := newTestConn(t, HandlerFunc(func(context.Context, *Request) (any, error) { return nil, nil }), ConnOptions{})
-	d.send(&Response{ID: Int64ID(12345), Result: jsontext.Value(`1`)})
-	d.send(&Response{ID: StringID("x"), Error: NewError(1, "x")})
-	d.call(Int64ID(1), "sync") // the responses above were processed before this
+	c, d, _ := newTestConn(t, HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) { return nil, nil }), ConnOptions{})
+	d.send(&jsonrpc.Response{ID: jsonrpc.Int64ID(12345), Result: jsontext.Value(`1`)})
+	d.send(&jsonrpc.Response{ID: jsonrpc.StringID("x"), Error: jsonrpc.NewError(1, "x")})
+	d.call(jsonrpc.Int64ID(1), "sync") // the responses above were processed before this
 	if got := c.Stats().DroppedResponses; got != 2 {
 		t.Fatalf("DroppedResponses = %d, want 2", got)
 	}
@@ -120,13 +127,13 @@ func TestConnUnknownResponseDropped(t *testing.T) {
 
 func TestConnCallContextCancelled(t *testing.T) {
 	type cancelled struct {
-		id     ID
+		id     jsonrpc.ID
 		method string
 		cause  error
 	}
 	hook := make(chan cancelled, 1)
 	cause := errors.New("user gave up")
-	opts := ConnOptions{OnCallCancelled: func(id ID, method string, c error) {
+	opts := ConnOptions{OnCallCancelled: func(id jsonrpc.ID, method string, c error) {
 		hook <- cancelled{id, method, c}
 	}}
 	c, d, _ := newTestConn(t, nil, opts)
@@ -153,8 +160,8 @@ func TestConnCallContextCancelled(t *testing.T) {
 		t.Fatalf("PendingCalls = %d after cancel, want 0", n)
 	}
 	// A late answer is dropped and counted.
-	d.send(&Response{ID: req.ID, Result: jsontext.Value(`1`)})
-	d.call(Int64ID(1), "sync")
+	d.send(&jsonrpc.Response{ID: req.ID, Result: jsontext.Value(`1`)})
+	d.call(jsonrpc.Int64ID(1), "sync")
 	if n := c.Stats().DroppedResponses; n != 1 {
 		t.Fatalf("DroppedResponses = %d, want 1", n)
 	}
@@ -179,7 +186,7 @@ func TestConnCallDeadlineWithoutHook(t *testing.T) {
 // or a peer that sends another request before answering deadlocks us.
 func TestConnCallFromHandlerReleasesSlot(t *testing.T) {
 	var c *Conn
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method != "ask" {
 			return "quick", nil
 		}
@@ -194,15 +201,15 @@ func TestConnCallFromHandlerReleasesSlot(t *testing.T) {
 	done := runConn(t, context.Background(), c)
 	d := driver{t: t, pipeEnd: b}
 
-	d.send(&Request{ID: Int64ID(1), Method: "ask"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "ask"})
 	q := d.recvRequest()
 	// Before answering, the peer sends another request, then the answer.
-	d.send(&Request{ID: Int64ID(2), Method: "other"})
-	if r := d.recvResponse(); r.ID != Int64ID(2) || string(r.Result) != `"quick"` {
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(2), Method: "other"})
+	if r := d.recvResponse(); r.ID != jsonrpc.Int64ID(2) || string(r.Result) != `"quick"` {
 		t.Fatalf("got %+v, want the answer to request 2", r)
 	}
-	d.send(&Response{ID: q.ID, Result: jsontext.Value(`42`)})
-	if r := d.recvResponse(); r.ID != Int64ID(1) || string(r.Result) != `42` {
+	d.send(&jsonrpc.Response{ID: q.ID, Result: jsontext.Value(`42`)})
+	if r := d.recvResponse(); r.ID != jsonrpc.Int64ID(1) || string(r.Result) != `42` {
 		t.Fatalf("got %+v, want 42 for request 1", r)
 	}
 	assertNoSlotLeak(t, c, done)
@@ -215,7 +222,7 @@ func TestConnCallFromHandlerRetakesSlot(t *testing.T) {
 	afterCall := make(chan struct{})
 	finish := make(chan struct{})
 	otherStarted := make(chan struct{}, 1)
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method == "other" {
 			otherStarted <- struct{}{}
 			return nil, nil
@@ -232,11 +239,11 @@ func TestConnCallFromHandlerRetakesSlot(t *testing.T) {
 	done := runConn(t, context.Background(), c)
 	d := driver{t: t, pipeEnd: b}
 
-	d.send(&Request{ID: Int64ID(1), Method: "ask"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "ask"})
 	q := d.recvRequest()
-	d.send(&Response{ID: q.ID, Result: jsontext.Value(`1`)})
+	d.send(&jsonrpc.Response{ID: q.ID, Result: jsontext.Value(`1`)})
 	waitFor(t, afterCall, "Call to return in the handler")
-	d.send(&Request{ID: Int64ID(2), Method: "other"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(2), Method: "other"})
 	notYet(t, otherStarted, "second request while the first holds the slot again")
 	close(finish)
 	waitFor(t, otherStarted, "second request after the first finished")
@@ -248,12 +255,12 @@ func TestConnCallFromHandlerRetakesSlot(t *testing.T) {
 func TestConnBidirectional(t *testing.T) {
 	a, b := newPipe(0)
 	var client, server *Conn
-	server = NewConn(a, HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	server = NewConn(a, HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		switch req.Method {
 		case "add":
 			var args [2]int
 			if err := json.Unmarshal(req.Params, &args); err != nil {
-				return nil, NewError(CodeInvalidParams, err.Error())
+				return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, err.Error())
 			}
 			// Ask the client something while serving its request.
 			v, err := server.Call(ctx, "factor", nil)
@@ -266,13 +273,13 @@ func TestConnBidirectional(t *testing.T) {
 			}
 			return (args[0] + args[1]) * f, nil
 		}
-		return nil, NewError(CodeMethodNotFound, "no "+req.Method)
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "no "+req.Method)
 	}), ConnOptions{})
-	client = NewConn(b, HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	client = NewConn(b, HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method == "factor" {
 			return 10, nil
 		}
-		return nil, NewError(CodeMethodNotFound, "no")
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "no")
 	}), ConnOptions{})
 	runConn(t, context.Background(), server)
 	runConn(t, context.Background(), client)
@@ -292,7 +299,7 @@ func TestConnBidirectional(t *testing.T) {
 	}
 	wg.Wait()
 	_, err := client.Call(context.Background(), "nope", nil)
-	if !errors.Is(err, &Error{Code: CodeMethodNotFound}) {
+	if !errors.Is(err, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound}) {
 		t.Fatalf("unknown method: %v", err)
 	}
 }
@@ -301,15 +308,15 @@ func TestConnBidirectional(t *testing.T) {
 // Read errors and lifecycle.
 
 func TestConnDecodeErrorAnswered(t *testing.T) {
-	c, d, _ := newTestConn(t, HandlerFunc(func(context.Context, *Request) (any, error) { return "ok", nil }), ConnOptions{})
-	bad := []*DecodeError{
-		{Code: CodeParseError, Msg: "parse error", Err: errors.New("unexpected EOF")},
-		{Code: CodeInvalidRequest, ID: Int64ID(5), Msg: "invalid request"},
+	c, d, _ := newTestConn(t, HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) { return "ok", nil }), ConnOptions{})
+	bad := []*jsonrpc.DecodeError{
+		{Code: jsonrpc.CodeParseError, Msg: "parse error", Err: errors.New("unexpected EOF")},
+		{Code: jsonrpc.CodeInvalidRequest, ID: jsonrpc.Int64ID(5), Msg: "invalid request"},
 	}
 	// And one straight from the codec: a request whose method is a number.
-	_, err := Decode([]byte(`{"jsonrpc":"2.0","id":9,"method":1}`), Limits{})
-	var real *DecodeError
-	if !errors.As(err, &real) || real.ID != Int64ID(9) {
+	_, err := jsonrpc.Decode([]byte(`{"jsonrpc":"2.0","id":9,"method":1}`), jsonrpc.Limits{})
+	var real *jsonrpc.DecodeError
+	if !errors.As(err, &real) || real.ID != jsonrpc.Int64ID(9) {
 		t.Fatalf("Decode = %v, want a *DecodeError with id 9", err)
 	}
 	bad = append(bad, real)
@@ -321,7 +328,7 @@ func TestConnDecodeErrorAnswered(t *testing.T) {
 			t.Fatalf("answer = %v %+v, want %v %+v", r.ID, r.Error, want.ID, want.Error)
 		}
 	}
-	if r := d.call(Int64ID(1), "m"); string(r.Result) != `"ok"` {
+	if r := d.call(jsonrpc.Int64ID(1), "m"); string(r.Result) != `"ok"` {
 		t.Fatalf("not serving after decode errors: %+v", r)
 	}
 	if got := c.Stats().DecodeErrors; got != 3 {
@@ -332,7 +339,7 @@ func TestConnDecodeErrorAnswered(t *testing.T) {
 func TestConnEOFDrainsInFlight(t *testing.T) {
 	started := make(chan struct{})
 	release := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		close(started)
 		select {
 		case <-release:
@@ -345,7 +352,7 @@ func TestConnEOFDrainsInFlight(t *testing.T) {
 	})
 	c, d, done := newTestConn(t, h, ConnOptions{})
 
-	d.send(&Request{ID: Int64ID(1), Method: "slow"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "slow"})
 	waitFor(t, started, "handler start")
 	callErr := make(chan error, 1)
 	go func() {
@@ -357,7 +364,7 @@ func TestConnEOFDrainsInFlight(t *testing.T) {
 	d.closeWrite() // peer is done sending: Run reads io.EOF
 
 	// Pending calls fail at once, while the handler is still running.
-	if err := waitErr(t, callErr); !errors.Is(err, ErrClosed) {
+	if err := waitErr(t, callErr); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Fatalf("pending Call at EOF = %v, want ErrClosed", err)
 	}
 	runDone := make(chan struct{})
@@ -375,15 +382,15 @@ func TestConnEOFDrainsInFlight(t *testing.T) {
 	// The response was written before Run returned.
 	select {
 	case it := <-d.in:
-		r, ok := it.m.(*Response)
-		if !ok || r.ID != Int64ID(1) || string(r.Result) != `"drained"` {
+		r, ok := it.m.(*jsonrpc.Response)
+		if !ok || r.ID != jsonrpc.Int64ID(1) || string(r.Result) != `"drained"` {
 			t.Fatalf("got %+v, want the drained response", it.m)
 		}
 	default:
 		t.Fatal("response not written before Run returned")
 	}
 	// After Run, calls fail without writing.
-	if _, err := c.Call(context.Background(), "m", nil); !errors.Is(err, ErrClosed) {
+	if _, err := c.Call(context.Background(), "m", nil); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Fatalf("Call after Run = %v, want ErrClosed", err)
 	}
 	if len(d.in) != 0 {
@@ -393,13 +400,13 @@ func TestConnEOFDrainsInFlight(t *testing.T) {
 
 func TestConnEOFDrainTimeout(t *testing.T) {
 	started := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		close(started)
 		<-ctx.Done() // a long-lived request that ends only on cancellation
 		return "cancelled by drain timeout", nil
 	})
 	_, d, done := newTestConn(t, h, ConnOptions{DrainTimeout: 20 * time.Millisecond})
-	d.send(&Request{ID: Int64ID(1), Method: "subscribe"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "subscribe"})
 	waitFor(t, started, "handler start")
 	d.closeWrite()
 	if err := waitErr(t, done); err != nil {
@@ -412,7 +419,7 @@ func TestConnEOFDrainTimeout(t *testing.T) {
 }
 
 func TestConnErrNoResponse(t *testing.T) {
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		switch req.Method {
 		case "silent":
 			return "ignored", ErrNoResponse
@@ -422,9 +429,9 @@ func TestConnErrNoResponse(t *testing.T) {
 		return "answered", nil
 	})
 	_, d, done := newTestConn(t, h, ConnOptions{})
-	d.send(&Request{ID: Int64ID(1), Method: "silent"})
-	d.send(&Request{ID: Int64ID(2), Method: "silent-wrapped"})
-	if r := d.call(Int64ID(3), "probe"); string(r.Result) != `"answered"` {
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "silent"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(2), Method: "silent-wrapped"})
+	if r := d.call(jsonrpc.Int64ID(3), "probe"); string(r.Result) != `"answered"` {
 		t.Fatalf("probe = %+v", r)
 	}
 	// Once Run has drained every handler, nothing else was written.
@@ -439,7 +446,7 @@ func TestConnErrNoResponse(t *testing.T) {
 
 func TestConnRunContextCancelled(t *testing.T) {
 	started := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -450,7 +457,7 @@ func TestConnRunContextCancelled(t *testing.T) {
 	done := runConn(t, ctx, c)
 	d := driver{t: t, pipeEnd: b}
 
-	d.send(&Request{ID: Int64ID(1), Method: "wait"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "wait"})
 	waitFor(t, started, "handler start")
 	callErr := make(chan error, 1)
 	go func() {
@@ -463,7 +470,7 @@ func TestConnRunContextCancelled(t *testing.T) {
 	if err := waitErr(t, done); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
-	if err := waitErr(t, callErr); !errors.Is(err, ErrClosed) {
+	if err := waitErr(t, callErr); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Fatalf("Call = %v, want ErrClosed", err)
 	}
 	if n := c.Stats().InFlight; n != 0 {
@@ -474,14 +481,14 @@ func TestConnRunContextCancelled(t *testing.T) {
 func TestConnFatalReadError(t *testing.T) {
 	started := make(chan struct{})
 	cancelled := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		close(started)
 		<-ctx.Done()
 		close(cancelled)
 		return nil, ctx.Err()
 	})
 	c, d, done := newTestConn(t, h, ConnOptions{})
-	d.send(&Request{ID: Int64ID(1), Method: "wait"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "wait"})
 	waitFor(t, started, "handler start")
 	callErr := make(chan error, 1)
 	go func() {
@@ -497,20 +504,20 @@ func TestConnFatalReadError(t *testing.T) {
 	}
 	waitFor(t, cancelled, "handler cancellation")
 	err := waitErr(t, callErr)
-	if !errors.Is(err, ErrClosed) || !errors.Is(err, boom) {
+	if !errors.Is(err, jsonrpc.ErrClosed) || !errors.Is(err, boom) {
 		t.Fatalf("Call = %v, want ErrClosed wrapping the read error", err)
 	}
 }
 
 func TestConnClose(t *testing.T) {
 	started := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		close(started)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	})
 	c, d, done := newTestConn(t, h, ConnOptions{})
-	d.send(&Request{ID: Int64ID(1), Method: "wait"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "wait"})
 	waitFor(t, started, "handler start")
 	callErr := make(chan error, 1)
 	go func() {
@@ -525,42 +532,42 @@ func TestConnClose(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatalf("second Close = %v", err)
 	}
-	if err := waitErr(t, done); !errors.Is(err, ErrClosed) {
+	if err := waitErr(t, done); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Fatalf("Run = %v, want ErrClosed", err)
 	}
-	if err := waitErr(t, callErr); !errors.Is(err, ErrClosed) {
+	if err := waitErr(t, callErr); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Fatalf("Call = %v, want ErrClosed", err)
 	}
-	if _, err := c.Call(context.Background(), "m", nil); !errors.Is(err, ErrClosed) {
+	if _, err := c.Call(context.Background(), "m", nil); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Fatalf("Call after Close = %v", err)
 	}
-	if err := c.Notify(context.Background(), "m", nil); !errors.Is(err, ErrClosed) {
+	if err := c.Notify(context.Background(), "m", nil); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Fatalf("Notify after Close = %v", err)
 	}
-	if err := c.Run(context.Background()); !errors.Is(err, ErrClosed) {
+	if err := c.Run(context.Background()); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Fatalf("Run after Close = %v", err)
 	}
 }
 
 func TestConnCloseFromHandler(t *testing.T) {
 	var c *Conn
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		return nil, c.Close()
 	})
 	a, b := newPipe(16)
 	c = NewConn(a, h, ConnOptions{})
 	done := runConn(t, context.Background(), c)
-	driver{t: t, pipeEnd: b}.send(&Request{ID: Int64ID(1), Method: "shutdown"})
-	if err := waitErr(t, done); !errors.Is(err, ErrClosed) {
+	driver{t: t, pipeEnd: b}.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "shutdown"})
+	if err := waitErr(t, done); !errors.Is(err, jsonrpc.ErrClosed) {
 		t.Fatalf("Run = %v, want ErrClosed", err)
 	}
 }
 
 func TestConnRunTwice(t *testing.T) {
 	c, d, _ := newTestConn(t, nil, ConnOptions{})
-	d.call(Int64ID(1), "ping") // proves the first Run is active
+	d.call(jsonrpc.Int64ID(1), "ping") // proves the first Run is active
 	err := c.Run(context.Background())
-	if err == nil || errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "more than once") {
+	if err == nil || errors.Is(err, jsonrpc.ErrClosed) || !strings.Contains(err.Error(), "more than once") {
 		t.Fatalf("second Run = %v", err)
 	}
 }
@@ -568,7 +575,7 @@ func TestConnRunTwice(t *testing.T) {
 func TestConnStats(t *testing.T) {
 	started := make(chan struct{})
 	release := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		close(started)
 		select {
 		case <-release:
@@ -577,7 +584,7 @@ func TestConnStats(t *testing.T) {
 		return nil, nil
 	})
 	c, d, _ := newTestConn(t, h, ConnOptions{})
-	d.send(&Request{ID: Int64ID(1), Method: "wait"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "wait"})
 	waitFor(t, started, "handler start")
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -603,7 +610,7 @@ func TestConnStats(t *testing.T) {
 
 func newBenchPair(b *testing.B) (client *Conn, cleanup func()) {
 	sa, sb := newPipe(0)
-	server := NewConn(sa, HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	server := NewConn(sa, HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		return jsontext.Value(`{"ok":true}`), nil
 	}), ConnOptions{})
 	client = NewConn(sb, nil, ConnOptions{})

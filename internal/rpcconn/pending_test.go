@@ -1,8 +1,9 @@
-package jsonrpc
+package rpcconn
 
 import (
 	"context"
 	"errors"
+	"github.com/gopmcp/pmcp/jsonrpc"
 	"strconv"
 	"sync"
 	"testing"
@@ -25,7 +26,7 @@ func TestPendingAddAllocatesIncreasingIntegerIDs(t *testing.T) {
 		t.Fatalf("Len = %d, want 3", got)
 	}
 	// Independent instances have independent counters.
-	if id, _ := NewPending().Add(); id != Int64ID(1) {
+	if id, _ := NewPending().Add(); id != jsonrpc.Int64ID(1) {
 		t.Fatalf("fresh Pending first id = %v, want 1", id)
 	}
 }
@@ -33,54 +34,60 @@ func TestPendingAddAllocatesIncreasingIntegerIDs(t *testing.T) {
 func TestPendingResolve(t *testing.T) {
 	tests := []struct {
 		name        string
-		prepare     func(p *Pending, id ID) // runs after Add
-		resp        func(id ID) *Response
+		prepare     func(p *Pending, id jsonrpc.ID) // runs after Add
+		resp        func(id jsonrpc.ID) *jsonrpc.Response
 		wantOK      bool
 		wantDropped uint64
 	}{
 		{
 			name:   "known id",
-			resp:   func(id ID) *Response { return &Response{ID: id, Result: jsontext.Value(`1`)} },
+			resp:   func(id jsonrpc.ID) *jsonrpc.Response { return &jsonrpc.Response{ID: id, Result: jsontext.Value(`1`)} },
 			wantOK: true,
 		},
 		{
-			name:        "unknown id",
-			resp:        func(ID) *Response { return &Response{ID: Int64ID(999), Result: jsontext.Value(`1`)} },
+			name: "unknown id",
+			resp: func(jsonrpc.ID) *jsonrpc.Response {
+				return &jsonrpc.Response{ID: jsonrpc.Int64ID(999), Result: jsontext.Value(`1`)}
+			},
 			wantDropped: 1,
 		},
 		{
-			name:        "same number as string id",
-			resp:        func(ID) *Response { return &Response{ID: StringID("1"), Result: jsontext.Value(`1`)} },
+			name: "same number as string id",
+			resp: func(jsonrpc.ID) *jsonrpc.Response {
+				return &jsonrpc.Response{ID: jsonrpc.StringID("1"), Result: jsontext.Value(`1`)}
+			},
 			wantDropped: 1,
 		},
 		{
-			name:        "null id",
-			resp:        func(ID) *Response { return &Response{Error: NewError(CodeParseError, "parse error")} },
+			name: "null id",
+			resp: func(jsonrpc.ID) *jsonrpc.Response {
+				return &jsonrpc.Response{Error: jsonrpc.NewError(jsonrpc.CodeParseError, "parse error")}
+			},
 			wantDropped: 1,
 		},
 		{
 			name: "already resolved",
-			prepare: func(p *Pending, id ID) {
-				p.Resolve(&Response{ID: id, Result: jsontext.Value(`0`)})
+			prepare: func(p *Pending, id jsonrpc.ID) {
+				p.Resolve(&jsonrpc.Response{ID: id, Result: jsontext.Value(`0`)})
 			},
-			resp:        func(id ID) *Response { return &Response{ID: id, Result: jsontext.Value(`1`)} },
+			resp:        func(id jsonrpc.ID) *jsonrpc.Response { return &jsonrpc.Response{ID: id, Result: jsontext.Value(`1`)} },
 			wantDropped: 1,
 		},
 		{
 			name:        "forgotten",
-			prepare:     func(p *Pending, id ID) { p.Forget(id) },
-			resp:        func(id ID) *Response { return &Response{ID: id, Result: jsontext.Value(`1`)} },
+			prepare:     func(p *Pending, id jsonrpc.ID) { p.Forget(id) },
+			resp:        func(id jsonrpc.ID) *jsonrpc.Response { return &jsonrpc.Response{ID: id, Result: jsontext.Value(`1`)} },
 			wantDropped: 1,
 		},
 		{
 			name:        "after CloseAll",
-			prepare:     func(p *Pending, _ ID) { p.CloseAll(nil) },
-			resp:        func(id ID) *Response { return &Response{ID: id, Result: jsontext.Value(`1`)} },
+			prepare:     func(p *Pending, _ jsonrpc.ID) { p.CloseAll(nil) },
+			resp:        func(id jsonrpc.ID) *jsonrpc.Response { return &jsonrpc.Response{ID: id, Result: jsontext.Value(`1`)} },
 			wantDropped: 1,
 		},
 		{
 			name: "nil response",
-			resp: func(ID) *Response { return nil },
+			resp: func(jsonrpc.ID) *jsonrpc.Response { return nil },
 		},
 	}
 	for _, tt := range tests {
@@ -118,7 +125,7 @@ func TestPendingForget(t *testing.T) {
 	if p.Forget(id) {
 		t.Fatal("second Forget = true, want false")
 	}
-	if p.Forget(Int64ID(42)) {
+	if p.Forget(jsonrpc.Int64ID(42)) {
 		t.Fatal("Forget of unknown id = true")
 	}
 }
@@ -135,8 +142,8 @@ func TestPendingCloseAll(t *testing.T) {
 	p.CloseAll(errors.New("second")) // first error wins
 
 	for _, w := range []struct {
-		id ID
-		ch <-chan *Response
+		id jsonrpc.ID
+		ch <-chan *jsonrpc.Response
 	}{{id1, ch1}, {id2, ch2}} {
 		if r, ok := <-w.ch; ok {
 			t.Fatalf("waiter %v got %v, want closed channel", w.id, r)
@@ -163,50 +170,52 @@ func TestPendingCloseAll(t *testing.T) {
 
 	q := NewPending()
 	q.CloseAll(nil)
-	if !errors.Is(q.Err(), ErrClosed) {
+	if !errors.Is(q.Err(), jsonrpc.ErrClosed) {
 		t.Fatalf("CloseAll(nil) Err = %v, want ErrClosed", q.Err())
 	}
 }
 
 func TestPendingAwait(t *testing.T) {
-	peerErr := &Error{Code: -32001, Message: "nope", Data: jsontext.Value(`{"x":1}`)}
+	peerErr := &jsonrpc.Error{Code: -32001, Message: "nope", Data: jsontext.Value(`{"x":1}`)}
 	tests := []struct {
 		name          string
-		run           func(p *Pending, id ID, cancel context.CancelFunc)
+		run           func(p *Pending, id jsonrpc.ID, cancel context.CancelFunc)
 		wantResult    string
 		wantErr       error
 		wantAbandoned bool
 	}{
 		{
 			name: "result",
-			run: func(p *Pending, id ID, _ context.CancelFunc) {
-				p.Resolve(&Response{ID: id, Result: jsontext.Value(`{"ok":true}`)})
+			run: func(p *Pending, id jsonrpc.ID, _ context.CancelFunc) {
+				p.Resolve(&jsonrpc.Response{ID: id, Result: jsontext.Value(`{"ok":true}`)})
 			},
 			wantResult: `{"ok":true}`,
 		},
 		{
-			name:    "peer error",
-			run:     func(p *Pending, id ID, _ context.CancelFunc) { p.Resolve(&Response{ID: id, Error: peerErr}) },
+			name: "peer error",
+			run: func(p *Pending, id jsonrpc.ID, _ context.CancelFunc) {
+				p.Resolve(&jsonrpc.Response{ID: id, Error: peerErr})
+			},
 			wantErr: peerErr,
 		},
 		{
 			name:          "ctx cancelled",
-			run:           func(_ *Pending, _ ID, cancel context.CancelFunc) { cancel() },
+			run:           func(_ *Pending, _ jsonrpc.ID, cancel context.CancelFunc) { cancel() },
 			wantErr:       context.Canceled,
 			wantAbandoned: true,
 		},
 		{
 			name: "response delivered before ctx cancelled wins",
-			run: func(p *Pending, id ID, cancel context.CancelFunc) {
-				p.Resolve(&Response{ID: id, Result: jsontext.Value(`7`)})
+			run: func(p *Pending, id jsonrpc.ID, cancel context.CancelFunc) {
+				p.Resolve(&jsonrpc.Response{ID: id, Result: jsontext.Value(`7`)})
 				cancel()
 			},
 			wantResult: `7`,
 		},
 		{
 			name:    "closed",
-			run:     func(p *Pending, _ ID, _ context.CancelFunc) { p.CloseAll(nil) },
-			wantErr: ErrClosed,
+			run:     func(p *Pending, _ jsonrpc.ID, _ context.CancelFunc) { p.CloseAll(nil) },
+			wantErr: jsonrpc.ErrClosed,
 		},
 	}
 	for _, tt := range tests {
@@ -229,7 +238,7 @@ func TestPendingAwait(t *testing.T) {
 			if p.Len() != 0 {
 				t.Fatalf("Len = %d, want 0 (waiter must not leak)", p.Len())
 			}
-			var pe *Error
+			var pe *jsonrpc.Error
 			if tt.wantErr == peerErr && (!errors.As(err, &pe) || pe.Code != -32001) {
 				t.Fatalf("peer error not returned as *Error: %v", err)
 			}
@@ -240,14 +249,14 @@ func TestPendingAwait(t *testing.T) {
 func TestPendingConcurrent(t *testing.T) {
 	p := NewPending()
 	const workers, perWorker = 8, 200
-	ids := make(chan ID, workers*perWorker)
+	ids := make(chan jsonrpc.ID, workers*perWorker)
 	var wg sync.WaitGroup
 	// Resolvers answer every id they are given, echoing it as the result.
 	for range 4 {
 		wg.Go(func() {
 			for id := range ids {
 				n, _ := id.Int64()
-				p.Resolve(&Response{ID: id, Result: jsontext.Value(strconv.FormatInt(n, 10))})
+				p.Resolve(&jsonrpc.Response{ID: id, Result: jsontext.Value(strconv.FormatInt(n, 10))})
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package jsonrpc
+package rpcconn
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"github.com/gopmcp/pmcp/jsonrpc"
 	"io"
 	"log/slog"
 	"strings"
@@ -24,7 +25,7 @@ import (
 // Read report io.EOF once drained; a read error can be injected.
 
 type item struct {
-	m   Message
+	m   jsonrpc.Message
 	err error
 }
 
@@ -48,7 +49,7 @@ func newPipe(buf int) (a, b *pipeEnd) {
 	return a, b
 }
 
-func (p *pipeEnd) Read(ctx context.Context) (Message, error) {
+func (p *pipeEnd) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {
 	case it := <-p.in:
 		return it.m, it.err
@@ -67,7 +68,7 @@ func (p *pipeEnd) Read(ctx context.Context) (Message, error) {
 	}
 }
 
-func (p *pipeEnd) Write(ctx context.Context, m Message) error {
+func (p *pipeEnd) Write(ctx context.Context, m jsonrpc.Message) error {
 	return p.send(ctx, item{m: m})
 }
 
@@ -114,7 +115,7 @@ func (d driver) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), testTimeout)
 }
 
-func (d driver) send(m Message) {
+func (d driver) send(m jsonrpc.Message) {
 	d.t.Helper()
 	ctx, cancel := d.ctx()
 	defer cancel()
@@ -132,7 +133,7 @@ func (d driver) sendErr(err error) {
 	}
 }
 
-func (d driver) recv() Message {
+func (d driver) recv() jsonrpc.Message {
 	d.t.Helper()
 	ctx, cancel := d.ctx()
 	defer cancel()
@@ -143,20 +144,20 @@ func (d driver) recv() Message {
 	return m
 }
 
-func (d driver) recvResponse() *Response {
+func (d driver) recvResponse() *jsonrpc.Response {
 	d.t.Helper()
 	m := d.recv()
-	r, ok := m.(*Response)
+	r, ok := m.(*jsonrpc.Response)
 	if !ok {
 		d.t.Fatalf("driver got %T %+v, want *Response", m, m)
 	}
 	return r
 }
 
-func (d driver) recvRequest() *Request {
+func (d driver) recvRequest() *jsonrpc.Request {
 	d.t.Helper()
 	m := d.recv()
-	r, ok := m.(*Request)
+	r, ok := m.(*jsonrpc.Request)
 	if !ok {
 		d.t.Fatalf("driver got %T %+v, want *Request", m, m)
 	}
@@ -165,9 +166,9 @@ func (d driver) recvRequest() *Request {
 
 // call sends a request and returns the next message, which must be its
 // response.
-func (d driver) call(id ID, method string) *Response {
+func (d driver) call(id jsonrpc.ID, method string) *jsonrpc.Response {
 	d.t.Helper()
-	d.send(&Request{ID: id, Method: method})
+	d.send(&jsonrpc.Request{ID: id, Method: method})
 	r := d.recvResponse()
 	if r.ID != id {
 		d.t.Fatalf("response id = %v, want %v", r.ID, id)
@@ -258,7 +259,7 @@ func assertNoSlotLeak(t *testing.T, c *Conn, done <-chan error) {
 	}
 }
 
-func errCode(t *testing.T, r *Response) int64 {
+func errCode(t *testing.T, r *jsonrpc.Response) int64 {
 	t.Helper()
 	if r.Error == nil {
 		t.Fatalf("response %v has result %s, want an error", r.ID, r.Result)
@@ -271,7 +272,7 @@ func errCode(t *testing.T, r *Response) int64 {
 
 func TestConnRequestsRunConcurrently(t *testing.T) {
 	release := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method == "slow" {
 			select {
 			case <-release:
@@ -282,23 +283,23 @@ func TestConnRequestsRunConcurrently(t *testing.T) {
 	})
 	_, d, _ := newTestConn(t, h, ConnOptions{})
 
-	d.send(&Request{ID: Int64ID(1), Method: "slow"})
-	d.send(&Request{ID: Int64ID(2), Method: "fast"})
-	if r := d.recvResponse(); r.ID != Int64ID(2) || string(r.Result) != `"fast"` {
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "slow"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(2), Method: "fast"})
+	if r := d.recvResponse(); r.ID != jsonrpc.Int64ID(2) || string(r.Result) != `"fast"` {
 		t.Fatalf("first response = %+v, want the fast one", r)
 	}
 	close(release)
-	if r := d.recvResponse(); r.ID != Int64ID(1) || string(r.Result) != `"slow"` {
+	if r := d.recvResponse(); r.ID != jsonrpc.Int64ID(1) || string(r.Result) != `"slow"` {
 		t.Fatalf("second response = %+v, want the slow one", r)
 	}
 }
 
 func TestConnMaxConcurrentBackpressure(t *testing.T) {
 	const limit = 2
-	started := make(chan ID, 10)
+	started := make(chan jsonrpc.ID, 10)
 	release := make(chan struct{})
 	notified := make(chan struct{}, 10)
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.IsNotification() {
 			notified <- struct{}{}
 			return nil, nil
@@ -313,18 +314,18 @@ func TestConnMaxConcurrentBackpressure(t *testing.T) {
 	c, d, _ := newTestConn(t, h, ConnOptions{MaxConcurrent: limit})
 
 	for i := range limit {
-		d.send(&Request{ID: Int64ID(int64(i)), Method: "block"})
+		d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(int64(i)), Method: "block"})
 	}
 	for range limit {
 		<-started
 	}
 	// A notification is not bounded: it is served while all slots are busy.
-	d.send(&Request{Method: "note"})
+	d.send(&jsonrpc.Request{Method: "note"})
 	waitFor(t, notified, "notification while slots are busy")
 
 	// The next request waits for a slot, and the read loop with it.
-	d.send(&Request{ID: Int64ID(100), Method: "block"})
-	d.send(&Request{Method: "note"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(100), Method: "block"})
+	d.send(&jsonrpc.Request{Method: "note"})
 	startedSig := make(chan struct{})
 	go func() { // observes started without consuming more than one
 		<-started
@@ -354,7 +355,7 @@ func TestConnUnboundedConcurrency(t *testing.T) {
 	var started sync.WaitGroup
 	started.Add(n)
 	release := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		started.Done()
 		select {
 		case <-release:
@@ -366,7 +367,7 @@ func TestConnUnboundedConcurrency(t *testing.T) {
 	var sender sync.WaitGroup
 	sender.Go(func() {
 		for i := range n {
-			d.Write(context.Background(), &Request{ID: Int64ID(int64(i)), Method: "block"})
+			d.Write(context.Background(), &jsonrpc.Request{ID: jsonrpc.Int64ID(int64(i)), Method: "block"})
 		}
 	})
 	started.Wait() // all n run at once
@@ -380,7 +381,7 @@ func TestConnUnboundedConcurrency(t *testing.T) {
 func TestConnHandlerPanic(t *testing.T) {
 	var logs syncLogBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method == "boom" {
 			panic("secret panic value")
 		}
@@ -388,9 +389,9 @@ func TestConnHandlerPanic(t *testing.T) {
 	})
 	c, d, _ := newTestConn(t, h, ConnOptions{Logger: logger})
 
-	r := d.call(Int64ID(1), "boom")
-	if errCode(t, r) != CodeInternalError {
-		t.Fatalf("code = %d, want %d", r.Error.Code, CodeInternalError)
+	r := d.call(jsonrpc.Int64ID(1), "boom")
+	if errCode(t, r) != jsonrpc.CodeInternalError {
+		t.Fatalf("code = %d, want %d", r.Error.Code, jsonrpc.CodeInternalError)
 	}
 	if r.Error.Message != "internal error: handler panicked" {
 		t.Fatalf("message = %q", r.Error.Message)
@@ -399,7 +400,7 @@ func TestConnHandlerPanic(t *testing.T) {
 		t.Fatal("panic value leaked to the peer")
 	}
 	// Still serving.
-	if r := d.call(Int64ID(2), "ok"); r.Error != nil || string(r.Result) != `"fine"` {
+	if r := d.call(jsonrpc.Int64ID(2), "ok"); r.Error != nil || string(r.Result) != `"fine"` {
 		t.Fatalf("after panic: %+v", r)
 	}
 	if got := c.Stats().PanicsRecovered; got != 1 {
@@ -418,20 +419,22 @@ func TestConnNotificationsNeverAnswered(t *testing.T) {
 		name string
 		h    Handler
 	}{
-		{"result", HandlerFunc(func(context.Context, *Request) (any, error) { return "x", nil })},
-		{"error", HandlerFunc(func(context.Context, *Request) (any, error) { return nil, errors.New("bad") })},
-		{"rpc error", HandlerFunc(func(context.Context, *Request) (any, error) { return nil, NewError(CodeInvalidParams, "bad") })},
-		{"panic", HandlerFunc(func(context.Context, *Request) (any, error) { panic("boom") })},
+		{"result", HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) { return "x", nil })},
+		{"error", HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) { return nil, errors.New("bad") })},
+		{"rpc error", HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "bad")
+		})},
+		{"panic", HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) { panic("boom") })},
 		{"nil handler", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, d, _ := newTestConn(t, tt.h, ConnOptions{})
-			d.send(&Request{Method: "n1"})
-			d.send(&Request{Method: "n2", Params: jsontext.Value(`{}`)})
+			d.send(&jsonrpc.Request{Method: "n1"})
+			d.send(&jsonrpc.Request{Method: "n2", Params: jsontext.Value(`{}`)})
 			// Notifications are handled inline before the next message is
 			// read, so the next thing written must be this request's answer.
-			d.call(StringID("sync"), "sync")
+			d.call(jsonrpc.StringID("sync"), "sync")
 		})
 	}
 }
@@ -439,7 +442,7 @@ func TestConnNotificationsNeverAnswered(t *testing.T) {
 func TestConnNotificationsInlineInArrivalOrder(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if req.IsNotification() {
@@ -450,9 +453,9 @@ func TestConnNotificationsInlineInArrivalOrder(t *testing.T) {
 	})
 	_, d, _ := newTestConn(t, h, ConnOptions{})
 	for _, m := range []string{"a", "b", "c"} {
-		d.send(&Request{Method: m})
+		d.send(&jsonrpc.Request{Method: m})
 	}
-	if r := d.call(Int64ID(1), "get"); string(r.Result) != `"a,b,c"` {
+	if r := d.call(jsonrpc.Int64ID(1), "get"); string(r.Result) != `"a,b,c"` {
 		t.Fatalf("request saw notifications %s, want a,b,c", r.Result)
 	}
 }
@@ -460,7 +463,7 @@ func TestConnNotificationsInlineInArrivalOrder(t *testing.T) {
 func TestConnDuplicateRequestID(t *testing.T) {
 	started := make(chan struct{}, 2)
 	release := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method == "block" {
 			started <- struct{}{}
 			select {
@@ -472,22 +475,22 @@ func TestConnDuplicateRequestID(t *testing.T) {
 	})
 	c, d, _ := newTestConn(t, h, ConnOptions{})
 
-	d.send(&Request{ID: Int64ID(7), Method: "block"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(7), Method: "block"})
 	waitFor(t, started, "first request")
-	r := d.call(Int64ID(7), "block")
-	if errCode(t, r) != CodeInvalidRequest || r.Error.Message != "duplicate request id" {
+	r := d.call(jsonrpc.Int64ID(7), "block")
+	if errCode(t, r) != jsonrpc.CodeInvalidRequest || r.Error.Message != "duplicate request id" {
 		t.Fatalf("duplicate answered with %+v", r.Error)
 	}
 	// A different id of the other kind is not a duplicate.
-	if r := d.call(StringID("7"), "echo"); r.Error != nil {
+	if r := d.call(jsonrpc.StringID("7"), "echo"); r.Error != nil {
 		t.Fatalf("string id \"7\" treated as duplicate of 7: %+v", r.Error)
 	}
 	close(release)
-	if r := d.recvResponse(); r.ID != Int64ID(7) || string(r.Result) != `"block"` {
+	if r := d.recvResponse(); r.ID != jsonrpc.Int64ID(7) || string(r.Result) != `"block"` {
 		t.Fatalf("original request answered with %+v", r)
 	}
 	// Once answered, the id may be reused.
-	if r := d.call(Int64ID(7), "echo"); r.Error != nil {
+	if r := d.call(jsonrpc.Int64ID(7), "echo"); r.Error != nil {
 		t.Fatalf("reused id rejected: %+v", r.Error)
 	}
 	if got := c.Stats().InFlight; got != 0 {
@@ -504,7 +507,7 @@ type marshalPanic struct{}
 func (marshalPanic) MarshalJSON() ([]byte, error) { panic("marshal boom") }
 
 func TestConnHandlerOutcomes(t *testing.T) {
-	custom := &Error{Code: -32001, Message: "custom", Data: jsontext.Value(`{"why":"because"}`)}
+	custom := &jsonrpc.Error{Code: -32001, Message: "custom", Data: jsontext.Value(`{"why":"because"}`)}
 	tests := []struct {
 		name       string
 		res        any
@@ -523,20 +526,20 @@ func TestConnHandlerOutcomes(t *testing.T) {
 		{name: "RawMessage passthrough", res: stdjson.RawMessage(`[1,2]`), wantResult: `[1,2]`},
 		{name: "empty raw is null", res: jsontext.Value(nil), wantResult: `null`},
 		{name: "plain bytes are base64", res: []byte("hi"), wantResult: `"aGk="`},
-		{name: "invalid raw", res: jsontext.Value(`{"a":`), wantCode: CodeInternalError, wantMsg: "internal error: cannot marshal result"},
-		{name: "unmarshalable", res: make(chan int), wantCode: CodeInternalError, wantMsg: "internal error: cannot marshal result"},
-		{name: "marshaler fails", res: marshalFail{}, wantCode: CodeInternalError, wantMsg: "internal error: cannot marshal result"},
-		{name: "marshaler panics", res: marshalPanic{}, wantCode: CodeInternalError, wantMsg: "internal error: cannot marshal result"},
+		{name: "invalid raw", res: jsontext.Value(`{"a":`), wantCode: jsonrpc.CodeInternalError, wantMsg: "internal error: cannot marshal result"},
+		{name: "unmarshalable", res: make(chan int), wantCode: jsonrpc.CodeInternalError, wantMsg: "internal error: cannot marshal result"},
+		{name: "marshaler fails", res: marshalFail{}, wantCode: jsonrpc.CodeInternalError, wantMsg: "internal error: cannot marshal result"},
+		{name: "marshaler panics", res: marshalPanic{}, wantCode: jsonrpc.CodeInternalError, wantMsg: "internal error: cannot marshal result"},
 		{name: "*Error", err: custom, wantCode: -32001, wantMsg: "custom"},
-		{name: "wrapped *Error", err: fmt.Errorf("context: %w", NewError(CodeInvalidParams, "bad params")), wantCode: CodeInvalidParams, wantMsg: "bad params"},
-		{name: "plain error", err: errors.New("disk on fire"), wantCode: CodeInternalError, wantMsg: "disk on fire"},
-		{name: "error wins over result", res: "ignored", err: errors.New("e"), wantCode: CodeInternalError, wantMsg: "e"},
+		{name: "wrapped *Error", err: fmt.Errorf("context: %w", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "bad params")), wantCode: jsonrpc.CodeInvalidParams, wantMsg: "bad params"},
+		{name: "plain error", err: errors.New("disk on fire"), wantCode: jsonrpc.CodeInternalError, wantMsg: "disk on fire"},
+		{name: "error wins over result", res: "ignored", err: errors.New("e"), wantCode: jsonrpc.CodeInternalError, wantMsg: "e"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := HandlerFunc(func(context.Context, *Request) (any, error) { return tt.res, tt.err })
+			h := HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) { return tt.res, tt.err })
 			_, d, _ := newTestConn(t, h, ConnOptions{})
-			r := d.call(Int64ID(1), "m")
+			r := d.call(jsonrpc.Int64ID(1), "m")
 			if tt.wantCode == 0 {
 				if r.Error != nil {
 					t.Fatalf("error %+v, want result %s", r.Error, tt.wantResult)
@@ -561,8 +564,8 @@ func TestConnHandlerOutcomes(t *testing.T) {
 
 func TestConnNilHandlerAnswersMethodNotFound(t *testing.T) {
 	_, d, _ := newTestConn(t, nil, ConnOptions{})
-	if r := d.call(Int64ID(1), "anything"); errCode(t, r) != CodeMethodNotFound {
-		t.Fatalf("code = %d, want %d", r.Error.Code, CodeMethodNotFound)
+	if r := d.call(jsonrpc.Int64ID(1), "anything"); errCode(t, r) != jsonrpc.CodeMethodNotFound {
+		t.Fatalf("code = %d, want %d", r.Error.Code, jsonrpc.CodeMethodNotFound)
 	}
 }
 
@@ -573,9 +576,9 @@ func TestConnResultMarshaledOnce(t *testing.T) {
 		b, err := json.Marshal(v)
 		return jsontext.Value(b), err
 	}}
-	h := HandlerFunc(func(context.Context, *Request) (any, error) { return map[string]int{"n": 1}, nil })
+	h := HandlerFunc(func(context.Context, *jsonrpc.Request) (any, error) { return map[string]int{"n": 1}, nil })
 	_, d, _ := newTestConn(t, h, opts)
-	if r := d.call(Int64ID(1), "m"); string(r.Result) != `{"n":1}` {
+	if r := d.call(jsonrpc.Int64ID(1), "m"); string(r.Result) != `{"n":1}` {
 		t.Fatalf("result = %s", r.Result)
 	}
 	if got := calls.Load(); got != 1 {
@@ -585,7 +588,7 @@ func TestConnResultMarshaledOnce(t *testing.T) {
 
 func TestConnNotifyFromHandlerPrecedesResponse(t *testing.T) {
 	var c *Conn
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		for i := range 2 {
 			if err := c.Notify(ctx, "progress", map[string]int{"step": i}); err != nil {
 				return nil, err
@@ -598,7 +601,7 @@ func TestConnNotifyFromHandlerPrecedesResponse(t *testing.T) {
 	runConn(t, context.Background(), c)
 	d := driver{t: t, pipeEnd: b}
 
-	d.send(&Request{ID: Int64ID(1), Method: "work"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "work"})
 	for i := range 2 {
 		n := d.recvRequest()
 		if !n.IsNotification() || n.Method != "progress" || string(n.Params) != fmt.Sprintf(`{"step":%d}`, i) {
@@ -612,12 +615,12 @@ func TestConnNotifyFromHandlerPrecedesResponse(t *testing.T) {
 
 func TestConnHandlerContextCancelledAfterReturn(t *testing.T) {
 	ctxs := make(chan context.Context, 1)
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		ctxs <- ctx
 		return nil, nil
 	})
 	_, d, _ := newTestConn(t, h, ConnOptions{})
-	d.call(Int64ID(1), "m")
+	d.call(jsonrpc.Int64ID(1), "m")
 	ctx := <-ctxs
 	if ctx.Err() == nil {
 		t.Fatal("handler ctx still live after its response was written")
@@ -628,7 +631,7 @@ func TestConnCancelIncoming(t *testing.T) {
 	started := make(chan struct{}, 1)
 	sawCancel := make(chan struct{})
 	hold := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method != "wait" {
 			return req.Method, nil
 		}
@@ -640,32 +643,32 @@ func TestConnCancelIncoming(t *testing.T) {
 	})
 	c, d, _ := newTestConn(t, h, ConnOptions{})
 
-	d.send(&Request{ID: Int64ID(3), Method: "wait"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(3), Method: "wait"})
 	waitFor(t, started, "handler start")
-	if !c.CancelIncoming(Int64ID(3)) {
+	if !c.CancelIncoming(jsonrpc.Int64ID(3)) {
 		t.Fatal("CancelIncoming(3) = false for an in-flight request")
 	}
 	waitFor(t, sawCancel, "handler ctx cancellation")
-	if c.CancelIncoming(Int64ID(3)) {
+	if c.CancelIncoming(jsonrpc.Int64ID(3)) {
 		t.Fatal("second CancelIncoming(3) = true")
 	}
-	if c.CancelIncoming(Int64ID(99)) {
+	if c.CancelIncoming(jsonrpc.Int64ID(99)) {
 		t.Fatal("CancelIncoming(unknown) = true")
 	}
 	// The id is free at once, though the old handler still runs.
-	if r := d.call(Int64ID(3), "echo"); r.Error != nil || string(r.Result) != `"echo"` {
+	if r := d.call(jsonrpc.Int64ID(3), "echo"); r.Error != nil || string(r.Result) != `"echo"` {
 		t.Fatalf("reused id after cancel: %+v %+v", r, r.Error)
 	}
 	close(hold)
 	// The cancelled request is never answered: the next message written is
 	// the answer to this one.
-	d.call(Int64ID(4), "echo")
+	d.call(jsonrpc.Int64ID(4), "echo")
 }
 
 func TestConnCancelIncomingWhileWaitingForSlot(t *testing.T) {
 	release := make(chan struct{})
 	started := make(chan string, 4)
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		started <- req.Method
 		if req.Method == "block" {
 			select {
@@ -676,25 +679,25 @@ func TestConnCancelIncomingWhileWaitingForSlot(t *testing.T) {
 		return req.Method, nil
 	})
 	c, d, done := newTestConn(t, h, ConnOptions{MaxConcurrent: 1})
-	d.send(&Request{ID: Int64ID(1), Method: "block"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "block"})
 	if m := <-started; m != "block" {
 		t.Fatalf("started %s", m)
 	}
-	d.send(&Request{ID: Int64ID(2), Method: "queued"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(2), Method: "queued"})
 	// Request 2 is registered as soon as it is read, before it has a slot.
 	deadline := time.Now().Add(testTimeout)
-	for !c.CancelIncoming(Int64ID(2)) {
+	for !c.CancelIncoming(jsonrpc.Int64ID(2)) {
 		if time.Now().After(deadline) {
 			t.Fatal("request 2 never registered")
 		}
 		time.Sleep(time.Millisecond)
 	}
 	close(release)
-	if r := d.recvResponse(); r.ID != Int64ID(1) {
+	if r := d.recvResponse(); r.ID != jsonrpc.Int64ID(1) {
 		t.Fatalf("got response %+v, want id 1", r)
 	}
 	// Request 2 never runs nor is answered.
-	if r := d.call(Int64ID(3), "after"); r.Error != nil {
+	if r := d.call(jsonrpc.Int64ID(3), "after"); r.Error != nil {
 		t.Fatalf("%+v", r.Error)
 	}
 	if m := <-started; m != "after" {

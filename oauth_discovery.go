@@ -1,0 +1,376 @@
+package pmcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+)
+
+// authChallenge is one challenge of a WWW-Authenticate header (RFC 9110
+// §11.6.1): an auth-scheme and its auth-params (names lower-cased).
+type authChallenge struct {
+	Scheme string
+	Params map[string]string
+}
+
+// Limits of the WWW-Authenticate parser (the header is peer-controlled).
+const (
+	maxChallenges      = 16
+	maxChallengeParams = 32
+)
+
+// parseWWWAuthenticate parses the challenges of one or more
+// WWW-Authenticate field values. It is lenient (a malformed part ends the
+// parse of its field value, keeping what came before) and bounded.
+func parseWWWAuthenticate(values []string) []authChallenge {
+	var out []authChallenge
+	for _, v := range values {
+		out = parseChallenges(v, out)
+		if len(out) >= maxChallenges {
+			return out[:maxChallenges]
+		}
+	}
+	return out
+}
+
+func parseChallenges(s string, out []authChallenge) []authChallenge {
+	var cur *authChallenge
+	for len(out) < maxChallenges {
+		s = skipSeparators(s)
+		if s == "" {
+			return out
+		}
+		tok, rest := readToken(s)
+		if tok == "" {
+			return out // not a token: malformed
+		}
+		r := strings.TrimLeft(rest, " \t")
+		if strings.HasPrefix(r, "=") && cur != nil && !isToken68Tail(r) {
+			// auth-param of the current challenge
+			val, rest2, ok := readParamValue(strings.TrimLeft(r[1:], " \t"))
+			if !ok {
+				return out
+			}
+			if len(cur.Params) < maxChallengeParams {
+				name := strings.ToLower(tok)
+				if _, dup := cur.Params[name]; !dup {
+					cur.Params[name] = val
+				}
+			}
+			s = rest2
+			continue
+		}
+		// a new challenge: tok is its scheme
+		out = append(out, authChallenge{Scheme: tok, Params: map[string]string{}})
+		cur = &out[len(out)-1]
+		s = rest
+		// a token68 form (Scheme abc123==) is skipped: MCP uses params
+		r = strings.TrimLeft(s, " \t")
+		if t68, rest2 := readToken68(r); t68 != "" {
+			after := strings.TrimLeft(rest2, " \t")
+			if after == "" || after[0] == ',' {
+				s = rest2
+			}
+		}
+	}
+	return out
+}
+
+// isToken68Tail reports whether r (starting with '=') is the padding of a
+// token68 rather than the '=' of an auth-param.
+func isToken68Tail(r string) bool {
+	t := strings.TrimLeft(r, "=")
+	t = strings.TrimLeft(t, " \t")
+	return t == "" || t[0] == ','
+}
+
+func skipSeparators(s string) string {
+	return strings.TrimLeft(s, " \t,")
+}
+
+func isTchar(c byte) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+}
+
+func readToken(s string) (string, string) {
+	i := 0
+	for i < len(s) && isTchar(s[i]) {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+// readToken68 reads a token68 (RFC 9110 §11.2) at the start of s.
+func readToken68(s string) (string, string) {
+	i := 0
+	for i < len(s) {
+		c := s[i]
+		if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strings.IndexByte("-._~+/", c) >= 0 {
+			i++
+			continue
+		}
+		break
+	}
+	if i == 0 {
+		return "", s
+	}
+	for i < len(s) && s[i] == '=' {
+		i++
+	}
+	return s[:i], s[i:]
+}
+
+// readParamValue reads a token or a quoted-string.
+func readParamValue(s string) (string, string, bool) {
+	if !strings.HasPrefix(s, `"`) {
+		tok, rest := readToken(s)
+		return tok, rest, true
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			}
+		case '"':
+			return b.String(), s[i+1:], true
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", "", false // unterminated
+}
+
+// challengeParam returns the first value of param among the Bearer and
+// DPoP challenges.
+func challengeParam(chs []authChallenge, param string) string {
+	for _, c := range chs {
+		if strings.EqualFold(c.Scheme, "Bearer") || strings.EqualFold(c.Scheme, "DPoP") {
+			if v, ok := c.Params[param]; ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// discoveryMaxBytes caps a metadata document.
+const discoveryMaxBytes = 64 << 10
+
+// ErrOAuthMetadata: no usable authorization server metadata.
+var ErrOAuthMetadata = errors.New("pmcp: OAuth authorization server metadata unusable")
+
+// ErrOAuthIssuerMismatch: an authorization server identified itself with
+// another issuer, in its metadata or in the iss parameter of an
+// authorization response (RFC 8414 §3.3, RFC 9207). The client stops.
+var ErrOAuthIssuerMismatch = errors.New("pmcp: OAuth issuer mismatch")
+
+// prmDoc is the part of an RFC 9728 document the client uses.
+type prmDoc struct {
+	Resource             string   `json:"resource"`
+	AuthorizationServers []string `json:"authorization_servers"`
+	ScopesSupported      []string `json:"scopes_supported"`
+}
+
+// asMetadata is the part of an RFC 8414 / OpenID document the client uses.
+type asMetadata struct {
+	Issuer                            string   `json:"issuer"`
+	AuthorizationEndpoint             string   `json:"authorization_endpoint"`
+	TokenEndpoint                     string   `json:"token_endpoint"`
+	RegistrationEndpoint              string   `json:"registration_endpoint"`
+	ScopesSupported                   []string `json:"scopes_supported"`
+	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
+	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
+	GrantTypesSupported               []string `json:"grant_types_supported"`
+	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported"`
+	IssParameterSupported             bool     `json:"authorization_response_iss_parameter_supported"`
+	DPoPSigningAlgValuesSupported     []string `json:"dpop_signing_alg_values_supported"`
+
+	// fallback marks endpoints guessed without a document (2025-03-26).
+	fallback bool
+}
+
+// getJSON fetches a JSON document. ok is false when there is none (an
+// error status, a transport failure or a body that does not parse).
+func getJSON(ctx context.Context, client *http.Client, u string, v any) (status int, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer drainClose(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return resp.StatusCode, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, discoveryMaxBytes+1))
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if len(b) > discoveryMaxBytes {
+		return resp.StatusCode, fmt.Errorf("document larger than %d bytes", discoveryMaxBytes)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return resp.StatusCode, fmt.Errorf("malformed JSON: %s", capPeerString(err.Error()))
+	}
+	return resp.StatusCode, nil
+}
+
+// discoverPRM finds the protected resource metadata of endpoint: the URL
+// of the challenge first, then the path-inserted and the root well-known
+// URLs (RFC 9728 §3.1). A document naming another resource is an error;
+// no document at all is (nil, nil).
+func discoverPRM(ctx context.Context, client *http.Client, endpoint *url.URL, fromChallenge string) (*prmDoc, error) {
+	var candidates []string
+	if fromChallenge != "" {
+		// Another origin only over https (the document must still name
+		// this endpoint as its resource).
+		if mu, err := endpoint.Parse(fromChallenge); err == nil && (mu.Scheme == "https" || sameOrigin(mu, endpoint)) {
+			candidates = append(candidates, mu.String())
+		}
+	}
+	wk := &url.URL{Scheme: endpoint.Scheme, Host: endpoint.Host}
+	if p := strings.TrimSuffix(endpoint.Path, "/"); p != "" {
+		wk.Path = "/.well-known/oauth-protected-resource" + p
+		candidates = append(candidates, wk.String())
+	}
+	wk.Path = "/.well-known/oauth-protected-resource"
+	candidates = append(candidates, wk.String())
+	for _, c := range candidates {
+		var doc prmDoc
+		if _, err := getJSON(ctx, client, c, &doc); err != nil || doc.Resource == "" {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			continue
+		}
+		if !sameResource(doc.Resource, endpoint) {
+			return nil, fmt.Errorf("%w: %q (metadata at %s) is not %s", ErrResourceMismatch, capPeerString(doc.Resource), c, endpoint)
+		}
+		return &doc, nil
+	}
+	return nil, nil
+}
+
+// asMetadataURLs lists where the metadata of issuer is looked for, in the
+// order MCP prescribes: RFC 8414 path-inserted, OpenID path-inserted, then
+// OpenID path-appended (for an issuer without a path, the first two).
+func asMetadataURLs(issuer *url.URL) []string {
+	base := &url.URL{Scheme: issuer.Scheme, Host: issuer.Host}
+	p := strings.TrimSuffix(issuer.EscapedPath(), "/")
+	mk := func(path string) string { return base.String() + path }
+	if p == "" {
+		return []string{mk("/.well-known/oauth-authorization-server"), mk("/.well-known/openid-configuration")}
+	}
+	return []string{
+		mk("/.well-known/oauth-authorization-server" + p),
+		mk("/.well-known/openid-configuration" + p),
+		mk(p + "/.well-known/openid-configuration"),
+	}
+}
+
+// discoverAS reads the metadata of the authorization server issuer. The
+// document's issuer must equal issuer exactly. With fallback set (no
+// protected resource metadata: the 2025-03-26 rules), a server without
+// any document gets the default endpoints /authorize, /token and
+// /register at the issuer, and a document naming an issuer of the same
+// origin is accepted (see sameOriginString).
+func discoverAS(ctx context.Context, client *http.Client, issuer string, fallback bool) (*asMetadata, error) {
+	iu, err := url.Parse(issuer)
+	if err != nil || iu.Host == "" || (iu.Scheme != "https" && iu.Scheme != "http") || iu.RawQuery != "" || iu.Fragment != "" {
+		return nil, fmt.Errorf("%w: issuer %q is not an http(s) URL without query or fragment", ErrOAuthMetadata, capPeerString(issuer))
+	}
+	if err := checkASURL(issuer); err != nil {
+		return nil, err
+	}
+	for _, u := range asMetadataURLs(iu) {
+		var m asMetadata
+		status, err := getJSON(ctx, client, u, &m)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if status == http.StatusOK {
+				return nil, fmt.Errorf("%w: %s: %v", ErrOAuthMetadata, u, err)
+			}
+			continue
+		}
+		if m.Issuer != issuer && !(fallback && sameOriginString(m.Issuer, iu)) {
+			return nil, fmt.Errorf("%w: the metadata at %s names issuer %q, not %q", ErrOAuthIssuerMismatch, u, capPeerString(m.Issuer), issuer)
+		}
+		for _, e := range []string{m.AuthorizationEndpoint, m.TokenEndpoint, m.RegistrationEndpoint} {
+			if e == "" {
+				continue
+			}
+			if err := checkASURL(e); err != nil {
+				return nil, err
+			}
+		}
+		if m.TokenEndpoint == "" {
+			return nil, fmt.Errorf("%w: %s lists no token_endpoint", ErrOAuthMetadata, u)
+		}
+		return &m, nil
+	}
+	if !fallback {
+		return nil, fmt.Errorf("%w: none found for issuer %s", ErrOAuthMetadata, issuer)
+	}
+	base := strings.TrimSuffix(issuer, "/")
+	return &asMetadata{
+		Issuer:                issuer,
+		AuthorizationEndpoint: base + "/authorize",
+		TokenEndpoint:         base + "/token",
+		RegistrationEndpoint:  base + "/register",
+		fallback:              true,
+	}, nil
+}
+
+// sameOriginString reports whether the URL s has the origin of u. Without
+// protected resource metadata (2025-03-26) the authorization server is
+// only known by the MCP server's origin, so a document served there that
+// names an issuer of that origin with a path is accepted.
+func sameOriginString(s string, u *url.URL) bool {
+	v, err := url.Parse(s)
+	return err == nil && v.Scheme == u.Scheme && v.Host == u.Host
+}
+
+// checkASURL requires https, or http to a loopback host (local
+// development and tests), for every URL credentials are sent to.
+func checkASURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("%w: %q is not an absolute URL", ErrOAuthMetadata, capPeerString(s))
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if isLoopbackHost(u.Hostname()) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %q is neither https nor a loopback http URL", ErrOAuthMetadata, capPeerString(s))
+}
+
+func isLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
