@@ -94,6 +94,10 @@ type ClientNotificationHandlers struct {
 	// the server's opaque id, untrusted. Only sent to clients that declare
 	// URL-mode elicitation (ClientOptions.ElicitationURL).
 	ElicitationComplete func(ctx context.Context, p *ElicitationCompleteParams)
+	// TaskStatus receives task status pushed by the server: the 2025-11-25
+	// notifications/tasks/status, and the 2026-07-28 notifications/tasks
+	// on a Listen subscription whose filter names TaskIDs.
+	TaskStatus func(ctx context.Context, st *TaskStatus)
 }
 
 // ClientOptions configures a Client. The zero value works: each field says

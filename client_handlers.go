@@ -105,6 +105,10 @@ func (s *ClientSession) onNotification(ctx context.Context, req *jsonrpc.Request
 		if h.ElicitationComplete != nil && s.Era() == EraLegacy {
 			s.enqueue(req)
 		}
+	case NotificationTasksStatus, NotificationTasks:
+		if h.TaskStatus != nil {
+			s.enqueue(req)
+		}
 	}
 }
 
@@ -216,6 +220,11 @@ func (s *ClientSession) dispatchEvent(ev clientEvent) {
 		// -32042 error, not displayed.
 		if s.decodeEvent(ev, &p) && p.ElicitationID != "" {
 			h.ElicitationComplete(ctx, &p)
+		}
+	case NotificationTasksStatus, NotificationTasks:
+		var w wireTask
+		if s.decodeEvent(ev, &w) && w.TaskID != "" {
+			h.TaskStatus(ctx, w.status())
 		}
 	}
 }

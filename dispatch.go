@@ -522,7 +522,7 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 			func() [][]byte { return [][]byte{[]byte(uri)} },
 			func() (Result, error) { return s.readResource(ctx, extra, p) })
 	case MethodSubscriptionsListen:
-		return s.listen(ctx, req, env)
+		return s.listen(ctx, req, env, extra)
 	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel, MethodTasksUpdate:
 		return s.serveTasks(ctx, req, env, extra, rs)
 	case MethodSkillsList, MethodSkillsGet:

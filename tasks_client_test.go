@@ -120,3 +120,45 @@ func exerciseTasks(t *testing.T, s *pmcp.ClientSession, era pmcp.Era) {
 		t.Fatalf("test_tool_with_task: %+v %v", res, err)
 	}
 }
+
+// TestClientTaskStatusPushed: the server pushes task status, on a Listen
+// subscription naming the task (modern) or as notifications/tasks/status
+// (legacy), until the task completes.
+func TestClientTaskStatusPushed(t *testing.T) {
+	for _, tc := range transportCases {
+		for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+			t.Run(tc.name+"/"+era.String(), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				got := make(chan *pmcp.TaskStatus, 64)
+				opts := everythingClientOptions(era, make(chan string, 64))
+				opts.Notifications.TaskStatus = func(ctx context.Context, st *pmcp.TaskStatus) { got <- st }
+				s := tc.connect(t, pmcp.NewClient(opts))
+				task, err := s.CallToolTask(ctx, "slow_compute", map[string]any{"seconds": 0.3, "label": "push"}, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if era == pmcp.EraModern {
+					lctx, lcancel := context.WithCancel(ctx)
+					defer lcancel()
+					done := make(chan error, 1)
+					go func() { done <- s.Listen(lctx, pmcp.SubscriptionFilter{TaskIDs: []string{task.ID()}}) }()
+					defer func() { lcancel(); <-done }()
+				}
+				for {
+					select {
+					case st := <-got:
+						if st.TaskID != task.ID() {
+							t.Fatalf("status of %q, want %q", st.TaskID, task.ID())
+						}
+						if st.Status == "completed" {
+							return
+						}
+					case <-ctx.Done():
+						t.Fatal("no completed status pushed")
+					}
+				}
+			})
+		}
+	}
+}

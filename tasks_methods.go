@@ -3,6 +3,7 @@ package pmcp
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -262,4 +263,47 @@ func modernTask(t tasks.Task, detailed bool) *DetailedTask {
 		}
 	}
 	return out
+}
+
+// DefaultMaxListenTaskIDs bounds the taskIds of one subscriptions/listen.
+const DefaultMaxListenTaskIDs = 64
+
+// watchTasks starts watching the tasks a modern listen asked for and
+// returns the channel their snapshots arrive on (nil when none) and a
+// function that stops the watches and waits for them. Unknown and foreign
+// ids are left out of the acknowledgement.
+func (s *Server) watchTasks(ctx context.Context, extra *RequestHandlerExtra, ids []string, ack *SubscriptionFilter) (<-chan tasks.Task, func(), error) {
+	if len(ids) == 0 {
+		return nil, func() {}, nil
+	}
+	if s.tasks == nil || !hasTasksExtension(extra.ClientCapabilities()) {
+		return nil, nil, missingTasksExtension().rpcError()
+	}
+	if len(ids) > DefaultMaxListenTaskIDs {
+		return nil, nil, invalidParams("more than %d taskIds", DefaultMaxListenTaskIDs)
+	}
+	owner, err := taskOwner(extra)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	out := make(chan tasks.Task)
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		w, err := s.tasks.store.Watch(ctx, owner, id)
+		if err != nil {
+			continue
+		}
+		ack.TaskIDs = append(ack.TaskIDs, id)
+		wg.Go(func() {
+			for t := range w {
+				select {
+				case out <- t:
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	return out, func() { cancel(); wg.Wait() }, nil
 }
