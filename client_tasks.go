@@ -102,6 +102,13 @@ func (t *ClientTask) ID() string {
 	return t.Created.TaskID
 }
 
+// Task returns a handle on a task created earlier, by id: to wait for it
+// after a reconnect, for example. The server only answers for tasks of the
+// same owner (see ServerOptions.Tasks).
+func (s *ClientSession) Task(id string) *ClientTask {
+	return &ClientTask{s: s, Created: &TaskStatus{TaskID: id}}
+}
+
 // CallToolTask calls a tool asking for a task: in the 2025-11-25 era with
 // params.task, in the 2026-07-28 era by declaring the tasks extension on
 // this request (the server decides). A server may still answer at once;

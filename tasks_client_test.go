@@ -162,3 +162,36 @@ func TestClientTaskStatusPushed(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskSurvivesStreamClose: over Streamable HTTP a task outlives the
+// POST that created it and the whole client session: in the 2026-07-28
+// era another session (same, anonymous owner) picks it up by id; in the
+// 2025-11-25 era the session waits for it on later requests.
+func TestTaskSurvivesStreamClose(t *testing.T) {
+	url := serveHTTP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+		c := pmcp.NewClient(pmcp.ClientOptions{Era: era})
+		s, err := c.ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, err := s.CallToolTask(ctx, "slow_compute", map[string]any{"seconds": 0.3, "label": "survivor"}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if era == pmcp.EraModern {
+			_ = s.Close()
+			s = connectHTTP(t, c, url)
+			task = s.Task(task.ID())
+		}
+		res, err := task.Wait(ctx, nil)
+		if err != nil || !strings.Contains(text(t, res), "survivor") {
+			t.Fatalf("%v: %+v %v", era, res, err)
+		}
+		if era == pmcp.EraLegacy {
+			_ = s.Close()
+		}
+	}
+}

@@ -381,3 +381,37 @@ func emptyAck(res map[string]any) bool {
 	}
 	return res["resultType"] == "complete"
 }
+
+// TestTaskRunnerBound: beyond MaxRunningTasks an optional tool runs
+// synchronously and a required one is refused; a finished task frees its
+// slot.
+func TestTaskRunnerBound(t *testing.T) {
+	f := newTaskFixture(t, &TaskOptions{InputWindow: -1, MaxRunningTasks: 1})
+	if err := AddTool(f.srv, &Tool{Name: "must", Description: "required task", Execution: &ToolExecution{TaskSupport: TaskSupportRequired}},
+		func(ctx context.Context, extra *RequestHandlerExtra, _ struct{}) (string, error) { return "done", nil }); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, f.srv, nil)
+	id := createModern(t, c, "block", nil)
+	f.waitStarted(t)
+	if e := c.callErr(MethodToolsCall, modern(map[string]any{"name": "must", "arguments": map[string]any{}}, tasksExtCaps, nil)); e.Code != jsonrpc.CodeInternalError {
+		t.Fatalf("required tool over the bound: %v", e)
+	}
+	res := c.mustCall(MethodToolsCall, modern(map[string]any{"name": "fail", "arguments": map[string]any{}}, tasksExtCaps, nil))
+	if res["resultType"] != "complete" || res["isError"] != true {
+		t.Fatalf("optional tool over the bound: %v", res)
+	}
+	close(f.release)
+	waitStatus(t, c, id, "completed", true)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		raw, err := c.call(MethodToolsCall, modern(map[string]any{"name": "must", "arguments": map[string]any{}}, tasksExtCaps, nil))
+		if err == nil && strings.Contains(string(raw), `"resultType":"task"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slot not freed: %s %v", raw, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
