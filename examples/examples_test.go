@@ -197,15 +197,15 @@ func TestElicit(t *testing.T) {
 // The tasks example runs one tool as a task in both eras, with input asked
 // for inside the task.
 func TestTasks(t *testing.T) {
-	cmd, _, out, stderr := start(t, build(t, "tasks"))
+	cmd, _, out, stderr := start(t, build(t, "tasksdemo"))
 	got, _ := io.ReadAll(out)
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("tasks: %v (stderr %q)", err, stderr)
+		t.Fatalf("tasksdemo: %v (stderr %q)", err, stderr)
 	}
 	s := string(got)
 	for _, want := range []string{"legacy result: report ready\n", "modern task: completed\nmodern result: report ready\n"} {
 		if !strings.Contains(s, want) {
-			t.Fatalf("tasks printed %q, want it to contain %q", s, want)
+			t.Fatalf("tasksdemo printed %q, want it to contain %q", s, want)
 		}
 	}
 }

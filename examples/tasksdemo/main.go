@@ -1,4 +1,4 @@
-// Command tasks shows a tool that runs as a task in both protocol eras: the
+// Command tasksdemo shows a tool that runs as a task in both protocol eras: the
 // server decides per registration (TaskSupport), the client asks with
 // CallToolTask and waits with one API. The handler is an ordinary tool
 // handler; inside the task its Elicit reaches the client's handler through
