@@ -216,7 +216,7 @@ func (s *Server) callToolOrTask(ctx context.Context, env *requestEnv, extra *Req
 		}
 		return s.callTool(ctx, extra, rs, p)
 	}
-	return s.startTask(ctx, env, extra, st, p, owner, ttl)
+	return s.startTask(ctx, env, extra, st, p, owner, ttl, rs.meta.ProgressToken)
 }
 
 // taskRunner is one running task handler of this process.
@@ -262,7 +262,7 @@ type earlyOutcome struct {
 // startTask runs the tool's handler on a runner goroutine and answers with
 // a CreateTaskResult once the task exists (or with the handler's
 // input_required round when it asked for input before that).
-func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestHandlerExtra, st *serverTool, p *CallToolParams, owner string, ttl time.Duration) (Result, error) {
+func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestHandlerExtra, st *serverTool, p *CallToolParams, owner string, ttl time.Duration, progressToken jsontext.Value) (Result, error) {
 	ts := s.tasks
 	runCtx, cancel := context.WithCancel(ts.base)
 	r := &taskRunner{s: s, ts: ts, owner: owner, era: extra.Era(), ttl: ttl, ctx: runCtx, cancel: cancel,
@@ -271,6 +271,14 @@ func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestH
 		r.notify = extra.session.notify
 	}
 	rextra := runnerExtra(runCtx, extra, r)
+	if r.notify != nil {
+		// 2025-11-25: progress (for the request's token) and log records
+		// go on the session's own channel, since the request is over.
+		if len(progressToken) > 0 {
+			rextra.ProgressReporter = newProgressReporter(cloneRaw(progressToken), r.notify)
+		}
+		rextra.LogSink = &notifySink{ctx: runCtx, notify: r.notify}
+	}
 	pc := copyCallParams(p)
 	window := ts.window
 	if r.era != EraModern {

@@ -415,3 +415,45 @@ func TestTaskRunnerBound(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestLegacyTaskProgressAndStatus: a 2025-11-25 task reports progress for
+// the creating request's token and its status changes on the session's own
+// channel, after the request has been answered.
+func TestLegacyTaskProgressAndStatus(t *testing.T) {
+	f := newTaskFixture(t, nil)
+	if err := AddTool(f.srv, &Tool{Name: "steps", Description: "reports progress", Execution: &ToolExecution{TaskSupport: TaskSupportOptional}},
+		func(ctx context.Context, extra *RequestHandlerExtra, _ struct{}) (string, error) {
+			<-f.release
+			_ = extra.ReportProgress(1, 2, "half")
+			_ = extra.ReportProgress(2, 2, "all")
+			return "stepped", nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, f.srv, nil)
+	c.initialize(nil)
+	res := c.mustCall(MethodToolsCall, map[string]any{"name": "steps", "arguments": map[string]any{}, "task": map[string]any{}, "_meta": map[string]any{"progressToken": "tok"}})
+	id, _ := getPath(res, "task", "taskId").(string)
+	if id == "" {
+		t.Fatalf("no task: %v", res)
+	}
+	close(f.release)
+	n := c.nextNote(NotificationProgress)
+	var p struct {
+		ProgressToken string  `json:"progressToken"`
+		Progress      float64 `json:"progress"`
+	}
+	if err := Unmarshal(n.Params, &p); err != nil || p.ProgressToken != "tok" || p.Progress != 1 {
+		t.Fatalf("progress %s %v", n.Params, err)
+	}
+	for {
+		n := c.nextNote(NotificationTasksStatus)
+		var st Task
+		if err := Unmarshal(n.Params, &st); err != nil || st.TaskID != id {
+			t.Fatalf("status %s %v", n.Params, err)
+		}
+		if st.Status == "completed" {
+			break
+		}
+	}
+}
