@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -249,9 +250,14 @@ type taskRunner struct {
 	used map[string]bool
 	// waiter is the back-channel of a legacy tasks/result waiting on the
 	// task (nil when none); waiterCh is closed when one arrives.
-	waiter   func(ctx context.Context, method string, params any) (jsontext.Value, error)
+	waiters  []*taskWaiter
 	waiterCh chan struct{}
 	lease    *time.Timer
+}
+
+// taskWaiter is the back-channel of one legacy tasks/result waiting on a task.
+type taskWaiter struct {
+	call func(ctx context.Context, method string, params any) (jsontext.Value, error)
 }
 
 type earlyOutcome struct {
@@ -369,17 +375,30 @@ func (r *taskRunner) commit() (tasks.Task, error) {
 	return task, nil
 }
 
+// renew extends the runner's lease every LeaseTTL/3 and, at the same
+// beat, notices a cancel made where the runner could not be reached (on
+// another replica sharing the store): the handler's ctx is cancelled then.
 func (r *taskRunner) renew() {
 	if r.ctx.Err() != nil {
 		return
 	}
-	if _, err := r.ts.store.Renew(context.Background(), r.id, r.ts.replica, r.ts.leaseTTL); err == nil {
-		r.mu.Lock()
-		if r.lease != nil {
-			r.lease.Reset(r.ts.leaseTTL / 3)
-		}
-		r.mu.Unlock()
+	ctx := context.Background()
+	if _, err := r.ts.store.Renew(ctx, r.id, r.ts.replica, r.ts.leaseTTL); err != nil {
+		r.cancel() // the lease is lost: another runner or the sweeper owns the task now
+		return
 	}
+	if t, err := r.ts.store.Get(ctx, r.owner, r.id); err == nil && (t.CancelRequested || t.Status.Terminal()) {
+		r.mu.Lock()
+		r.cancelRequested = true
+		r.mu.Unlock()
+		r.cancel()
+		return
+	}
+	r.mu.Lock()
+	if r.lease != nil {
+		r.lease.Reset(r.ts.leaseTTL / 3)
+	}
+	r.mu.Unlock()
 }
 
 // run executes the handler, feeding input rounds through the task, and
@@ -551,8 +570,12 @@ func (r *taskRunner) askModern(ctx context.Context, reqs map[string]*InputReques
 		return nil, err
 	}
 	for t := range w {
-		if t.Status.Terminal() {
-			break
+		if t.Status.Terminal() || t.CancelRequested {
+			r.mu.Lock()
+			r.cancelRequested = true
+			r.mu.Unlock()
+			r.cancel()
+			return nil, context.Canceled
 		}
 		if len(t.InputResponses) == 0 {
 			continue
@@ -606,9 +629,12 @@ func (r *taskRunner) askLegacy(ctx context.Context, method string, params any, o
 		}
 	}()
 	var call func(ctx context.Context, method string, params any) (jsontext.Value, error)
-	for {
+	for call == nil {
 		r.mu.Lock()
-		call, ch := r.waiter, r.waiterCh
+		ch := r.waiterCh
+		if n := len(r.waiters); n > 0 {
+			call = r.waiters[n-1].call // the most recent tasks/result
+		}
 		r.mu.Unlock()
 		if call != nil {
 			break
@@ -619,9 +645,6 @@ func (r *taskRunner) askLegacy(ctx context.Context, method string, params any, o
 			return ctx.Err()
 		}
 	}
-	r.mu.Lock()
-	call = r.waiter
-	r.mu.Unlock()
 	tagged, err := withRelatedTask(params, id)
 	if err != nil {
 		return err
@@ -644,14 +667,15 @@ func (r *taskRunner) askLegacy(ctx context.Context, method string, params any, o
 // addWaiter registers the back-channel of a legacy tasks/result; the
 // returned func removes it.
 func (r *taskRunner) addWaiter(call func(ctx context.Context, method string, params any) (jsontext.Value, error)) func() {
+	w := &taskWaiter{call: call}
 	r.mu.Lock()
-	r.waiter = call
+	r.waiters = append(r.waiters, w)
 	close(r.waiterCh)
 	r.waiterCh = make(chan struct{})
 	r.mu.Unlock()
 	return func() {
 		r.mu.Lock()
-		r.waiter = nil
+		r.waiters = slices.DeleteFunc(r.waiters, func(x *taskWaiter) bool { return x == w })
 		r.mu.Unlock()
 	}
 }

@@ -457,3 +457,33 @@ func TestLegacyTaskProgressAndStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskCancelFromAnotherReplica: two servers share a store; a cancel
+// made on the one that does not run the task reaches the handler's ctx
+// within a lease renewal.
+func TestTaskCancelFromAnotherReplica(t *testing.T) {
+	store, err := tasks.NewMemoryStore(tasks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	opts := &TaskOptions{Store: store, LeaseTTL: 60 * time.Millisecond, InputWindow: -1}
+	a := newTaskFixture(t, opts)
+	b := newTaskFixture(t, opts)
+	ca := startServer(t, a.srv, nil)
+	cb := startServer(t, b.srv, nil)
+	id := createModern(t, ca, "block", nil)
+	a.waitStarted(t)
+	if ack := cb.mustCall(MethodTasksCancel, modernTaskParams(id, nil)); !emptyAck(ack) {
+		t.Fatalf("cancel ack %v", ack)
+	}
+	select {
+	case err := <-a.stopped:
+		if err == nil {
+			t.Fatal("handler released, not cancelled")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the cancel made on the other replica never reached the handler")
+	}
+	waitStatus(t, ca, id, "cancelled", true)
+}
