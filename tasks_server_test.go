@@ -487,3 +487,37 @@ func TestTaskCancelFromAnotherReplica(t *testing.T) {
 	}
 	waitStatus(t, ca, id, "cancelled", true)
 }
+
+// TestTaskRequireInputInsideTask: a handler that asks with RequireInput
+// after its task exists gets the answers from tasks/update under its own
+// keys when it is run again, and its continuation back.
+func TestTaskRequireInputInsideTask(t *testing.T) {
+	f := newTaskFixture(t, &TaskOptions{InputWindow: -1})
+	var runs atomic.Int32
+	if err := AddTool(f.srv, &Tool{Name: "ask", Description: "asks with RequireInput", Execution: &ToolExecution{TaskSupport: TaskSupportOptional}},
+		func(ctx context.Context, extra *RequestHandlerExtra, _ struct{}) (string, error) {
+			runs.Add(1)
+			if r, ok := extra.InputResponses().Elicit("color"); ok {
+				return fmt.Sprintf("%s %v cont=%s", r.Action, r.Content["color"], extra.MRTRContinuation()), nil
+			}
+			return "", extra.RequireInput(map[string]*InputRequest{"color": {Method: MethodElicitationCreate, Params: &ElicitParams{Message: "color?"}}}, map[string]int{"step": 1})
+		}); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, f.srv, nil)
+	id := createModern(t, c, "ask", nil)
+	st := waitStatus(t, c, id, "input_required", true)
+	if _, ok := getPath(st, "inputRequests", "color").(map[string]any); !ok {
+		t.Fatalf("inputRequests %v", st["inputRequests"])
+	}
+	up := modernTaskParams(id, nil)
+	up["inputResponses"] = map[string]any{"color": map[string]any{"action": "accept", "content": map[string]any{"color": "green"}}}
+	c.mustCall(MethodTasksUpdate, up)
+	done := waitStatus(t, c, id, "completed", true)
+	if txt := getPath(done, "result", "content", 0, "text"); txt != `accept green cont={"step":1}` {
+		t.Fatalf("result text %v", txt)
+	}
+	if n := runs.Load(); n != 2 {
+		t.Fatalf("handler ran %d times, want 2", n)
+	}
+}
