@@ -42,6 +42,9 @@ func (s *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any, 
 			// through input_required results.
 			break
 		}
+		if req.Method != MethodRootsList && s.c.opts.HostTasks && hasTaskParam(req.Params) {
+			return s.hostTask(req)
+		}
 		res, err := s.input(ctx, req.ID, req.Method, req.Params)
 		switch {
 		case errors.Is(err, ErrNoInputHandler):
@@ -50,6 +53,10 @@ func (s *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any, 
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
 		return res, err
+	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel:
+		if !modern && s.c.opts.HostTasks {
+			return s.serveHostedTask(ctx, req)
+		}
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + capPeerString(req.Method)}
 }
