@@ -41,11 +41,12 @@ func (s Secret) MarshalText() ([]byte, error) { return []byte(redacted), nil }
 // AuthInfo describes the credential a request arrived with.
 //
 // pmcp fills none of these fields itself: every field is filled by your
-// [StreamableHTTPOptions].Authenticate hook, and AuthInfo is nil over stream
-// transports (stdio, in-memory) and when no hook is set. pmcp only reads
-// ClientID (the session principal when AuthContext.Subject is empty). It does
-// not validate tokens, enforce ExpiresAt or check Resource against the
-// endpoint: not done yet, the authorization issue will.
+// [StreamableHTTPOptions].Authenticate hook (package auth validates tokens,
+// their audience and expiry there) or a middleware, and AuthInfo is nil
+// over stream transports (stdio, in-memory) and when neither sets it. pmcp
+// only reads Token and ClientID (the session principal when
+// AuthContext.Subject is empty) and, when AuthContext is nil, Scopes (for
+// Tool.Scopes and the other per-operation scopes).
 type AuthInfo struct {
 	Token     Secret
 	ClientID  string
@@ -65,9 +66,10 @@ type AuthInfo struct {
 // is, so state then does not survive a token refresh.
 //
 // Like [AuthInfo], it is filled only by your
-// [StreamableHTTPOptions].Authenticate hook (nil otherwise). pmcp reads
-// Subject and, through HasScope, Scopes; ClientID, Claims and Token are
-// carried for your handlers and never inspected by pmcp.
+// [StreamableHTTPOptions].Authenticate hook or a middleware (nil
+// otherwise). pmcp reads Subject, Token and ClientID (to name the
+// principal, see above) and Scopes (the per-operation scopes of
+// Tool.Scopes and the like); Claims are carried for your handlers.
 type AuthContext struct {
 	Subject  string
 	ClientID string

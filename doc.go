@@ -74,4 +74,23 @@
 // method handler → result decoration (serverInfo, cache hints, a private
 // copy of shared results) → one mapping of the outcome to a JSON-RPC
 // response → encode.
+//
+// # Scopes
+//
+// Tool.Scopes, Prompt.Scopes, Resource.Scopes and ResourceTemplate.Scopes
+// name the OAuth scopes a caller needs for tools/call, prompts/get and
+// resources/read of that entry. The caller's scopes are AuthContext.Scopes
+// (AuthInfo.Scopes when AuthContext is nil); a caller with neither has
+// none, so scoped entries are refused to unauthenticated callers. Scopes
+// are compared exactly: to honour a hierarchy (a broad scope implying
+// narrow ones), expand the granted scopes where the identity is built.
+// Over Streamable HTTP the transport checks before dispatch and answers
+// 403 with the step-up challenge (StreamableHTTPOptions.InsufficientScope;
+// package auth builds it); elsewhere the request gets the JSON-RPC error
+// ScopeErrorCode. Scoped entries stay visible in the list results: a
+// client must discover an operation to step up for it, and list results
+// are the same for every caller of an era. Use DenyTools or DenyPrompts
+// to hide entries instead. resources/subscribe and completion/complete
+// are not checked: an update notification carries only the URI, and
+// reading it is checked.
 package pmcp

@@ -131,6 +131,16 @@ type StreamableHTTPOptions struct {
 	// -32602. A non-nil result naming none of these can open no session
 	// (403) and resume no requestState.
 	Authenticate func(r *http.Request) (*AuthInfo, *AuthContext, error)
+	// InsufficientScope builds the answer to a request whose caller lacks
+	// a scope its tool, prompt or resource was registered with (see
+	// Tool.Scopes). The transport checks scopes before dispatch, with the
+	// identity Authenticate returned, and calls it with that AuthContext
+	// and every scope the operation needs; the *AuthError it returns is
+	// sent (plug in auth.Authenticator.InsufficientScope, whose challenge
+	// names the resource metadata). Nil, or a result that is not a 403
+	// *AuthError, sends 403 with `Bearer error="insufficient_scope",
+	// scope="…"`. The decision itself is pmcp's: exact scope membership.
+	InsufficientScope func(actx *AuthContext, required ...string) error
 }
 
 // StreamableHTTPStats are the counters of a StreamableHTTPHandler.
@@ -516,6 +526,9 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		rs.env.httpReq = r
 		rs.env.params = &rs.params
 		pk := rs.params.peek(m.Method)
+		if !h.httpScopeCheck(w, m.Method, rs, &pk, auth) {
+			return
+		}
 		if pk.modern || (headerModern && m.Method != MethodInitialize) {
 			h.serveModern(w, r, m, &pk, auth, rs)
 			return

@@ -2,6 +2,7 @@ package pmcp
 
 import (
 	"context"
+	"errors"
 
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
@@ -84,8 +85,10 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 }
 
 // errListenEnded reports that the client ended a subscription; transports
-// send no response for it.
-var errListenEnded = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "subscription ended"}
+// send no response for it. It is deliberately not a *jsonrpc.Error: that
+// type's errors.Is compares codes, so a marker with a JSON-RPC code would
+// match every error a handler or middleware returns with that code.
+var errListenEnded = errors.New("pmcp: subscription ended")
 
 // releaseParams drops the references that the request and its per-request
 // state hold into the transport's buffer (the raw params and the raw

@@ -1,6 +1,9 @@
 package pmcp
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 type listKind uint8
 
@@ -66,7 +69,24 @@ func (s *Server) newListener(accept func(event) bool) *listener {
 	return &listener{accept: accept, q: make(chan event, n)}
 }
 
+// broadcast tells every listener of every replica: through the EventBus
+// when there is one (this replica hears its own event back from the bus),
+// else, or when publishing fails, to this replica's listeners directly.
 func (s *Server) broadcast(ev event) {
+	if b := s.opts.EventBus; b != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultEventBusPublishTimeout)
+		err := b.Publish(ctx, ev.public())
+		cancel()
+		if err == nil {
+			return
+		}
+		s.logger.Warn("pmcp: event bus publish failed, only this replica's listeners are told", "error", err)
+	}
+	s.deliver(ev)
+}
+
+// deliver hands ev to this replica's listeners without blocking.
+func (s *Server) deliver(ev event) {
 	s.listeners.mu.RLock()
 	defer s.listeners.mu.RUnlock()
 	for l := range s.listeners.m {

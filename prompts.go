@@ -9,6 +9,7 @@ type PromptHandler func(ctx context.Context, extra *RequestHandlerExtra, p *GetP
 type serverPrompt struct {
 	prompt  *Prompt
 	handler PromptHandler
+	scopes  []string
 }
 
 // AddPrompt registers a prompt. A prompt with the same name is replaced.
@@ -19,8 +20,13 @@ func (s *Server) AddPrompt(p *Prompt, h PromptHandler) error {
 	if p.Name == "" {
 		return regErr("prompt needs a name")
 	}
+	scopes, err := checkScopes("prompt "+p.Name, p.Scopes)
+	if err != nil {
+		return err
+	}
+	s.noteScoped(scopes)
 	s.mu.Lock()
-	s.prompts.put(p.Name, &serverPrompt{prompt: p, handler: h})
+	s.prompts.put(p.Name, &serverPrompt{prompt: p, handler: h, scopes: scopes})
 	s.mu.Unlock()
 	s.notifyListChanged(listPrompts)
 	return nil
@@ -41,6 +47,9 @@ func (s *Server) getPrompt(ctx context.Context, extra *RequestHandlerExtra, p *G
 	sp, ok := s.prompts.get(p.Name)
 	if !ok {
 		return nil, unknownPrompt(p.Name)
+	}
+	if err := authorize(extra, sp.scopes); err != nil {
+		return nil, err
 	}
 	for _, a := range sp.prompt.Arguments {
 		if _, ok := p.Arguments[a.Name]; a.Required && !ok {

@@ -27,12 +27,14 @@ var ErrResourceNotFound = errors.New("pmcp: resource not found")
 type serverResource struct {
 	res     *Resource
 	handler ResourceHandler
+	scopes  []string
 }
 
 type serverTemplate struct {
 	tmpl    *ResourceTemplate
 	parsed  *uritemplate.Template
 	handler ResourceHandler
+	scopes  []string
 }
 
 // AddResource registers a static resource. A resource with the same URI is
@@ -44,8 +46,13 @@ func (s *Server) AddResource(r *Resource, h ResourceHandler) error {
 	if r.URI == "" || r.Name == "" {
 		return regErr("resource needs a uri and a name")
 	}
+	scopes, err := checkScopes("resource "+r.URI, r.Scopes)
+	if err != nil {
+		return err
+	}
+	s.noteScoped(scopes)
 	s.mu.Lock()
-	s.resources.put(r.URI, &serverResource{res: r, handler: h})
+	s.resources.put(r.URI, &serverResource{res: r, handler: h, scopes: scopes})
 	s.mu.Unlock()
 	s.notifyListChanged(listResources)
 	return nil
@@ -63,8 +70,13 @@ func (s *Server) AddResourceTemplate(t *ResourceTemplate, h ResourceHandler) err
 	if err != nil {
 		return regErr("resource template %q: %v", t.URITemplate, err)
 	}
+	scopes, err := checkScopes("resource template "+t.URITemplate, t.Scopes)
+	if err != nil {
+		return err
+	}
+	s.noteScoped(scopes)
 	s.mu.Lock()
-	s.templates.put(t.URITemplate, &serverTemplate{tmpl: t, parsed: parsed, handler: h})
+	s.templates.put(t.URITemplate, &serverTemplate{tmpl: t, parsed: parsed, handler: h, scopes: scopes})
 	s.mu.Unlock()
 	s.notifyListChanged(listResources)
 	return nil
@@ -92,28 +104,42 @@ func (s *Server) RemoveResourceTemplates(templates ...string) int {
 	return n
 }
 
-func (s *Server) readResource(ctx context.Context, extra *RequestHandlerExtra, p *ReadResourceParams) (Result, error) {
-	req := &ResourceRequest{URI: p.URI, Params: p}
-	var h ResourceHandler
-	if r, ok := s.resources.get(p.URI); ok {
-		h = r.handler
-	} else {
-		for _, t := range s.templates.load().byKey {
-			if m := t.parsed.Match(p.URI); m != nil {
-				vars := make(map[string]string, len(m))
-				for _, name := range t.parsed.Varnames() {
-					if v := m.Get(name); v.Valid() {
-						vars[name] = v.String()
-					}
-				}
-				req.Vars = vars
-				h = t.handler
-				break
-			}
+// lookupResource finds what serves uri: a static resource, else the
+// first template, in the order of their URI templates, that matches it
+// (t, with its match m); scopes are the registration's. All are nil when
+// nothing serves uri. The order is fixed so that the HTTP transport's
+// scope check and the read itself pick the same template.
+func (s *Server) lookupResource(uri string) (h ResourceHandler, t *serverTemplate, m uritemplate.Values, scopes []string) {
+	if r, ok := s.resources.get(uri); ok {
+		return r.handler, nil, nil, r.scopes
+	}
+	snap := s.templates.load()
+	for _, k := range snap.keys {
+		t := snap.byKey[k]
+		if m := t.parsed.Match(uri); m != nil {
+			return t.handler, t, m, t.scopes
 		}
 	}
+	return nil, nil, nil, nil
+}
+
+func (s *Server) readResource(ctx context.Context, extra *RequestHandlerExtra, p *ReadResourceParams) (Result, error) {
+	req := &ResourceRequest{URI: p.URI, Params: p}
+	h, t, m, scopes := s.lookupResource(p.URI)
 	if h == nil {
 		return nil, resourceNotFound(extra.Era(), p.URI)
+	}
+	if err := authorize(extra, scopes); err != nil {
+		return nil, err
+	}
+	if t != nil {
+		vars := make(map[string]string, len(m))
+		for _, name := range t.parsed.Varnames() {
+			if v := m.Get(name); v.Valid() {
+				vars[name] = v.String()
+			}
+		}
+		req.Vars = vars
 	}
 	res, err := h(ctx, extra, req)
 	if err != nil {

@@ -110,6 +110,12 @@ type ServerOptions struct {
 	// tasks: tools/call always answers synchronously and tasks/* get
 	// -32601. A Server with tasks holds a store and runners: call Close.
 	Tasks *TaskOptions
+
+	// EventBus shares list changes and resource updates with the other
+	// replicas of this server (see EventBus). The Server subscribes once in
+	// NewServer, for the bus's lifetime, so give each Server its own bus
+	// value. Nil means this process's listeners only.
+	EventBus EventBus
 }
 
 // CompletionHandler answers completion/complete.
@@ -135,6 +141,8 @@ type Server struct {
 	listeners listenerSet
 
 	droppedNotifications atomic.Uint64
+	// scoped is set once a registration with Scopes exists (see scopes.go).
+	scoped atomic.Bool
 
 	// chain and nchain are the composed middleware, nil when there is
 	// none; accessLog is whether access records may be written.
@@ -174,6 +182,16 @@ func NewServer(opts ServerOptions) (*Server, error) {
 			return nil, fmt.Errorf("pmcp: tasks: %w", err)
 		}
 		s.tasks = ts
+	}
+	if opts.EventBus != nil {
+		_, err := opts.EventBus.Subscribe(func(e ServerEvent) {
+			if ev, ok := fromPublic(e); ok {
+				s.deliver(ev)
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("pmcp: event bus: %w", err)
+		}
 	}
 	return s, nil
 }

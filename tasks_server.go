@@ -204,6 +204,11 @@ func (s *Server) callToolOrTask(ctx context.Context, env *requestEnv, extra *Req
 			ttl = time.Duration(*md.TTL) * time.Millisecond
 		}
 	}
+	// The tool's scopes are checked before a task exists, as for a
+	// synchronous call.
+	if err := authorize(extra, st.scopes); err != nil {
+		return nil, err
+	}
 	owner, err := taskOwner(extra)
 	if err != nil {
 		return nil, err

@@ -521,3 +521,21 @@ func TestTaskRequireInputInsideTask(t *testing.T) {
 		t.Fatalf("handler ran %d times, want 2", n)
 	}
 }
+
+// TestTaskToolScopes: a tool's scopes are checked before its task is
+// created, as for a synchronous call.
+func TestTaskToolScopes(t *testing.T) {
+	f := newTaskFixture(t, nil)
+	if err := AddTool(f.srv, &Tool{Name: "admin", Description: "scoped", Scopes: []string{"admin"}, Execution: &ToolExecution{TaskSupport: TaskSupportRequired}},
+		func(ctx context.Context, extra *RequestHandlerExtra, _ struct{}) (string, error) { return "ok", nil }); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, f.srv, nil)
+	e := c.callErr(MethodToolsCall, modern(map[string]any{"name": "admin", "arguments": map[string]any{}}, tasksExtCaps, map[string]any{userMeta: "alice"}))
+	if e.Code != ScopeErrorCode {
+		t.Fatalf("scoped task tool without the scope: %v", e)
+	}
+	if n, _ := f.srv.TaskStore().List(context.Background(), "sub:alice", "", 0); len(n.Tasks) != 0 {
+		t.Fatalf("a task was created: %v", n.Tasks)
+	}
+}

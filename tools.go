@@ -37,6 +37,8 @@ type serverTool struct {
 	// flat is the fast acceptance check of simple input schemas, nil for
 	// other schemas (see tools_validate.go).
 	flat *flatSchema
+	// scopes is the registration's copy of Tool.Scopes.
+	scopes []string
 }
 
 // AddRawTool registers a tool whose InputSchema (and optional OutputSchema)
@@ -61,7 +63,11 @@ func (s *Server) AddRawTool(t *Tool, h ToolHandler) error {
 	if err != nil {
 		return regErr("tool %q input schema: %v", t.Name, err)
 	}
-	st := &serverTool{tool: t, input: in, handler: h, headers: headers, flat: compileFlat(t.InputSchema)}
+	scopes, err := checkScopes("tool "+t.Name, t.Scopes)
+	if err != nil {
+		return err
+	}
+	st := &serverTool{tool: t, input: in, handler: h, headers: headers, flat: compileFlat(t.InputSchema), scopes: scopes}
 	if len(t.OutputSchema) > 0 {
 		out, err := schema.Compile(t.OutputSchema, schema.CompileOptions{Label: "structuredContent"})
 		if err != nil {
@@ -135,7 +141,11 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 	if err != nil {
 		return regErr("tool %q input schema: %v", tool.Name, err)
 	}
-	st := &serverTool{tool: &tool, input: in, output: out, handler: raw, headers: headers, flat: compileFlat(tool.InputSchema)}
+	scopes, err := checkScopes("tool "+tool.Name, tool.Scopes)
+	if err != nil {
+		return err
+	}
+	st := &serverTool{tool: &tool, input: in, output: out, handler: raw, headers: headers, flat: compileFlat(tool.InputSchema), scopes: scopes}
 	s.putTool(st)
 	return nil
 }
@@ -192,6 +202,7 @@ func toolError(msg string) *CallToolResult {
 }
 
 func (s *Server) putTool(st *serverTool) {
+	s.noteScoped(st.scopes)
 	s.mu.Lock()
 	s.tools.put(st.tool.Name, st)
 	s.mu.Unlock()
@@ -219,6 +230,9 @@ func (s *Server) callTool(ctx context.Context, extra *RequestHandlerExtra, rs *r
 		if st, ok = s.tools.get(p.Name); !ok {
 			return nil, unknownTool(p.Name)
 		}
+	}
+	if err := authorize(extra, st.scopes); err != nil {
+		return nil, err
 	}
 	return s.runTool(ctx, extra, st, p)
 }

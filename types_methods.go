@@ -69,6 +69,10 @@ type Tool struct {
 	Execution    *ToolExecution   `json:"execution,omitempty"`
 	Icons        []Icon           `json:"icons,omitempty"`
 	Meta         Meta             `json:"_meta,omitempty"`
+	// Scopes are the OAuth scopes a caller needs to call the tool (see
+	// "Scopes" in the package doc). Server-side only: never sent, and
+	// empty in what a client decodes.
+	Scopes []string `json:"-"`
 }
 
 // ListToolsResult answers tools/list.
@@ -112,6 +116,10 @@ type Resource struct {
 	Annotations *Annotations `json:"annotations,omitempty"`
 	Icons       []Icon       `json:"icons,omitempty"`
 	Meta        Meta         `json:"_meta,omitempty"`
+	// Scopes are the OAuth scopes a caller needs to read the resource (see
+	// "Scopes" in the package doc). Server-side only: never sent, and
+	// empty in what a client decodes.
+	Scopes []string `json:"-"`
 }
 
 // ResourceTemplate describes a family of resources by an RFC 6570 template.
@@ -124,6 +132,10 @@ type ResourceTemplate struct {
 	Annotations *Annotations `json:"annotations,omitempty"`
 	Icons       []Icon       `json:"icons,omitempty"`
 	Meta        Meta         `json:"_meta,omitempty"`
+	// Scopes are the OAuth scopes a caller needs to read a resource of the template (see
+	// "Scopes" in the package doc). Server-side only: never sent, and
+	// empty in what a client decodes.
+	Scopes []string `json:"-"`
 }
 
 // ListResourcesResult answers resources/list.
@@ -185,6 +197,10 @@ type Prompt struct {
 	Arguments   []*PromptArgument `json:"arguments,omitempty"`
 	Icons       []Icon            `json:"icons,omitempty"`
 	Meta        Meta              `json:"_meta,omitempty"`
+	// Scopes are the OAuth scopes a caller needs to get the prompt (see
+	// "Scopes" in the package doc). Server-side only: never sent, and
+	// empty in what a client decodes.
+	Scopes []string `json:"-"`
 }
 
 // ListPromptsResult answers prompts/list.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gopmcp/pmcp"
@@ -285,16 +287,43 @@ func (a *Authenticator) fail(status int, scheme, code, desc string, cause error)
 }
 
 // InsufficientScope returns nil when actx holds every scope of required,
-// else the 403 step-up *pmcp.AuthError naming all of required (see the
-// package function InsufficientScope). It is the building block for
-// per-tool, per-resource and per-prompt scopes. The Streamable HTTP
-// handler answers with its status and challenge when the error comes
-// from Authenticate; the dispatcher does not yet map one returned by a
-// handler or middleware to an HTTP 403.
+// else the 403 step-up *pmcp.AuthError whose challenge names every scope
+// the operation needs: Options.Scopes (needed by every request) followed
+// by required, so that the token a client obtains for it passes both
+// checks (see the package function InsufficientScope). It has the
+// signature of pmcp.StreamableHTTPOptions.InsufficientScope: plug it in
+// there, and per-tool, per-prompt and per-resource scopes (Tool.Scopes,
+// ...) are answered with this challenge.
+//
+// For a DPoP-bound token (its claims carry cnf.jkt, as the verifiers of
+// this package keep them) the challenge uses the DPoP scheme, with algs,
+// since that is the scheme the token is used with (RFC 9449 §7.1).
 func (a *Authenticator) InsufficientScope(actx *pmcp.AuthContext, required ...string) error {
 	var granted []string
 	if actx != nil {
 		granted = actx.Scopes
 	}
-	return InsufficientScope(a.prmURL, required, granted)
+	if len(MissingScopes(required, granted)) == 0 {
+		return nil
+	}
+	err := InsufficientScope(a.prmURL, append(slices.Clip(a.scopes), required...), granted)
+	var ae *pmcp.AuthError
+	var se *ScopeError
+	if a.dpop == nil || actx == nil || !dpopBound(actx.Claims) || !errors.As(err, &ae) || !errors.As(err, &se) {
+		return err
+	}
+	ch := Challenge{Scheme: SchemeDPoP, ResourceMetadata: a.prmURL, Scope: se.Required, Error: ErrorInsufficientScope,
+		ErrorDescription: "the request needs scope " + strings.Join(se.Required, " "), Algs: a.dpop.algNames}
+	ae.Challenges = []string{ch.String()}
+	return ae
+}
+
+// dpopBound reports whether token claims carry a cnf.jkt key binding.
+func dpopBound(claims pmcp.Attributes) bool {
+	cnf, ok := claims["cnf"].(map[string]any)
+	if !ok {
+		return false
+	}
+	jkt, ok := cnf["jkt"].(string)
+	return ok && jkt != ""
 }

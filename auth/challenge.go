@@ -251,3 +251,6 @@ type ScopeError struct {
 func (e *ScopeError) Error() string {
 	return "auth: insufficient scope: missing " + strings.Join(e.Missing, " ")
 }
+
+// Is reports pmcp.ErrInsufficientScope, the cause of every scope refusal.
+func (e *ScopeError) Is(target error) bool { return target == pmcp.ErrInsufficientScope }

@@ -114,10 +114,14 @@ func TestAuthenticatorChallenges(t *testing.T) {
 		t.Fatalf("good: %+v %+v %v", info, actx, err)
 	}
 
-	// Step-up for an operation: every scope it needs, in one challenge.
+	// Step-up for an operation: every scope it needs, in one challenge,
+	// the Authenticator's own (needed by every request) first.
 	err = a.InsufficientScope(actx, "mcp:read", "files:write", "admin", "files:write")
 	c = authErr(t, err, 403)
-	if c[0].params["scope"] != "mcp:read files:write admin" || c[0].params["error"] != ErrorInsufficientScope || c[0].params["resource_metadata"] != prm {
+	if !errors.Is(err, pmcp.ErrInsufficientScope) {
+		t.Fatal("the step-up error is not ErrInsufficientScope")
+	}
+	if c[0].params["scope"] != "mcp:tools mcp:read files:write admin" || c[0].params["error"] != ErrorInsufficientScope || c[0].params["resource_metadata"] != prm {
 		t.Fatalf("step-up: %+v", c)
 	}
 	var se *ScopeError
@@ -133,5 +137,36 @@ func TestAuthenticatorChallenges(t *testing.T) {
 	var ae *pmcp.AuthError
 	if !errors.As(err, &ae) {
 		t.Fatal("not an AuthError")
+	}
+}
+
+// A DPoP-bound token lacking an operation's scope is answered with a
+// DPoP challenge (with algs); an unbound one, or any token when DPoP is
+// off, with the Bearer challenge.
+func TestInsufficientScopeDPoPBound(t *testing.T) {
+	v := TokenVerifierFunc(func(context.Context, string) (*Token, error) { return nil, ErrInvalidToken })
+	dp := newTestAuthenticator(t, v, func(o *Options) { o.DPoP = DPoPAllowed; o.DPoPOptions.Algorithms = []string{"ES256"} })
+	plain := newTestAuthenticator(t, v, nil)
+	bound := &pmcp.AuthContext{Subject: "u", Scopes: []string{"mcp:tools"}, Claims: pmcp.Attributes{"cnf": map[string]any{"jkt": "abc"}}}
+	unbound := &pmcp.AuthContext{Subject: "u", Scopes: []string{"mcp:tools"}, Claims: pmcp.Attributes{}}
+	for _, tc := range []struct {
+		name   string
+		a      *Authenticator
+		actx   *pmcp.AuthContext
+		scheme string
+	}{
+		{"bound, DPoP on", dp, bound, "DPoP"},
+		{"unbound, DPoP on", dp, unbound, "Bearer"},
+		{"bound, DPoP off", plain, bound, "Bearer"},
+	} {
+		err := tc.a.InsufficientScope(tc.actx, "mcp:deploy")
+		c := authErr(t, err, 403)
+		if len(c) != 1 || c[0].scheme != tc.scheme || c[0].params["error"] != ErrorInsufficientScope || c[0].params["scope"] != "mcp:tools mcp:deploy" ||
+			c[0].params["resource_metadata"] != tc.a.ResourceMetadataURL() || (tc.scheme == "DPoP") != (c[0].params["algs"] == "ES256") {
+			t.Errorf("%s: %+v", tc.name, c)
+		}
+		if !errors.Is(err, pmcp.ErrInsufficientScope) {
+			t.Errorf("%s: not ErrInsufficientScope", tc.name)
+		}
 	}
 }

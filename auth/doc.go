@@ -27,7 +27,8 @@
 //		ScopesSupported:      []string{"mcp:tools"},
 //	}); err != nil { ... }
 //	mux.Handle("/mcp", pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{
-//		Authenticate: authn.Authenticate,
+//		Authenticate:      authn.Authenticate,
+//		InsufficientScope: authn.InsufficientScope, // per-tool scopes (Tool.Scopes)
 //	}))
 //
 // Tool handlers then find the caller in RequestHandlerExtra.AuthContext
@@ -48,8 +49,11 @@
 // Streamable HTTP handler turns into that answer.
 //
 // Authenticator.InsufficientScope builds the same 403 for the scopes a
-// single operation needs (per-tool scopes); wiring it into the dispatcher
-// so that a handler's refusal becomes the HTTP 403 is not done yet.
+// single operation needs: a tool, prompt or resource registered with
+// Scopes (pmcp.Tool.Scopes, ...) is checked by the Streamable HTTP
+// handler before dispatch, and a caller lacking one gets this challenge,
+// naming Options.Scopes and the operation's scopes. Scoped tools stay in
+// tools/list so that clients can discover them and step up.
 //
 // # Verifiers
 //

@@ -17,10 +17,15 @@ export GOWORK=off
 # Temporary files go away however the script ends (success, a failed stage,
 # Ctrl-C, SIGTERM); scripts/conformance.sh cleans up its own the same way.
 bin_dir=""
+redis_pid=""
 # shellcheck disable=SC2317 # only ever called from the trap
 cleanup() {
 	if [[ -n $bin_dir ]]; then
 		rm -rf "$bin_dir"
+	fi
+	if [[ -n $redis_pid ]]; then
+		kill "$redis_pid" 2>/dev/null || true
+		wait "$redis_pid" 2>/dev/null || true
 	fi
 }
 trap cleanup EXIT
@@ -56,7 +61,7 @@ go test -count=1 -run AllocBudget ./...
 step "bench module builds and vets (run bench/run.sh for the numbers)"
 (cd bench && go vet ./... && go build ./...)
 
-step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1, OAuth vs zitadel/oidc (separate module)"
+step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1; OAuth client and resource server vs zitadel/oidc (separate module)"
 (cd interop && go vet ./... && go test -race -count=1 ./...)
 
 step "otel module: OpenTelemetry middleware and exporters (separate module: the core never needs the OTel SDK)"
@@ -64,6 +69,51 @@ step "otel module: OpenTelemetry middleware and exporters (separate module: the 
 
 step "cmd/pmcp module: the CLI (separate module: it links the OTel exporters)"
 (cd cmd/pmcp && go vet ./... && go test -race -count=1 ./...)
+
+step "redis module: TaskStore, EventStore and Bus against a real redis-server (separate module)"
+# The Redis tests never skip here: redis-server comes from the Debian
+# package when missing, runs on a free loopback port without persistence
+# for this stage only, and is stopped by the EXIT trap.
+if ! command -v redis-server >/dev/null 2>&1; then
+	echo "redis-server missing: installing the Debian package redis-server"
+	as_root=()
+	if [ "$(id -u)" != 0 ]; then
+		as_root=(sudo)
+	fi
+	"${as_root[@]}" apt-get update
+	"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server
+fi
+redis_port=""
+for p in $(seq 16379 16479); do
+	if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+		redis_port=$p
+		break
+	fi
+done
+if [ -z "$redis_port" ]; then
+	echo "no free loopback port in 16379-16479 for redis-server"
+	exit 1
+fi
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >/dev/null &
+redis_pid=$!
+for _ in $(seq 1 100); do
+	if [ "$(redis-cli -h 127.0.0.1 -p "$redis_port" ping 2>/dev/null)" = PONG ]; then
+		break
+	fi
+	if ! kill -0 "$redis_pid" 2>/dev/null; then
+		echo "redis-server exited on start"
+		exit 1
+	fi
+	sleep 0.1
+done
+if [ "$(redis-cli -h 127.0.0.1 -p "$redis_port" ping 2>/dev/null)" != PONG ]; then
+	echo "redis-server did not answer PING on 127.0.0.1:$redis_port"
+	exit 1
+fi
+(cd redis && go vet ./... && PMCP_REDIS_ADDR="127.0.0.1:$redis_port" CI=true go test -race -count=1 ./...)
+kill "$redis_pid"
+wait "$redis_pid" 2>/dev/null || true
+redis_pid=""
 
 if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
 	step "conformance: build the everything server"

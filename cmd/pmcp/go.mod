@@ -8,6 +8,7 @@ replace (
 )
 
 require (
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/go-json-experiment/json v1.27.2
 	github.com/gopmcp/pmcp v0.0.0-00010101000000-000000000000
 	github.com/gopmcp/pmcp/otel v0.0.0-00010101000000-000000000000

@@ -25,7 +25,17 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	logFormat := fs.String("log-format", "text", "log record format on stderr: text or json")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://ADDR/metrics on a separate listener (loopback only; traces and metrics also go where the OTEL_* variables say)")
 	metricsRemote := fs.Bool("metrics-remote", false, "allow --metrics on a non-loopback address")
+	var sec serveSecurity
+	sec.register(fs)
 	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if err := sec.check(); err != nil {
+		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		return exitUsage
+	}
+	if *useStdio && (sec.issuer != "" || len(sec.allowHosts) > 0) {
+		fmt.Fprintln(stderr, "pmcp: --auth-* and --allow-host apply to HTTP only (stdio takes credentials from its environment)")
 		return exitUsage
 	}
 	logger, err := newLogger(stderr, *logLevel, *logFormat)
@@ -79,5 +89,5 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return serveHTTP(ctx, srv, *addr, *path, logger, stderr)
+	return serveHTTP(ctx, srv, *addr, *path, &sec, logger, stderr)
 }

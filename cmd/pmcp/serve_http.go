@@ -26,13 +26,18 @@ const (
 
 // serveHTTP serves srv over Streamable HTTP at addr and path until ctx is
 // done (SIGINT/SIGTERM), then shuts down gracefully.
-func serveHTTP(ctx context.Context, srv *pmcp.Server, addr, path string, logger *slog.Logger, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, srv *pmcp.Server, addr, path string, sec *serveSecurity, logger *slog.Logger, stderr io.Writer) int {
 	if !strings.HasPrefix(path, "/") {
 		fmt.Fprintf(stderr, "pmcp: --path must start with /, got %q\n", path)
 		return exitUsage
 	}
-	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
 	mux := http.NewServeMux()
+	hopts := &pmcp.StreamableHTTPOptions{}
+	if err := sec.apply(ctx, addr, mux, hopts, stderr); err != nil {
+		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		return exitError
+	}
+	h := pmcp.NewStreamableHTTPHandler(srv, *hopts)
 	mux.Handle(path, h)
 	hs := &http.Server{
 		Handler:           mux,

@@ -1,0 +1,186 @@
+package pmcp
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// ScopeErrorCode is the JSON-RPC error code of a request refused for
+// missing scopes outside the HTTP transport (stdio, in-memory, or when a
+// middleware replaced the identity the HTTP transport checked). Its data
+// is {"error":"insufficient_scope","scope":"<every scope needed>"}. Over
+// Streamable HTTP the same refusal is the HTTP 403 step-up answer (see
+// StreamableHTTPOptions.InsufficientScope).
+const ScopeErrorCode = jsonrpc.CodeInvalidRequest
+
+// ErrInsufficientScope is the cause of every scope refusal: errors.Is finds
+// it in the *AuthError of the default HTTP answer.
+var ErrInsufficientScope = errors.New("pmcp: insufficient scope")
+
+// checkScopes validates the Scopes of a registration and returns a copy
+// (so the caller's slice may change afterwards), without duplicates. A
+// scope is a non-empty RFC 6749 scope-token; offline_access is refused,
+// since a server never asks for it in a challenge.
+func checkScopes(what string, scopes []string) ([]string, error) {
+	if len(scopes) == 0 {
+		return nil, nil
+	}
+	out := make([]string, 0, len(scopes))
+	for _, sc := range scopes {
+		if !validScopeToken(sc) {
+			return nil, regErr("%s: %q is not a valid scope", what, sc)
+		}
+		if sc == "offline_access" {
+			return nil, regErr("%s: offline_access is not a scope an operation can require", what)
+		}
+		if !contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// validScopeToken reports whether s is an RFC 6749 §3.3 scope-token:
+// 1*( %x21 / %x23-5B / %x5D-7E ).
+func validScopeToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// grantedScopes are the scopes of a caller: AuthContext's, else
+// AuthInfo's, else none.
+func grantedScopes(info *AuthInfo, actx *AuthContext) []string {
+	if actx != nil {
+		return actx.Scopes
+	}
+	if info != nil {
+		return info.Scopes
+	}
+	return nil
+}
+
+// hasScopes reports whether granted holds every scope of required.
+func hasScopes(required, granted []string) bool {
+	for _, r := range required {
+		if !contains(granted, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// scopeRefusal is the JSON-RPC error of a request lacking scopes. It names
+// every scope the operation needs, like the HTTP challenge.
+func scopeRefusal(required []string) error {
+	data, _ := json.Marshal(map[string]string{"error": "insufficient_scope", "scope": strings.Join(required, " ")})
+	return &jsonrpc.Error{Code: ScopeErrorCode, Message: "insufficient scope: the request needs scope " + strings.Join(required, " "), Data: data}
+}
+
+// authorize refuses a request whose caller lacks a scope of required.
+func authorize(extra *RequestHandlerExtra, required []string) error {
+	if len(required) == 0 {
+		return nil
+	}
+	var info *AuthInfo
+	var actx *AuthContext
+	if extra != nil {
+		info, actx = extra.AuthInfo, extra.AuthContext
+	}
+	if hasScopes(required, grantedScopes(info, actx)) {
+		return nil
+	}
+	return scopeRefusal(required)
+}
+
+// noteScoped records that a scoped registration exists, so the HTTP
+// transport starts looking scopes up (it skips the lookup before).
+func (s *Server) noteScoped(scopes []string) {
+	if len(scopes) > 0 {
+		s.scoped.Store(true)
+	}
+}
+
+// requiredScopes returns the scopes that method on target (a tool or
+// prompt name, a resource URI) needs; nil when none or when target is not
+// registered (the dispatcher then answers as for any unknown target).
+func (s *Server) requiredScopes(method, target string) []string {
+	switch method {
+	case MethodToolsCall:
+		if st, ok := s.tools.get(target); ok {
+			return st.scopes
+		}
+	case MethodPromptsGet:
+		if sp, ok := s.prompts.get(target); ok {
+			return sp.scopes
+		}
+	case MethodResourcesRead:
+		_, _, _, scopes := s.lookupResource(target)
+		return scopes
+	}
+	return nil
+}
+
+// httpScopeCheck is the HTTP transport's check, before dispatch, of the
+// scopes the request's operation needs. It answers the request and
+// returns false when the caller lacks one: 403 with the step-up challenge
+// (StreamableHTTPOptions.InsufficientScope, else a Bearer challenge without
+// resource_metadata).
+func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, method string, rs *reqState, pk *peekedRequest, auth authResult) bool {
+	if !h.s.scoped.Load() {
+		return true
+	}
+	var target string
+	switch method {
+	case MethodToolsCall:
+		if rs.params.ok && rs.params.callOK {
+			target = rs.params.call.Name
+			break
+		}
+		fallthrough
+	case MethodPromptsGet, MethodResourcesRead:
+		if pk.name.Kind() != '"' || json.Unmarshal(pk.name, &target) != nil {
+			return true // the dispatcher refuses the params
+		}
+	default:
+		return true
+	}
+	required := h.s.requiredScopes(method, target)
+	if len(required) == 0 || hasScopes(required, grantedScopes(auth.info, auth.ctx)) {
+		return true
+	}
+	var err error
+	if h.opts.InsufficientScope != nil {
+		err = h.opts.InsufficientScope(auth.ctx, required...)
+	}
+	var ae *AuthError
+	if !errors.As(err, &ae) || ae.status() != http.StatusForbidden {
+		err = &AuthError{
+			Status:     http.StatusForbidden,
+			Challenges: []string{`Bearer error="insufficient_scope", scope="` + strings.Join(required, " ") + `"`},
+			Err:        ErrInsufficientScope,
+		}
+	}
+	writeAuthError(w, err)
+	return false
+}
