@@ -39,8 +39,10 @@ type clientArgs struct {
 	timeoutSet bool
 	logLevel   pmcp.LoggingLevel
 	progress   bool
-	pos        []string
-	auth       authArgs // OAuth flags and state (oauth.go)
+	// task: pmcp call runs the tool as a task and shows its status.
+	task bool
+	pos  []string
+	auth authArgs // OAuth flags and state (oauth.go)
 }
 
 // parseClientArgs reads flags anywhere before "--" (so that
@@ -75,6 +77,8 @@ func parseClientArgs(args []string) (*clientArgs, error) {
 			a.json = true
 		case "no-progress":
 			a.progress = false
+		case "task":
+			a.task = true
 		case "url":
 			a.url, err = value()
 		case "H", "header":
@@ -317,7 +321,7 @@ func newOperation(cmd string, a *clientArgs) (operation, error) {
 			return nil, err
 		}
 		return func(ctx context.Context, s *pmcp.ClientSession, out *output) (int, error) {
-			return callCmd(ctx, s, out, pos[0], args, a.url != "")
+			return callCmd(ctx, s, out, pos[0], args, a.url != "", a.task)
 		}, nil
 	case "read":
 		if len(pos) != 1 {

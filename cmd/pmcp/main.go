@@ -119,6 +119,7 @@ client flags (anywhere before --):
   --log-level LEVEL          server log records to show on stderr: off,
                              debug ... emergency (default info)
   --no-progress              do not show progress on stderr
+  --task                     call: run the tool as a task; show its status live
 
 Progress of calls and the server's log records go to stderr; results to
 stdout.

@@ -60,6 +60,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		fmt.Fprintf(stderr, "pmcp: %v\n", err)
 		return exitError
 	}
+	defer srv.Close()
 	if *useStdio {
 		// stdout carries protocol messages only; diagnostics go to stderr.
 		st := stdio.NewStream(stdin, stdout, stdio.Options{})
