@@ -94,6 +94,10 @@ type ClientNotificationHandlers struct {
 	// the server's opaque id, untrusted. Only sent to clients that declare
 	// URL-mode elicitation (ClientOptions.ElicitationURL).
 	ElicitationComplete func(ctx context.Context, p *ElicitationCompleteParams)
+	// TaskStatus receives task status pushed by the server: the 2025-11-25
+	// notifications/tasks/status, and the 2026-07-28 notifications/tasks
+	// on a Listen subscription whose filter names TaskIDs.
+	TaskStatus func(ctx context.Context, st *TaskStatus)
 }
 
 // ClientOptions configures a Client. The zero value works: each field says
@@ -165,6 +169,14 @@ type ClientOptions struct {
 	// request for input it answers (see ClientMiddleware), the first one
 	// outermost. Nil or empty means none.
 	Middleware []ClientMiddleware
+
+	// HostTasks lets a 2025-11-25 server ask for sampling and elicitation
+	// as tasks (client-hosted tasks): the client declares
+	// capabilities.tasks for the handlers it has, answers such a request
+	// with a CreateTaskResult, runs the handler in the background and
+	// serves tasks/get, tasks/result, tasks/list and tasks/cancel. At most
+	// DefaultMaxHostedTasks run at once; they end with the session.
+	HostTasks bool
 }
 
 // clientDrainTimeout bounds how long the session lets the handlers of
@@ -227,6 +239,9 @@ func (c *Client) Capabilities(e Era) *ClientCapabilities {
 	}
 	if c.opts.Roots != nil {
 		caps.Roots = &RootsCapability{ListChanged: e == EraLegacy}
+	}
+	if c.opts.HostTasks && e == EraLegacy && (c.opts.Sampling != nil || c.opts.Elicitation != nil) {
+		caps.Tasks = hostedTasksCapability(c.opts.Sampling != nil, c.opts.Elicitation != nil)
 	}
 	return caps
 }
@@ -315,6 +330,9 @@ type ClientSession struct {
 	runErr    error
 	closeOnce sync.Once
 	closeErr  error
+
+	// hosted holds the client-hosted tasks (ClientOptions.HostTasks).
+	hosted hostedTasks
 }
 
 // Connect opens a session over st (stdio, an in-memory pipe, a command
@@ -397,6 +415,7 @@ func (s *ClientSession) Close() error {
 		}
 		s.closeErr = err
 		s.cancel()
+		s.hosted.close()
 	})
 	if s.handlers.Load() == 0 {
 		<-s.runDone

@@ -209,6 +209,10 @@ func (s *ClientSession) callTool(ctx context.Context, name string, args any, opt
 	if err != nil {
 		return nil, nil, err
 	}
+	if rt, _ := resultTypeOf(MethodToolsCall, raw); rt == ResultTypeTask {
+		// CallTool never asks for a task (CallToolTask does).
+		return nil, nil, fmt.Errorf("%w %q in the result of %s: the call did not ask for a task", ErrUnexpectedResultType, rt, MethodToolsCall)
+	}
 	var res CallToolResult
 	if err := decodeInto(MethodToolsCall, raw, &res); err != nil {
 		return nil, nil, err
@@ -395,7 +399,8 @@ func (s *ClientSession) NotifyRootsListChanged(ctx context.Context) error {
 // Listen opens a modern subscriptions/listen subscription for filter and
 // keeps it open until ctx ends, delivering the server's acknowledgement
 // and events to ClientOptions.Notifications (SubscriptionAcknowledged,
-// the list-changed handlers and ResourceUpdated). No call timeout applies.
+// the list-changed handlers, ResourceUpdated, and TaskStatus for
+// filter.TaskIDs). No call timeout applies.
 //
 // It returns ctx's error when ctx ends (the usual way to stop; the server
 // is told with notifications/cancelled), nil when the server ends the
@@ -407,7 +412,8 @@ func (s *ClientSession) Listen(ctx context.Context, filter SubscriptionFilter) e
 	if err := s.requireEra(EraModern, MethodSubscriptionsListen, "list changes arrive on their own; use Subscribe for resource updates"); err != nil {
 		return err
 	}
-	meta, err := s.requestMeta(nil, nil)
+	// Task status needs the tasks extension declared on the request.
+	meta, err := s.requestMeta(&callConfig{tasks: len(filter.TaskIDs) > 0}, nil)
 	if err != nil {
 		return err
 	}

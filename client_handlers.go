@@ -42,6 +42,9 @@ func (s *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any, 
 			// through input_required results.
 			break
 		}
+		if req.Method != MethodRootsList && s.c.opts.HostTasks && hasTaskParam(req.Params) {
+			return s.hostTask(req)
+		}
 		res, err := s.input(ctx, req.ID, req.Method, req.Params)
 		switch {
 		case errors.Is(err, ErrNoInputHandler):
@@ -50,6 +53,10 @@ func (s *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any, 
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
 		return res, err
+	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel:
+		if !modern && s.c.opts.HostTasks {
+			return s.serveHostedTask(ctx, req)
+		}
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + capPeerString(req.Method)}
 }
@@ -109,6 +116,10 @@ func (s *ClientSession) onNotification(ctx context.Context, req *jsonrpc.Request
 		}
 	case NotificationElicitationComplete:
 		if h.ElicitationComplete != nil && s.Era() == EraLegacy {
+			s.enqueue(req)
+		}
+	case NotificationTasksStatus, NotificationTasks:
+		if h.TaskStatus != nil {
 			s.enqueue(req)
 		}
 	}
@@ -222,6 +233,11 @@ func (s *ClientSession) dispatchEvent(ev clientEvent) {
 		// -32042 error, not displayed.
 		if s.decodeEvent(ev, &p) && p.ElicitationID != "" {
 			h.ElicitationComplete(ctx, &p)
+		}
+	case NotificationTasksStatus, NotificationTasks:
+		var w wireTask
+		if s.decodeEvent(ev, &w) && w.TaskID != "" {
+			h.TaskStatus(ctx, w.status())
 		}
 	}
 }

@@ -65,6 +65,7 @@ type modernRequestPeek struct {
 	Meta      map[string]jsontext.Value `json:"_meta"`
 	Name      jsontext.Value            `json:"name"`
 	URI       jsontext.Value            `json:"uri"`
+	TaskID    jsontext.Value            `json:"taskId"`
 	Arguments jsontext.Value            `json:"arguments"`
 }
 
@@ -92,6 +93,8 @@ func mirroredHeaders(method string, params jsontext.Value, bindings func(tool st
 		nameRaw = p.Name
 	case MethodResourcesRead:
 		nameRaw = p.URI
+	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+		nameRaw = p.TaskID
 	}
 	var name string
 	if nameRaw.Kind() == '"' && json.Unmarshal(nameRaw, &name) == nil {

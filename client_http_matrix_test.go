@@ -27,6 +27,7 @@ func newEverything(t *testing.T) *pmcp.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = srv.Close() })
 	return srv
 }
 

@@ -22,6 +22,7 @@ func everythingClient(t *testing.T, era pmcp.Era, logs chan<- string) *pmcp.Clie
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = srv.Close() })
 	st, wait := serveInMemory(srv)
 	c := pmcp.NewClient(everythingClientOptions(era, logs))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

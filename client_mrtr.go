@@ -41,6 +41,8 @@ type CallOption func(*callConfig)
 type callConfig struct {
 	progress ProgressHandler
 	meta     Meta
+	// tasks declares the tasks extension on this modern request.
+	tasks bool
 }
 
 // WithProgress asks the server for progress updates on this call (a fresh
@@ -201,10 +203,14 @@ func encodeMeta(static map[string]jsontext.Value, extra Meta, token jsontext.Val
 // requestMeta returns the _meta of one request in the negotiated era.
 func (s *ClientSession) requestMeta(cfg *callConfig, token jsontext.Value) (jsontext.Value, error) {
 	var extra Meta
+	static := s.negotiation().meta
 	if cfg != nil {
 		extra = cfg.meta
+		if cfg.tasks && s.Era() == EraModern {
+			static = s.tasksMeta(static)
+		}
 	}
-	return encodeMeta(s.negotiation().meta, extra, token)
+	return encodeMeta(static, extra, token)
 }
 
 // callMeta returns the _meta of a call configured by cfg and, when cfg
@@ -251,6 +257,11 @@ func resultTypeOf(method string, raw jsontext.Value) (string, error) {
 	switch rt := *probe.ResultType; rt {
 	case ResultTypeComplete, ResultTypeInputRequired:
 		return rt, nil
+	case ResultTypeTask:
+		if method == MethodToolsCall {
+			return rt, nil
+		}
+		return "", fmt.Errorf("%w %q in the result of %s", ErrUnexpectedResultType, rt, method)
 	default:
 		return "", fmt.Errorf("%w %q in the result of %s", ErrUnexpectedResultType, capPeerString(rt), method)
 	}

@@ -67,17 +67,19 @@ type requestMeta struct {
 var methodsRemovedInModern = map[string]bool{
 	MethodInitialize: true, MethodPing: true, MethodLoggingSetLevel: true,
 	MethodResourcesSubscribe: true, MethodResourcesUnsubscribe: true,
+	MethodTasksResult: true, MethodTasksList: true,
 }
 
 // methodsModernOnly answer -32601 in the legacy era.
-var methodsModernOnly = map[string]bool{MethodDiscover: true, MethodSubscriptionsListen: true}
+var methodsModernOnly = map[string]bool{MethodDiscover: true, MethodSubscriptionsListen: true, MethodTasksUpdate: true}
 
 var knownMethods = map[string]bool{
 	MethodInitialize: true, MethodPing: true, MethodDiscover: true, MethodToolsList: true, MethodToolsCall: true,
 	MethodResourcesList: true, MethodResourcesTemplatesList: true, MethodResourcesRead: true,
 	MethodResourcesSubscribe: true, MethodResourcesUnsubscribe: true, MethodPromptsList: true,
 	MethodPromptsGet: true, MethodCompletionComplete: true, MethodLoggingSetLevel: true,
-	MethodSubscriptionsListen: true,
+	MethodSubscriptionsListen: true, MethodTasksGet: true, MethodTasksResult: true, MethodTasksList: true,
+	MethodTasksCancel: true, MethodTasksUpdate: true, MethodSkillsList: true, MethodSkillsGet: true,
 }
 
 func methodNotFound(method string) *jsonrpc.Error {
@@ -322,7 +324,7 @@ func (s *Server) initialize(req *jsonrpc.Request, ss *session) (Result, error) {
 	}
 	return &InitializeResult{
 		ProtocolVersion: version,
-		Capabilities:    s.capabilities(),
+		Capabilities:    s.capabilities(EraLegacy),
 		ServerInfo:      s.info,
 		Instructions:    s.opts.Instructions,
 	}, nil
@@ -340,6 +342,10 @@ func (s *Server) methodDeclared(method string) bool {
 		return s.prompts.len() > 0
 	case MethodResourcesList, MethodResourcesTemplatesList, MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
 		return s.resources.len() > 0 || s.templates.len() > 0
+	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel, MethodTasksUpdate:
+		return s.tasks != nil
+	case MethodSkillsList, MethodSkillsGet:
+		return s.skills.len() > 0
 	}
 	return true
 }
@@ -402,7 +408,7 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		}
 		return rs.out.adopt(res), nil
 	case MethodDiscover:
-		return rs.out.adopt(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(), Instructions: s.opts.Instructions}), nil
+		return rs.out.adopt(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(EraModern), Instructions: s.opts.Instructions}), nil
 	case MethodToolsList:
 		p, err := decodeParams[PaginatedParams](req.Params)
 		if err != nil {
@@ -494,7 +500,7 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 		name, args := p.Name, p.Arguments
 		return s.withInput(ctx, req, env, extra, rs, p.InputResponses, p.RequestState,
 			func() [][]byte { return [][]byte{[]byte(name), canonicalJSON(args)} },
-			func() (Result, error) { return s.callTool(ctx, extra, rs, p) })
+			func() (Result, error) { return s.callToolOrTask(ctx, env, extra, rs, p) })
 	case MethodPromptsGet:
 		p, err := decodeParams[GetPromptParams](req.Params)
 		if err != nil {
@@ -519,7 +525,11 @@ func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEn
 			func() [][]byte { return [][]byte{[]byte(uri)} },
 			func() (Result, error) { return s.readResource(ctx, extra, p) })
 	case MethodSubscriptionsListen:
-		return s.listen(ctx, req, env)
+		return s.listen(ctx, req, env, extra)
+	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel, MethodTasksUpdate:
+		return s.serveTasks(ctx, req, env, extra, rs)
+	case MethodSkillsList, MethodSkillsGet:
+		return s.serveSkills(req.Method, req.Params, rs)
 	}
 	return nil, methodNotFound(req.Method)
 }

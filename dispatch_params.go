@@ -42,6 +42,8 @@ type reqParams struct {
 	// Raw members of params; _meta, arguments, task and inputResponses
 	// are in call.
 	name, uri, requestState jsontext.Value
+	// taskID is params.taskId, the Mcp-Name of tasks/get|update|cancel.
+	taskID jsontext.Value
 	// Raw members of _meta.
 	version, caps, info, level, progress jsontext.Value
 
@@ -200,6 +202,8 @@ func (rp *reqParams) scanParams(sc *paramScanner, data []byte) bool {
 			dst = &rp.name
 		case "uri":
 			dst = &rp.uri
+		case "taskId":
+			dst = &rp.taskID
 		case "arguments":
 			dst = &rp.call.Arguments
 		case "task":
@@ -458,9 +462,12 @@ func (rp *reqParams) peek(method string) peekedRequest {
 	var hasVersion, hasCaps bool
 	if rp.ok && rp.present {
 		out.paramsParse = true
-		if method == MethodResourcesRead {
+		switch method {
+		case MethodResourcesRead:
 			out.name = rp.uri
-		} else {
+		case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+			out.name = rp.taskID
+		default:
 			out.name = rp.name
 		}
 		if rp.metaOK {

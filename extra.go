@@ -51,9 +51,9 @@ type RequestHandlerExtra struct {
 	// the effective level are dropped before anything is built.
 	LogLevel LoggingLevel
 	// TaskRequest is the raw task-augmentation member ("task") of a
-	// tools/call, nil when the client did not ask for a task. pmcp does not
-	// run tasks yet (the Tasks issue will): the call is still answered
-	// synchronously with a plain result.
+	// 2025-11-25 tools/call, nil when the client did not ask for a task.
+	// Whether the call runs as a task is decided by the server (see
+	// TaskOptions); TaskID tells the handler.
 	TaskRequest jsontext.Value
 	// RequestMeta is the request's raw _meta object, nil when absent.
 	RequestMeta jsontext.Value
@@ -73,6 +73,8 @@ type RequestHandlerExtra struct {
 	// session, for notifications that outlive the request.
 	notify  func(ctx context.Context, method string, params any) error
 	session *session
+	// task is the runner when the handler runs as a task.
+	task *taskRunner
 }
 
 // ProtocolContext is what the dispatcher resolved about the protocol for one

@@ -101,7 +101,7 @@ func checkStandardHeaders(h http.Header, method string, pk *peekedRequest) error
 		return mismatch("Mcp-Method header %q does not match the body method %q", m, method)
 	}
 	switch method {
-	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead:
+	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead, MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
 	default:
 		return nil
 	}

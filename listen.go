@@ -12,7 +12,7 @@ import (
 // listen request's JSON-RPC id), until the client ends the subscription
 // (notifications/cancelled on stdio, closing the stream on HTTP) or the
 // server stops.
-func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestEnv) (Result, error) {
+func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra) (Result, error) {
 	if env.listenSend == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "subscriptions/listen needs a streaming transport"}
 	}
@@ -30,7 +30,7 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 	// Honour only what the server's capabilities back.
 	var ack SubscriptionFilter
 	lf := &listenFilter{}
-	caps := s.capabilities()
+	caps := s.capabilities(EraModern) // listen exists only in the modern era
 	if caps.Tools != nil {
 		ack.ToolsListChanged = p.Notifications.ToolsListChanged
 	}
@@ -43,6 +43,11 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 		lf.uris = uris
 	}
 	lf.tools, lf.prompts, lf.resources = ack.ToolsListChanged, ack.PromptsListChanged, ack.ResourcesListChanged
+	taskq, stopTasks, err := s.watchTasks(ctx, extra, p.Notifications.TaskIDs, &ack)
+	if err != nil {
+		return nil, err
+	}
+	defer stopTasks()
 	id := req.ID
 	releaseParams(req, env)
 	subMeta := func() Meta { return Meta{MetaSubscriptionID: id} }
@@ -60,6 +65,12 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 			return nil, errListenEnded
 		case <-env.streamDone:
 			return nil, errListenEnded
+		case t := <-taskq:
+			dt := modernTask(t, true)
+			dt.Meta = subMeta()
+			if err := env.listenSend(ctx, NotificationTasks, dt); err != nil {
+				return nil, err
+			}
 		case ev := <-l.q:
 			var params any = &struct {
 				Meta Meta `json:"_meta"`

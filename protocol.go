@@ -81,8 +81,7 @@ const (
 	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
 	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
-	// MetaRelatedTask is not used yet: tasks are not implemented (the Tasks
-	// issue will).
+	// MetaRelatedTask tags 2025-11-25 messages that belong to a task.
 	MetaRelatedTask   = "io.modelcontextprotocol/related-task"
 	MetaProgressToken = "progressToken"
 )

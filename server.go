@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/reqstate"
 )
@@ -105,6 +106,11 @@ type ServerOptions struct {
 	// It is on whenever Logger is set and enabled at Info.
 	DisableAccessLog bool
 
+	// Tasks turns on tasks in both eras (see TaskOptions). Nil means no
+	// tasks: tools/call always answers synchronously and tasks/* get
+	// -32601. A Server with tasks holds a store and runners: call Close.
+	Tasks *TaskOptions
+
 	// EventBus shares list changes and resource updates with the other
 	// replicas of this server (see EventBus). The Server subscribes once in
 	// NewServer, for the bus's lifetime, so give each Server its own bus
@@ -152,6 +158,9 @@ type Server struct {
 	chain     MethodHandler
 	nchain    NotificationHandler
 	accessLog bool
+
+	tasks  *taskServer
+	skills skillSet
 }
 
 // NewServer returns a Server. It fails only when opts are inconsistent
@@ -176,6 +185,13 @@ func NewServer(opts ServerOptions) (*Server, error) {
 		return nil, fmt.Errorf("pmcp: request-state keys: %w", err)
 	}
 	s.sealer = sealer
+	if opts.Tasks != nil {
+		ts, err := newTaskServer(opts.Tasks)
+		if err != nil {
+			return nil, fmt.Errorf("pmcp: tasks: %w", err)
+		}
+		s.tasks = ts
+	}
 	if opts.EventBus != nil {
 		_, err := opts.EventBus.Subscribe(func(e ServerEvent) {
 			if ev, ok := fromPublic(e); ok {
@@ -224,11 +240,34 @@ func (s *Server) peerTimeout() time.Duration {
 	return s.opts.PeerRequestTimeout
 }
 
-// capabilities reports what the server declares now.
-func (s *Server) capabilities() ServerCapabilities {
+// legacyTasksCapability is the 2025-11-25 tasks capability of a server
+// with tasks: every request set it can serve.
+var legacyTasksCapability = jsontext.Value(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
+
+// capabilities reports what the server declares now in era.
+// Capabilities set in ServerOptions are declared as they are.
+func (s *Server) capabilities(era Era) ServerCapabilities {
 	if c := s.opts.Capabilities; c != nil {
 		return *c
 	}
+	c := s.baseCapabilities()
+	if s.skills.len() > 0 {
+		c.Extensions = map[string]Object{ExtensionSkills: {}}
+	}
+	if s.tasks != nil {
+		if era == EraModern {
+			if c.Extensions == nil {
+				c.Extensions = make(map[string]Object, 1)
+			}
+			c.Extensions[ExtensionTasks] = Object{}
+		} else {
+			c.Tasks = legacyTasksCapability
+		}
+	}
+	return c
+}
+
+func (s *Server) baseCapabilities() ServerCapabilities {
 	c := ServerCapabilities{
 		Logging:     Object{},
 		Completions: Object{},

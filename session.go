@@ -17,6 +17,8 @@ type session struct {
 
 	mu   sync.Mutex
 	subs uriSet // subscribed resource URIs
+	// taskOwner owns the session's tasks without authentication.
+	taskOwner string
 
 	// notify sends a notification that belongs to no request, on the
 	// session's own channel (the connection on stdio, the standalone GET

@@ -234,6 +234,12 @@ func (s *Server) callTool(ctx context.Context, extra *RequestHandlerExtra, rs *r
 	if err := authorize(extra, st.scopes); err != nil {
 		return nil, err
 	}
+	return s.runTool(ctx, extra, st, p)
+}
+
+// runTool validates the arguments and runs the tool's handler: the part
+// of tools/call shared by synchronous calls and task runners.
+func (s *Server) runTool(ctx context.Context, extra *RequestHandlerExtra, st *serverTool, p *CallToolParams) (Result, error) {
 	args := p.Arguments
 	if len(args) == 0 || string(args) == "null" {
 		args = jsontext.Value("{}")

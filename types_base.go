@@ -40,9 +40,9 @@ type ClientCapabilities struct {
 	Roots        *RootsCapability       `json:"roots,omitzero"`
 	Sampling     *SamplingCapability    `json:"sampling,omitzero"`
 	Elicitation  *ElicitationCapability `json:"elicitation,omitzero"`
-	// Tasks is the client's raw tasks capability, passed through as
-	// received. Tasks are not implemented yet (the Tasks issue will): pmcp
-	// never acts on it.
+	// Tasks is the client's raw 2025-11-25 tasks capability, passed
+	// through as received (pmcp's server runs tools/call tasks whatever it
+	// says; client-hosted tasks are not implemented).
 	Tasks      jsontext.Value    `json:"tasks,omitempty"`
 	Extensions map[string]Object `json:"extensions,omitzero"`
 }
@@ -81,8 +81,8 @@ type ServerCapabilities struct {
 	Prompts      *ListChangedCapability `json:"prompts,omitzero"`
 	Resources    *ResourcesCapability   `json:"resources,omitzero"`
 	Tools        *ListChangedCapability `json:"tools,omitzero"`
-	// Tasks is not filled yet: pmcp does not implement tasks (the Tasks
-	// issue will), so a server never declares it.
+	// Tasks is the 2025-11-25 tasks capability, declared by a server with
+	// ServerOptions.Tasks (list, cancel, requests.tools.call).
 	Tasks      jsontext.Value    `json:"tasks,omitempty"`
 	Extensions map[string]Object `json:"extensions,omitzero"`
 }
@@ -173,8 +173,8 @@ const (
 const (
 	ResultTypeComplete      = "complete"
 	ResultTypeInputRequired = "input_required"
-	// ResultTypeTask is never produced yet: tasks are not implemented (the
-	// Tasks issue will).
+	// ResultTypeTask marks a 2026-07-28 CreateTaskResult (tools/call run
+	// as a task).
 	ResultTypeTask = "task"
 )
 

@@ -49,9 +49,10 @@ type ToolAnnotations struct {
 	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
 }
 
-// ToolExecution describes task support (2025-11-25). pmcp does not run
-// task-augmented calls yet (the Tasks issue will), so TaskSupport is sent as
-// set but no task is ever created: leave it empty or "forbidden".
+// ToolExecution describes a tool's task support: TaskSupportForbidden
+// (or empty), TaskSupportOptional or TaskSupportRequired. It is sent in
+// tools/list and decides, on a server with ServerOptions.Tasks, whether a
+// call runs as a task (see TaskOptions).
 type ToolExecution struct {
 	TaskSupport string `json:"taskSupport,omitempty"`
 }
@@ -87,10 +88,10 @@ type ListToolsResult struct {
 type CallToolParams struct {
 	Name      string         `json:"name"`
 	Arguments jsontext.Value `json:"arguments,omitempty"`
-	// Task is the raw task-augmentation request. It is handed to the
-	// handler as RequestHandlerExtra.TaskRequest; pmcp does not run tasks
-	// yet (the Tasks issue will), so the call is answered synchronously.
-	Task           jsontext.Value `json:"task,omitempty"`
+	// Task is the raw task-augmentation request (2025-11-25: a
+	// TaskMetadata object, possibly empty, which must still be sent). It
+	// is handed to the handler as RequestHandlerExtra.TaskRequest.
+	Task           jsontext.Value `json:"task,omitzero"`
 	InputResponses jsontext.Value `json:"inputResponses,omitempty"`
 	RequestState   *string        `json:"requestState,omitempty"`
 	Meta           jsontext.Value `json:"_meta,omitempty"`
@@ -405,6 +406,9 @@ type SubscriptionFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitzero"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitzero"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// TaskIDs asks for notifications/tasks about these tasks (the
+	// 2026-07-28 tasks extension; at most DefaultMaxListenTaskIDs).
+	TaskIDs []string `json:"taskIds,omitempty"`
 }
 
 // ListenParams are the params of subscriptions/listen.

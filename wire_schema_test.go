@@ -874,12 +874,12 @@ func wireCases(t *testing.T) []wireCase {
 		}
 		return out
 	}
-	add(M, "DiscoverResult", "via-dispatcher", decorated(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: srv.capabilities()}, &requestEnv{}))
+	add(M, "DiscoverResult", "via-dispatcher", decorated(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: srv.capabilities(EraModern)}, &requestEnv{}))
 	add(M, "ListToolsResult", "via-dispatcher", decorated(&ListToolsResult{Tools: wireTools(t, false)}, &requestEnv{}))
 	add(M, "ListResourcesResult", "via-dispatcher-authenticated", decorated(&ListResourcesResult{Resources: wireResources()}, &requestEnv{authInfo: &AuthInfo{}}))
 	add(M, "CallToolResult", "via-dispatcher", decorated(&CallToolResult{Content: wireAllContent()}, &requestEnv{}))
 	add(M, "InputRequiredResult", "via-dispatcher", decorated(&InputRequiredResult{InputRequests: map[string]*InputRequest{"a": elicit, "b": sample, "c": roots}, RequestState: "st.AAAA"}, &requestEnv{}))
-	add(L, "InitializeResult", "server-capabilities", &InitializeResult{ProtocolVersion: Version20251125, Capabilities: srv.capabilities(), ServerInfo: wireServerInfo})
+	add(L, "InitializeResult", "server-capabilities", &InitializeResult{ProtocolVersion: Version20251125, Capabilities: srv.capabilities(EraLegacy), ServerInfo: wireServerInfo})
 
 	// --- whole JSON-RPC messages ---
 	id1, idS := jsonrpc.Int64ID(1), jsonrpc.StringID("req-abc")

@@ -193,3 +193,19 @@ func TestElicit(t *testing.T) {
 		t.Fatalf("elicit printed %q, want %q", got, want)
 	}
 }
+
+// The tasks example runs one tool as a task in both eras, with input asked
+// for inside the task.
+func TestTasks(t *testing.T) {
+	cmd, _, out, stderr := start(t, build(t, "tasksdemo"))
+	got, _ := io.ReadAll(out)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("tasksdemo: %v (stderr %q)", err, stderr)
+	}
+	s := string(got)
+	for _, want := range []string{"legacy result: report ready\n", "modern task: completed\nmodern result: report ready\n"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("tasksdemo printed %q, want it to contain %q", s, want)
+		}
+	}
+}

@@ -144,6 +144,10 @@ if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
 	scripts/conformance.sh server --suite-version 0.2.0-alpha.12 --spec-version 2026-07-28 \
 		--port 3613 --expected-failures "$baseline" -- "${serve[@]}"
 
+	step "conformance: suite 0.2.0-alpha.12, --suite all (both eras and the tasks and skills extensions, one server)"
+	scripts/conformance.sh server --suite-version 0.2.0-alpha.12 --suite all \
+		--port 3614 --expected-failures "$baseline" -- "${serve[@]}"
+
 	go build -o "$bin_dir/pmcp-conformance-client" ./cmd/pmcp-conformance-client
 	client_baseline=conformance/baseline-client.yml
 

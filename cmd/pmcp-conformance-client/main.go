@@ -122,6 +122,12 @@ func (sc *scenario) run(ctx context.Context) error {
 		return sc.callListedTools(ctx)
 	case "json-schema-2020-12-preservation":
 		return sc.schemaEcho(ctx)
+	case "sep-2640-client-no-prefetch":
+		// Listing opens no retrieval window: nothing is read.
+		_, err := s.ListSkills(ctx, "")
+		return err
+	case "sep-2640-client-verify-digest", "sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter":
+		return sc.loadSkill(ctx)
 	}
 	if strings.HasPrefix(sc.name, "auth/") {
 		// Authorized requests: list the tools and call the first one
@@ -328,4 +334,23 @@ func (sc *scenario) schemaEcho(ctx context.Context) error {
 		}
 	}
 	return errors.New("json_schema_2020_12_tool is not listed")
+}
+
+// loadSkill lists the skills and loads the first one, which reads and
+// verifies its SKILL.md and, only if that verifies, its other files. A
+// verification failure is the expected outcome of the tampered scenarios.
+func (sc *scenario) loadSkill(ctx context.Context) error {
+	res, err := sc.session.ListSkills(ctx, "")
+	if err != nil {
+		return err
+	}
+	if len(res.Skills) == 0 {
+		return errors.New("the server lists no skill")
+	}
+	_, err = sc.session.LoadSkill(ctx, res.Skills[0])
+	if errors.Is(err, pmcp.ErrSkillVerification) {
+		sc.log.Info("skill rejected", "err", err)
+		return nil
+	}
+	return err
 }

@@ -22,6 +22,7 @@ func everythingURL(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = srv.Close() })
 	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {

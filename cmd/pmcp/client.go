@@ -45,6 +45,8 @@ type clientArgs struct {
 	// samplingCmd answers sampling (--sampling-cmd).
 	elicitJSON  map[string]any
 	samplingCmd string
+	// task: pmcp call runs the tool as a task and shows its status.
+	task bool
 }
 
 // clientSynopsis is each client command's usage line.
@@ -114,6 +116,9 @@ func clientVerb(cmd string) (*verb, *clientArgs) {
 		}
 		return nil
 	})
+	if cmd == "call" {
+		fs.BoolVar(&a.task, "task", false, "run the tool as a task; show its status live")
+	}
 	if cmd != "login" {
 		fs.Func("elicit-json", "answer every form elicitation with this JSON object (checked against the form)", func(j string) error {
 			a.elicitJSON = nil
@@ -374,7 +379,7 @@ func newOperation(cmd string, a *clientArgs) (operation, error) {
 			return nil, err
 		}
 		return func(ctx context.Context, s *pmcp.ClientSession, out *output) (int, error) {
-			return callCmd(ctx, s, out, pos[0], args, a.url != "")
+			return callCmd(ctx, s, out, pos[0], args, a.url != "", a.task)
 		}, nil
 	case "read":
 		if len(pos) != 1 {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -343,7 +344,7 @@ func listCmd(ctx context.Context, what string, s *pmcp.ClientSession, out *outpu
 // callCmd calls a tool. Over HTTP it lists the tools first, so that the
 // client knows the tool's x-mcp-header annotations (Mcp-Param-* headers).
 // A result with isError exits 1.
-func callCmd(ctx context.Context, s *pmcp.ClientSession, out *output, tool string, args jsontext.Value, http bool) (int, error) {
+func callCmd(ctx context.Context, s *pmcp.ClientSession, out *output, tool string, args jsontext.Value, http, task bool) (int, error) {
 	if http && s.Era() == pmcp.EraModern && s.ServerCapabilities().Tools != nil {
 		if _, err := s.AllTools(ctx); err != nil {
 			return 0, fmt.Errorf("tools/list: %w", err)
@@ -353,7 +354,13 @@ func callCmd(ctx context.Context, s *pmcp.ClientSession, out *output, tool strin
 	if args != nil {
 		a = args
 	}
-	res, err := s.CallTool(ctx, tool, a, pmcp.WithProgress(out.onProgress))
+	var res *pmcp.CallToolResult
+	var err error
+	if task {
+		res, err = callTask(ctx, s, out, tool, a)
+	} else {
+		res, err = s.CallTool(ctx, tool, a, pmcp.WithProgress(out.onProgress))
+	}
 	out.endProgress()
 	if err != nil {
 		return 0, err
@@ -452,4 +459,32 @@ func getCmd(ctx context.Context, s *pmcp.ClientSession, out *output, name string
 		}
 	}
 	return nil
+}
+
+// callTask runs a tool as a task, printing each status change (and the
+// task id) on stderr; Ctrl-C cancels the task on the server.
+func callTask(ctx context.Context, s *pmcp.ClientSession, out *output, tool string, args any) (*pmcp.CallToolResult, error) {
+	t, err := s.CallToolTask(ctx, tool, args, 0)
+	if err != nil {
+		return nil, err
+	}
+	if t.ID() != "" && out.progress {
+		fmt.Fprintf(out.errw, "task %s: %s\n", sanitize(t.ID()), t.Created.Status)
+	}
+	res, err := t.Wait(ctx, func(st *pmcp.TaskStatus) {
+		if !out.progress {
+			return
+		}
+		line := "task " + sanitize(st.TaskID) + ": " + sanitize(st.Status)
+		if st.StatusMessage != "" {
+			line += " (" + sanitize(st.StatusMessage) + ")"
+		}
+		fmt.Fprintln(out.errw, line)
+	})
+	if err != nil && ctx.Err() != nil && t.ID() != "" {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = t.Cancel(cctx)
+	}
+	return res, err
 }

@@ -23,6 +23,7 @@ func everythingURL(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = srv.Close() })
 	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
@@ -288,6 +289,28 @@ func TestToolArgs(t *testing.T) {
 	for _, bad := range [][]string{{"=1"}, {"x"}, {"a=1", "a=2"}, {"{nope"}} {
 		if _, err := toolArgs(bad); err == nil {
 			t.Errorf("toolArgs(%q): no error", bad)
+		}
+	}
+}
+
+// TestClientCallTask: pmcp call --task runs the tool as a task in both
+// eras and shows its status on stderr.
+func TestClientCallTask(t *testing.T) {
+	url := everythingURL(t)
+	for _, era := range []string{"modern", "legacy"} {
+		code, out, errs := cli(t, "call", "slow_compute", "seconds=0.2", "label=cli", "--task", "--era", era, "--url", url)
+		if code != exitOK || !strings.Contains(out, `computed "cli"`) {
+			t.Fatalf("%s: code %d out %q err %q", era, code, out, errs)
+		}
+		if !strings.Contains(errs, "task ") || !strings.Contains(errs, "working") {
+			t.Errorf("%s: no live status on stderr: %q", era, errs)
+		}
+		if era == "modern" && !strings.Contains(errs, "completed") {
+			t.Errorf("modern: final status not shown: %q", errs)
+		}
+		code, _, errs = cli(t, "call", "failing_job", "--task", "--era", era, "--url", url)
+		if code != exitError {
+			t.Errorf("%s: failing_job exit %d (%q)", era, code, errs)
 		}
 	}
 }

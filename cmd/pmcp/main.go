@@ -117,6 +117,7 @@ client flags (anywhere before --):
   --elicit-json '{...}'      answer the server's forms without a terminal
   --sampling-cmd CMD         answer sampling: CMD reads the request JSON on
                              stdin and prints the result JSON
+  --task                     call: run the tool as a task; show its status live
 
 every command:
   --log-level LEVEL          what is shown on stderr: off, debug, info,

@@ -78,6 +78,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return v.fail(stderr, exitError, err)
 	}
+	defer srv.Close()
 	if *useStdio {
 		// stdout carries protocol messages only; diagnostics go to stderr.
 		st := stdio.NewStream(stdin, stdout, stdio.Options{})

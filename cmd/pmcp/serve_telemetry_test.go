@@ -91,6 +91,7 @@ func TestServeMetricsEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer srv.Close()
 	a, b := memory.NewPipe()
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, a) }()

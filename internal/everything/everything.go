@@ -30,6 +30,9 @@ type Options struct {
 	// Server options passed through (name and version default to
 	// "pmcp-everything" and the SDK version).
 	Server pmcp.ServerOptions
+	// NoTasks leaves tasks off when Server.Tasks is nil (they are on by
+	// default; a server with tasks must be closed with Server.Close).
+	NoTasks bool
 }
 
 // New builds the everything server.
@@ -38,6 +41,9 @@ func New(opts Options) (*pmcp.Server, error) {
 		opts.Step = 50 * time.Millisecond
 	}
 	so := opts.Server
+	if so.Tasks == nil && !opts.NoTasks {
+		so.Tasks = &pmcp.TaskOptions{}
+	}
 	if so.Name == "" {
 		so.Name = "pmcp-everything"
 	}
@@ -57,6 +63,8 @@ func New(opts Options) (*pmcp.Server, error) {
 	b.peerTools()
 	b.modernTools()
 	b.mrtrTools()
+	b.taskTools()
+	b.skills()
 	b.resources()
 	b.prompts()
 	return s, b.err

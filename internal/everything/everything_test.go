@@ -31,6 +31,7 @@ func connect(t *testing.T) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = srv.Close() })
 	a, b := memory.NewPipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)

@@ -1,0 +1,624 @@
+package pmcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/jsonrpc"
+	"github.com/gopmcp/pmcp/tasks"
+)
+
+// Defaults for TaskOptions.
+const (
+	// DefaultMaxRunningTasks bounds the task handlers running at once (one
+	// goroutine each). A call that would exceed it runs synchronously when
+	// its tool allows that, else it gets -32603.
+	DefaultMaxRunningTasks = 1_000
+	// DefaultTaskInputWindow is how long a 2026-07-28 tools/call waits for
+	// its task-capable handler before it creates the task. A handler that
+	// asks for input with RequireInput within the window ends the call with
+	// input_required and no task (multi-round-trip input is settled before
+	// the task exists); one that returns within it still gets a task, which
+	// is complete at once.
+	DefaultTaskInputWindow = 20 * time.Millisecond
+)
+
+// TaskOptions turn on tasks (ServerOptions.Tasks). The zero value works.
+type TaskOptions struct {
+	// Store keeps the tasks. Nil means a tasks.MemoryStore built from
+	// StoreOptions, owned (and closed) by the Server. A store shared by
+	// replicas must be given here, with the same options on every replica.
+	Store tasks.Store
+	// StoreOptions configure the default memory store (ignored with Store).
+	StoreOptions tasks.Options
+	// MaxRunningTasks bounds the task handlers running at once in this
+	// process. Zero means DefaultMaxRunningTasks.
+	MaxRunningTasks int
+	// ReplicaID names this process as the lease holder of the tasks it
+	// runs. Empty means a random id.
+	ReplicaID string
+	// LeaseTTL is the lease a runner holds and renews every LeaseTTL/3.
+	// Zero means tasks.DefaultLeaseTTL.
+	LeaseTTL time.Duration
+	// InputWindow: see DefaultTaskInputWindow. Zero means the default;
+	// negative means the task is created before the handler starts (then a
+	// RequireInput goes through the task: input_required and tasks/update).
+	InputWindow time.Duration
+}
+
+// taskServer is the Server's task state; nil when tasks are off.
+type taskServer struct {
+	store    tasks.Store
+	owned    bool
+	sem      chan struct{}
+	replica  string
+	leaseTTL time.Duration
+	window   time.Duration
+
+	base context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	running map[string]*taskRunner
+}
+
+func newTaskServer(o *TaskOptions) (*taskServer, error) {
+	ts := &taskServer{store: o.Store, replica: o.ReplicaID, leaseTTL: o.LeaseTTL, window: o.InputWindow, running: make(map[string]*taskRunner)}
+	if ts.store == nil {
+		if _, err := tasks.NewRules(o.StoreOptions); err != nil {
+			return nil, err
+		}
+		ts.store, ts.owned = &lazyStore{opts: o.StoreOptions}, true
+	}
+	n := o.MaxRunningTasks
+	if n <= 0 {
+		n = DefaultMaxRunningTasks
+	}
+	ts.sem = make(chan struct{}, n)
+	if ts.replica == "" {
+		var b [9]byte
+		_, _ = rand.Read(b[:])
+		ts.replica = "replica-" + hex.EncodeToString(b[:])
+	}
+	if ts.leaseTTL <= 0 {
+		ts.leaseTTL = tasks.DefaultLeaseTTL
+	}
+	if ts.window == 0 {
+		ts.window = DefaultTaskInputWindow
+	}
+	ts.base, ts.stop = context.WithCancel(context.Background())
+	return ts, nil
+}
+
+// Close stops the server's background work: it cancels running task
+// handlers, waits for them to settle their tasks, and closes the task
+// store when the Server owns it. Serving after Close is not supported.
+func (s *Server) Close() error {
+	ts := s.tasks
+	if ts == nil {
+		return nil
+	}
+	ts.stop()
+	ts.wg.Wait()
+	if ts.owned {
+		return ts.store.Close()
+	}
+	return nil
+}
+
+// TaskStore returns the server's task store, nil when tasks are off.
+func (s *Server) TaskStore() tasks.Store {
+	if s.tasks == nil {
+		return nil
+	}
+	return s.tasks.store
+}
+
+func hasTasksExtension(c *ClientCapabilities) bool {
+	if c == nil {
+		return false
+	}
+	_, ok := c.Extensions[ExtensionTasks]
+	return ok
+}
+
+func missingTasksExtension() *MissingCapabilityError {
+	return &MissingCapabilityError{Required: map[string]any{"extensions": map[string]any{ExtensionTasks: map[string]any{}}}}
+}
+
+// taskOwner names the principal a task is bound to: the authenticated
+// caller (principalOf); without authentication the legacy session, or in
+// the 2026-07-28 era one anonymous owner (there the 144-bit task id is the
+// bearer handle).
+func taskOwner(extra *RequestHandlerExtra) (string, error) {
+	if extra.AuthInfo != nil || extra.AuthContext != nil {
+		p, ok := principalOf(extra.AuthInfo, extra.AuthContext)
+		if !ok || p == "" {
+			return "", invalidParams("tasks need an identified caller: the request's authentication names no principal")
+		}
+		return p, nil
+	}
+	if extra.Era() == EraLegacy && extra.session != nil {
+		return extra.session.taskOwnerID(), nil
+	}
+	return "anonymous", nil
+}
+
+// taskSupport is the registered task support of a tool.
+func (st *serverTool) taskSupport() string {
+	if st.tool.Execution == nil || st.tool.Execution.TaskSupport == "" {
+		return TaskSupportForbidden
+	}
+	return st.tool.Execution.TaskSupport
+}
+
+// callToolOrTask runs tools/call synchronously or as a task, as the tool's
+// registration, the era and the request decide.
+func (s *Server) callToolOrTask(ctx context.Context, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, p *CallToolParams) (Result, error) {
+	ts := s.tasks
+	if ts == nil {
+		return s.callTool(ctx, extra, rs, p)
+	}
+	st := rs.tool
+	if st == nil || st.tool.Name != p.Name {
+		var ok bool
+		if st, ok = s.tools.get(p.Name); !ok {
+			return s.callTool(ctx, extra, rs, p)
+		}
+	}
+	support := st.taskSupport()
+	var ttl time.Duration
+	if extra.Era() == EraModern {
+		ext := hasTasksExtension(extra.ClientCapabilities())
+		if support == TaskSupportRequired && !ext {
+			return nil, missingTasksExtension()
+		}
+		if support == TaskSupportForbidden || !ext {
+			return s.callTool(ctx, extra, rs, p)
+		}
+	} else {
+		asked := len(p.Task) > 0 && string(p.Task) != "null"
+		switch {
+		case !asked && support == TaskSupportRequired:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("tool %q runs only as a task: send params.task", p.Name)}
+		case !asked:
+			return s.callTool(ctx, extra, rs, p)
+		case support == TaskSupportForbidden:
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("tool %q does not support task-augmented calls", p.Name)}
+		}
+		var md TaskMetadata
+		if err := Unmarshal(p.Task, &md); err != nil || p.Task.Kind() != '{' {
+			return nil, invalidParams("invalid params.task")
+		}
+		if md.TTL != nil {
+			if *md.TTL < 0 {
+				return nil, invalidParams("params.task.ttl must not be negative")
+			}
+			ttl = time.Duration(*md.TTL) * time.Millisecond
+		}
+	}
+	// The tool's scopes are checked before a task exists, as for a
+	// synchronous call.
+	if err := authorize(extra, st.scopes); err != nil {
+		return nil, err
+	}
+	owner, err := taskOwner(extra)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case ts.sem <- struct{}{}:
+	default:
+		if support == TaskSupportRequired {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many running tasks; try again later"}
+		}
+		return s.callTool(ctx, extra, rs, p)
+	}
+	return s.startTask(ctx, env, extra, st, p, owner, ttl, rs.meta.ProgressToken)
+}
+
+// taskRunner is one running task handler of this process.
+type taskRunner struct {
+	s     *Server
+	ts    *taskServer
+	owner string
+	era   Era
+	ttl   time.Duration
+	ctx   context.Context
+	// cancel cancels the handler's ctx.
+	cancel context.CancelFunc
+	// notify sends notifications/tasks/status (legacy; nil when the
+	// session has no channel of its own).
+	notify func(ctx context.Context, method string, params any) error
+
+	mu sync.Mutex
+	id string
+	// decided: the task was created (created) or the call ended without
+	// one (input required before the window closed).
+	decided, created bool
+	// early receives the outcome when the handler finishes before the
+	// task was created (an input_required round or a creation error).
+	early chan earlyOutcome
+	// cancelRequested is set by a 2026-07-28 tasks/cancel.
+	cancelRequested bool
+	// seq numbers the task's own input-request keys.
+	seq int
+	// used holds the input keys issued for the task (never reused).
+	used map[string]bool
+	// waiter is the back-channel of a legacy tasks/result waiting on the
+	// task (nil when none); waiterCh is closed when one arrives.
+	waiters  []*taskWaiter
+	waiterCh chan struct{}
+	lease    *time.Timer
+}
+
+// taskWaiter is the back-channel of one legacy tasks/result waiting on a task.
+type taskWaiter struct {
+	call func(ctx context.Context, method string, params any) (jsontext.Value, error)
+}
+
+type earlyOutcome struct {
+	res Result
+	err error
+}
+
+// startTask runs the tool's handler on a runner goroutine and answers with
+// a CreateTaskResult once the task exists (or with the handler's
+// input_required round when it asked for input before that).
+func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestHandlerExtra, st *serverTool, p *CallToolParams, owner string, ttl time.Duration, progressToken jsontext.Value) (Result, error) {
+	ts := s.tasks
+	runCtx, cancel := context.WithCancel(ts.base)
+	r := &taskRunner{s: s, ts: ts, owner: owner, era: extra.Era(), ttl: ttl, ctx: runCtx, cancel: cancel,
+		early: make(chan earlyOutcome, 1), waiterCh: make(chan struct{}), used: make(map[string]bool)}
+	if r.era == EraLegacy && extra.session != nil {
+		r.notify = extra.session.notify
+	}
+	rextra := runnerExtra(runCtx, extra, r)
+	if r.notify != nil {
+		// 2025-11-25: progress (for the request's token) and log records
+		// go on the session's own channel, since the request is over.
+		if len(progressToken) > 0 {
+			rextra.ProgressReporter = newProgressReporter(cloneRaw(progressToken), r.notify)
+		}
+		rextra.LogSink = &notifySink{ctx: runCtx, notify: r.notify}
+	}
+	pc := copyCallParams(p)
+	window := ts.window
+	if r.era != EraModern {
+		window = -1
+	}
+	if window < 0 {
+		if _, err := r.commit(); err != nil {
+			cancel()
+			<-ts.sem
+			return nil, err
+		}
+	}
+	ts.wg.Add(1)
+	go r.run(rextra, st, pc)
+	if !r.isDecided() {
+		t := time.NewTimer(window)
+		select {
+		case <-t.C:
+		case out := <-r.early:
+			t.Stop()
+			return out.res, out.err
+		case <-ctx.Done():
+			t.Stop()
+			if r.abandon() {
+				return nil, ctx.Err()
+			}
+		}
+	}
+	task, err := r.commit()
+	if err != nil {
+		// The handler finished first with an input round or an error.
+		out := <-r.early
+		return out.res, out.err
+	}
+	if r.era == EraModern {
+		dt := modernTask(task, false)
+		dt.ResultType = ResultTypeTask
+		return dt, nil
+	}
+	return &CreateTaskResult{Task: legacyTask(task)}, nil
+}
+
+var errNoTask = errors.New("pmcp: the call ended before its task was created")
+
+func (r *taskRunner) isDecided() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.decided
+}
+
+// abandon gives up a call whose request ended before its task existed.
+func (r *taskRunner) abandon() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.decided {
+		return false
+	}
+	r.decided = true
+	r.cancel()
+	return true
+}
+
+// commit creates the task unless that was decided already; it returns
+// errNoTask when the call ended without one.
+func (r *taskRunner) commit() (tasks.Task, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.decided {
+		if !r.created {
+			return tasks.Task{}, errNoTask
+		}
+		return r.ts.store.Get(context.Background(), r.owner, r.id)
+	}
+	r.decided = true
+	task, err := r.ts.store.Create(context.Background(), r.owner, tasks.Spec{TTL: r.ttl, Holder: r.ts.replica, LeaseTTL: r.ts.leaseTTL})
+	if err != nil {
+		r.cancel()
+		if errors.Is(err, tasks.ErrLimit) {
+			return tasks.Task{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot create the task: " + err.Error()}
+		}
+		return tasks.Task{}, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot create the task"}
+	}
+	r.created, r.id = true, task.ID
+	r.ts.mu.Lock()
+	r.ts.running[task.ID] = r
+	r.ts.mu.Unlock()
+	r.lease = time.AfterFunc(r.ts.leaseTTL/3, r.renew)
+	return task, nil
+}
+
+// renew extends the runner's lease every LeaseTTL/3 and, at the same
+// beat, notices a cancel made where the runner could not be reached (on
+// another replica sharing the store): the handler's ctx is cancelled then.
+func (r *taskRunner) renew() {
+	if r.ctx.Err() != nil {
+		return
+	}
+	ctx := context.Background()
+	if _, err := r.ts.store.Renew(ctx, r.id, r.ts.replica, r.ts.leaseTTL); err != nil {
+		r.cancel() // the lease is lost: another runner or the sweeper owns the task now
+		return
+	}
+	if t, err := r.ts.store.Get(ctx, r.owner, r.id); err == nil && (t.CancelRequested || t.Status.Terminal()) {
+		r.mu.Lock()
+		r.cancelRequested = true
+		r.mu.Unlock()
+		r.cancel()
+		return
+	}
+	r.mu.Lock()
+	if r.lease != nil {
+		r.lease.Reset(r.ts.leaseTTL / 3)
+	}
+	r.mu.Unlock()
+}
+
+// run executes the handler, feeding input rounds through the task, and
+// settles the task with the outcome.
+func (r *taskRunner) run(extra *RequestHandlerExtra, st *serverTool, p *CallToolParams) {
+	defer r.ts.wg.Done()
+	defer func() { <-r.ts.sem }()
+	defer r.cancel()
+	var res Result
+	var err error
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				r.s.logger.Error("pmcp: task handler panicked", "tool", p.Name, "panic", fmt.Sprint(v))
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: handler panicked"}
+			}
+		}()
+		for {
+			res, err = r.s.runTool(extra.ctx, extra, st, p)
+			ir := asInputRequired(err)
+			if ir == nil {
+				return
+			}
+			r.mu.Lock()
+			if !r.decided {
+				// Input asked for before the task exists: an ordinary
+				// input_required round of the creating request.
+				r.decided = true
+				r.mu.Unlock()
+				r.early <- earlyOutcome{err: err}
+				res, err = nil, errNoTask
+				return
+			}
+			r.mu.Unlock()
+			answers, aerr := r.askModern(extra.ctx, ir.Requests)
+			if aerr != nil {
+				res, err = nil, aerr
+				return
+			}
+			extra.mrtr = &mrtrIn{responses: answers, continuation: ir.Continuation, verified: ir.Continuation != nil}
+		}
+	}()
+	if errors.Is(err, errNoTask) {
+		return
+	}
+	if _, cerr := r.commit(); cerr != nil {
+		if !errors.Is(cerr, errNoTask) {
+			r.early <- earlyOutcome{err: cerr}
+		}
+		return
+	}
+	r.mu.Lock()
+	if r.lease != nil {
+		r.lease.Stop()
+	}
+	r.mu.Unlock()
+	r.settle(res, err)
+	r.ts.mu.Lock()
+	delete(r.ts.running, r.id)
+	r.ts.mu.Unlock()
+}
+
+// settle moves the task to its terminal status.
+func (r *taskRunner) settle(res Result, err error) {
+	ch := tasks.Change{Holder: r.ts.replica}
+	r.mu.Lock()
+	cancelled := r.cancelRequested
+	r.mu.Unlock()
+	switch {
+	case cancelled || (err != nil && r.ctx.Err() != nil && r.ts.base.Err() == nil):
+		ch.To = tasks.StatusCancelled
+	case err != nil:
+		ch.To = tasks.StatusFailed
+		ch.Error = taskErrorOf(err)
+	default:
+		cr, _ := res.(*CallToolResult)
+		if cr == nil {
+			cr = &CallToolResult{}
+		}
+		out := *cr
+		if out.Content == nil {
+			out.Content = []Content{}
+		}
+		if r.era == EraModern {
+			out.ResultType = ResultTypeComplete
+		} else {
+			out.ResultType = ""
+		}
+		raw, merr := Marshal(&out)
+		if merr != nil {
+			ch.To = tasks.StatusFailed
+			ch.Error = &tasks.Error{Code: jsonrpc.CodeInternalError, Message: "cannot encode the tool result"}
+			break
+		}
+		ch.To, ch.Result, ch.ResultIsError = tasks.StatusCompleted, raw, out.IsError
+	}
+	if r.ts.base.Err() != nil && ch.To == tasks.StatusCancelled {
+		ch.To = tasks.StatusFailed
+		ch.Error = &tasks.Error{Code: jsonrpc.CodeInternalError, Message: "server shut down before the task finished"}
+	}
+	t, uerr := r.ts.store.Update(context.Background(), r.owner, r.id, ch)
+	if uerr == nil {
+		r.notifyStatus(t)
+	}
+}
+
+// taskErrorOf maps a handler's protocol error to the task's error.
+func taskErrorOf(err error) *tasks.Error {
+	var re *jsonrpc.Error
+	var mc *MissingCapabilityError
+	switch {
+	case errors.As(err, &re):
+		return &tasks.Error{Code: int64(re.Code), Message: re.Message, Data: re.Data}
+	case errors.As(err, &mc):
+		e := mc.rpcError()
+		return &tasks.Error{Code: int64(e.Code), Message: e.Message, Data: e.Data}
+	}
+	return &tasks.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+}
+
+// notifyStatus sends notifications/tasks/status on a legacy session.
+func (r *taskRunner) notifyStatus(t tasks.Task) {
+	if r.notify == nil {
+		return
+	}
+	lt := legacyTask(t)
+	_ = r.notify(context.Background(), NotificationTasksStatus, &lt)
+}
+
+// runnerExtra is the handler context of a task: a copy of the creating
+// request's, with the runner's ctx and a task peer, holding nothing of the
+// request's buffers.
+func runnerExtra(ctx context.Context, extra *RequestHandlerExtra, r *taskRunner) *RequestHandlerExtra {
+	c := extra.Clone()
+	c.ctx = ctx
+	c.resultMeta = new(resultMetaSlot)
+	c.closeStream = nil
+	c.ProgressReporter = nil
+	c.LogSink = nil
+	c.notify = nil
+	c.TaskRequest = cloneRaw(extra.TaskRequest)
+	c.RequestMeta = cloneRaw(extra.RequestMeta)
+	if extra.ProtocolContext != nil {
+		pc := *extra.ProtocolContext
+		if pc.ClientCapabilities != nil {
+			caps := *pc.ClientCapabilities
+			pc.ClientCapabilities = &caps
+		}
+		if pc.ClientInfo != nil {
+			info := *pc.ClientInfo
+			pc.ClientInfo = &info
+		}
+		c.ProtocolContext = &pc
+	}
+	if in := extra.mrtr; in != nil {
+		cp := &mrtrIn{verified: in.verified, round: in.round, continuation: cloneRaw(in.continuation)}
+		if in.responses != nil {
+			cp.responses = make(InputResponses, len(in.responses))
+			for k, v := range in.responses {
+				cp.responses[k] = cloneRaw(v)
+			}
+		}
+		c.mrtr = cp
+	}
+	c.Peer = &taskPeer{r: r, extra: c}
+	c.task = r
+	return c
+}
+
+func cloneRaw(v jsontext.Value) jsontext.Value {
+	if v == nil {
+		return nil
+	}
+	return append(jsontext.Value(nil), v...)
+}
+
+func copyCallParams(p *CallToolParams) *CallToolParams {
+	return &CallToolParams{Name: p.Name, Arguments: cloneRaw(p.Arguments), Task: cloneRaw(p.Task), Meta: cloneRaw(p.Meta)}
+}
+
+// TaskID returns the id of the task the handler runs as, empty when it runs
+// synchronously (or before its task is created).
+func (e *RequestHandlerExtra) TaskID() string {
+	if e.task == nil {
+		return ""
+	}
+	return e.task.taskID()
+}
+
+// SetTaskStatusMessage sets the status message clients see on the task the
+// handler runs as (creating the task if the input window is still open).
+// It fails outside a task.
+func (e *RequestHandlerExtra) SetTaskStatusMessage(msg string) error {
+	if e.task == nil {
+		return errors.New("pmcp: SetTaskStatusMessage outside a task")
+	}
+	r := e.task
+	if _, err := r.commit(); err != nil {
+		return err
+	}
+	t, err := r.ts.store.Update(e.ctx, r.owner, r.taskID(), tasks.Change{Holder: r.ts.replica, StatusMessage: &msg})
+	if err == nil {
+		r.notifyStatus(t)
+	}
+	return err
+}
+
+// taskOwnerID is the owner of the session's tasks when there is no
+// authentication: random, so it tells nothing about the session id.
+func (ss *session) taskOwnerID() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.taskOwner == "" {
+		var b [18]byte
+		_, _ = rand.Read(b[:])
+		ss.taskOwner = "session:" + hex.EncodeToString(b[:])
+	}
+	return ss.taskOwner
+}
