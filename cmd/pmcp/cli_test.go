@@ -132,3 +132,29 @@ func TestInspectLongNames(t *testing.T) {
 		t.Errorf("--json lost the full name:\n%s", out)
 	}
 }
+
+// TestLogLevelEverywhere: every verb takes the same --log-level values
+// (MCP level names, warn for warning, off), and for client commands the
+// level also filters the server's log records.
+func TestLogLevelEverywhere(t *testing.T) {
+	for _, name := range allVerbs {
+		for in, want := range map[string]pmcp.LoggingLevel{"warn": pmcp.LevelWarning, "warning": pmcp.LevelWarning, "off": pmcp.LevelOff, "debug": pmcp.LevelDebug, "critical": pmcp.LevelCritical} {
+			v := verbFor(name)
+			if _, _, err := v.parse([]string{"--log-level", in}); err != nil || v.logLevel.level != want {
+				t.Errorf("%s --log-level %s: %v, level %v", name, in, err, v.logLevel.level)
+			}
+		}
+		if _, _, err := verbFor(name).parse([]string{"--log-level", "loud"}); err == nil {
+			t.Errorf("%s --log-level loud accepted", name)
+		}
+	}
+	url := everythingURL(t)
+	_, _, errs := cli(t, "call", "test_tool_with_logging", "--log-level", "error", "--url", url)
+	if strings.Contains(errs, "[server info]") {
+		t.Errorf("--log-level error showed info records:\n%s", errs)
+	}
+	_, _, errs = cli(t, "call", "test_tool_with_logging", "--log-level", "debug", "--url", url)
+	if !strings.Contains(errs, "[server info]") {
+		t.Errorf("--log-level debug hid info records:\n%s", errs)
+	}
+}

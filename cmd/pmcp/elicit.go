@@ -41,10 +41,11 @@ type interaction struct {
 	samplingTO  time.Duration
 	samplingMax int
 
-	mu    sync.Mutex // one elicitation at a time
-	once  sync.Once
-	lines chan lineResult
-	stop  chan struct{}
+	mu      sync.Mutex // one elicitation at a time
+	once    sync.Once
+	lines   chan lineResult
+	stop    chan struct{}
+	readErr error // the terminal's read error (io.EOF after Ctrl-D), sticky
 }
 
 type lineResult struct {
@@ -83,8 +84,12 @@ func (in *interaction) readLine(ctx context.Context) (string, error) {
 			}
 		}()
 	})
+	if in.readErr != nil {
+		return "", in.readErr
+	}
 	select {
 	case r := <-in.lines:
+		in.readErr = r.err
 		return r.s, r.err
 	case <-ctx.Done():
 		return "", ctx.Err()

@@ -100,7 +100,11 @@ func ptyRun(t *testing.T, steps []ptyStep, args ...string) (code int, stdout, te
 		prev := seen.String()
 		seen.Reset()
 		_ = prev
-		if _, err := io.WriteString(ptmx, st.send+"\n"); err != nil {
+		line := st.send + "\n"
+		if strings.HasPrefix(st.send, "\x04") {
+			line = st.send // Ctrl-D at the start of a line: end of input
+		}
+		if _, err := io.WriteString(ptmx, line); err != nil {
 			t.Fatal(err)
 		}
 		term += prev
@@ -173,6 +177,16 @@ func TestElicitationDeclineCancel(t *testing.T) {
 		if code != exitOK || strings.TrimSpace(out) != `{"action":"`+action+`"}` {
 			t.Fatalf("%s: exit %d %s\n%s", answer, code, out, term)
 		}
+	}
+}
+
+// TestElicitationEOF: Ctrl-D at a prompt declines, and later prompts of
+// the same command do not wait for a terminal that has ended.
+func TestElicitationEOF(t *testing.T) {
+	url := fixtureURL(t)
+	code, out, term := ptyRun(t, []ptyStep{{"[d]ecline, [c]ancel [a]: ", "\x04"}}, "call", "order", "--url", url)
+	if code != exitOK || strings.TrimSpace(out) != `{"action":"decline"}` {
+		t.Fatalf("exit %d %s\n%s", code, out, term)
 	}
 }
 
