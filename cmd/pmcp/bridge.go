@@ -37,7 +37,8 @@ Process model: one child per downstream (legacy) session, closed with it;
 session and use the shared child. A child that dies is restarted on the
 next request, at most --max-restarts times per session.
 
-Credentials: the upstream uses its own (--header, --oauth); the downstream's
+Credentials: the upstream uses its own (--header; OAuth with the client
+commands' flags and the token store pmcp login fills); the downstream's
 Authorization header is never forwarded. --header-to-env maps a downstream
 header to a per-session child's environment.`
 
