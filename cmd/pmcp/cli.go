@@ -216,7 +216,7 @@ func verbFor(name string) *verb {
 	case "bridge":
 		v, _ := bridgeVerb()
 		return v
-	case "inspect", "tools", "resources", "prompts", "call", "read", "get", "login":
+	case "inspect", "tools", "resources", "prompts", "call", "read", "get", "login", "shell":
 		v, _ := clientVerb(name)
 		return v
 	case "logout":

@@ -59,6 +59,7 @@ var clientSynopsis = map[string]string{
 	"read":      "pmcp read URI [flags] (--url URL | -- COMMAND ARGS...)",
 	"get":       "pmcp get PROMPT [key=value ...] [flags] (--url URL | -- COMMAND ARGS...)",
 	"login":     "pmcp login --url URL [flags]",
+	"shell":     "pmcp shell [flags] (--url URL | -- COMMAND ARGS...)",
 }
 
 var clientAbout = map[string]string{
@@ -74,6 +75,7 @@ answers every form, else the request is declined. Sampling is answered by
 not offered.`,
 	"read":  "Read a resource.",
 	"get":   "Render a prompt (argument values are strings).",
+	"shell": "An interactive session with one server: list and call tools, read\nresources, get prompts; tab completion of commands and tool names, history\nwith Up and Down. Type help at the prompt.",
 	"login": "Sign in with OAuth: open the authorization page in a browser ($BROWSER,\nelse xdg-open/open; \"none\" only prints the URL), take the redirect on a\nloopback port and store the tokens (never shown).",
 }
 

@@ -40,6 +40,9 @@ type interaction struct {
 	samplingCmd string
 	samplingTO  time.Duration
 	samplingMax int
+	// readFn, when set, reads the answers instead of in (pmcp shell's
+	// line editor).
+	readFn func(ctx context.Context) (string, error)
 
 	mu      sync.Mutex // one elicitation at a time
 	once    sync.Once
@@ -60,6 +63,9 @@ func (in *interaction) close() { close(in.stop) }
 // readLine returns the next line typed (without its newline); io.EOF
 // when the terminal ended (Ctrl-D).
 func (in *interaction) readLine(ctx context.Context) (string, error) {
+	if in.readFn != nil {
+		return in.readFn(ctx)
+	}
 	in.once.Do(func() {
 		in.lines = make(chan lineResult)
 		stop := in.stop

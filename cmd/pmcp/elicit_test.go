@@ -70,6 +70,8 @@ func fixtureURL(t *testing.T) string {
 // ptyRun runs the CLI in-process with a pseudo-terminal as its stdin and
 // stderr, and answers the prompts: each step waits for a prompt text on
 // the terminal, then types a line.
+// A send with a control character (\r, \t, ESC, Ctrl-D) goes as it is;
+// any other gets a newline.
 type ptyStep struct{ wait, send string }
 
 func ptyRun(t *testing.T, steps []ptyStep, args ...string) (code int, stdout, term string) {
@@ -101,8 +103,8 @@ func ptyRun(t *testing.T, steps []ptyStep, args ...string) (code int, stdout, te
 		seen.Reset()
 		_ = prev
 		line := st.send + "\n"
-		if strings.HasPrefix(st.send, "\x04") {
-			line = st.send // Ctrl-D at the start of a line: end of input
+		if strings.ContainsAny(st.send, "\r\t\x1b\x04") {
+			line = st.send
 		}
 		if _, err := io.WriteString(ptmx, line); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ require (
 	github.com/gopmcp/pmcp v0.0.0-00010101000000-000000000000
 	github.com/gopmcp/pmcp/otel v0.0.0-00010101000000-000000000000
 	go.uber.org/goleak v1.3.0
+	golang.org/x/term v0.46.0
 )
 
 require (

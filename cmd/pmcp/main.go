@@ -49,6 +49,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return bridge(ctx, args[1:], stdin, stdout, stderr)
 	case "inspect", "tools", "resources", "prompts", "call", "read", "get":
 		return clientCommand(ctx, args[0], args[1:], stdin, stdout, stderr)
+	case "shell":
+		return shell(ctx, args[1:], stdin, stdout, stderr)
 	case "login":
 		return login(ctx, args[1:], stdout, stderr)
 	case "logout":
@@ -85,6 +87,8 @@ client (talk to any MCP server; the protocol era is negotiated):
                              as one JSON object: call TOOL '{"a":1}'
   read URI                   read a resource
   get PROMPT [key=value ...] render a prompt (values are strings)
+  shell                      an interactive session: call tools at a prompt
+                             with history and tab completion of tool names
 
 authorization (OAuth 2.1; Streamable HTTP servers only):
   login --url URL            sign in: opens the authorization page in a
