@@ -219,7 +219,7 @@ func bridgeOptions(ctx context.Context, f *bridgeFlags, cmdArgs []string, logger
 
 func checkURL(u string) error {
 	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return fmt.Errorf("upstream URL %q: want http:// or https://", u)
+		return fmt.Errorf("URL %q: want http:// or https://", u)
 	}
 	return nil
 }

@@ -44,9 +44,24 @@ func (v *verb) usage(w io.Writer) {
 		fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(v.about))
 	}
 	fmt.Fprintln(w, "flags (anywhere before --):")
-	v.fs.SetOutput(w)
-	v.fs.PrintDefaults()
-	v.fs.SetOutput(io.Discard)
+	v.fs.VisitAll(func(f *flag.Flag) {
+		name, text := flag.UnquoteUsage(f)
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		head := "  " + dash + f.Name
+		switch {
+		case name == "value":
+			head += " VALUE"
+		case name != "":
+			head += " " + strings.ToUpper(name)
+		}
+		if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "[]" {
+			text += " (default " + d + ")"
+		}
+		fmt.Fprintf(w, "%s\n      %s\n", head, text)
+	})
 	fmt.Fprint(w, "\nexit codes: 0 success, 1 error (the server's or the tool's), 2 usage error, 3 connection or protocol failure\n")
 }
 
