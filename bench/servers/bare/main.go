@@ -83,6 +83,13 @@ func handle(req *request, legacyOK bool) (any, *rpcError) {
 			"capabilities":    map[string]any{"tools": map[string]any{}},
 			"serverInfo":      map[string]any{"name": "bench-bare", "version": "1.0.0"},
 		}, nil
+	case "server/discover":
+		// The modern clients of the client leg probe this first.
+		return map[string]any{
+			"supportedVersions": []string{"2026-07-28", "2025-11-25"},
+			"capabilities":      map[string]any{"tools": map[string]any{}},
+			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "bench-bare", "version": "1.0.0"}},
+		}, nil
 	case "ping":
 		return map[string]any{}, nil
 	case "tools/list":
