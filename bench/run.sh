@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# Runs the whole bench in one go: every server (bare net/http baseline,
-# pmcp, go-sdk, mcp-go) on every row (HTTP legacy, HTTP modern, stdio, idle
-# sessions), interleaved, ROUNDS rounds, and prints the table of medians.
+# Runs the whole bench in one go, interleaved, ROUNDS rounds, and prints the
+# table of medians. Legs (LEGS=, all by default):
+#   server   every server (bare net/http baseline, pmcp, go-sdk, mcp-go) on
+#            every row (HTTP legacy, HTTP modern, stdio, idle sessions), at
+#            every concurrency of CONCS (the concurrency sweep)
+#   client   every client (bare net/http+encoding/json, pmcp, go-sdk,
+#            mcp-go) calling echo on the bare server over HTTP legacy, HTTP
+#            modern and stdio; the client process's CPU per call
 #
 # The server is pinned to one core and the load generator to the other
 # (taskset). Loopback only; every run is bounded (WARMUP + DURATION), and
 # the whole script takes about 4 minutes with the defaults.
 #
 # Environment:
-#   ROUNDS=3 DURATION=5s WARMUP=1s CONC=16 SESSIONS=10000
+#   LEGS="server client"
+#   ROUNDS=3 DURATION=5s WARMUP=1s CONCS="1 16 256" SESSIONS=10000
+#   CONC=16                           concurrency of the client leg and of sessions
 #   TARGETS="bare pmcp gosdk mcpgo"   ROWS="legacy modern stdio sessions"
+#   CLIENTS="bare pmcp gosdk mcpgo"   CLIENT_ROWS="legacy modern stdio"
 #   SERVER_CPU=0 LOAD_CPU=1           cores for the server and the generator
 #   OUT=dir                           where binaries, results and profiles go
 #   CPUPROFILE=1                      servers write CPU profiles to $OUT/prof
@@ -20,6 +28,10 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-5s}
 WARMUP=${WARMUP:-1s}
 CONC=${CONC:-16}
+CONCS=${CONCS:-"1 16 256"}
+LEGS=${LEGS:-"server client"}
+CLIENTS=${CLIENTS:-"bare pmcp gosdk mcpgo"}
+CLIENT_ROWS=${CLIENT_ROWS:-"legacy modern stdio"}
 SESSIONS=${SESSIONS:-10000}
 TARGETS=${TARGETS:-"bare pmcp gosdk mcpgo"}
 ROWS=${ROWS:-"legacy modern stdio sessions"}
@@ -39,10 +51,11 @@ fi
 
 mkdir -p "$OUT/bin" "$OUT/prof"
 echo "building into $OUT/bin" >&2
-for t in $TARGETS; do
+for t in $TARGETS bare; do
 	go build -o "$OUT/bin/$t" "./servers/$t"
 done
 go build -o "$OUT/bin/load" ./cmd/load
+go build -o "$OUT/bin/clients" ./cmd/clients
 go build -o "$OUT/bin/report" ./cmd/report
 
 results=$OUT/results.jsonl
@@ -65,17 +78,17 @@ profile_flag() { # target row round
 	fi
 }
 
-run_one() { # round row target
-	local round=$1 row=$2 t=$3
+run_one() { # round row target conc
+	local round=$1 row=$2 t=$3 conc=$4
 	local bin=$OUT/bin/$t
 	local prof
 	prof=$(profile_flag "$t" "$row" "$round")
 	port=$((port + 1))
-	echo "round $round: $row $t" >&2
+	echo "round $round: $row $t c=$conc" >&2
 	case $row in
 	stdio)
 		# shellcheck disable=SC2086
-		taskset -c "$LOAD_CPU" "$OUT/bin/load" stdio -target "$t" -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
+		taskset -c "$LOAD_CPU" "$OUT/bin/load" stdio -target "$t" -round "$round" -c "$conc" -d "$DURATION" -warmup "$WARMUP" \
 			-- taskset -c "$SERVER_CPU" "$bin" -stdio $prof >>"$results"
 		;;
 	legacy | modern | sessions)
@@ -86,7 +99,7 @@ run_one() { # round row target
 			taskset -c "$LOAD_CPU" "$OUT/bin/load" sessions -target "$t" -round "$round" -c "$CONC" -n "$SESSIONS" \
 				-url "http://127.0.0.1:$port/mcp" -pid "$server_pid" >>"$results"
 		else
-			taskset -c "$LOAD_CPU" "$OUT/bin/load" http -target "$t" -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
+			taskset -c "$LOAD_CPU" "$OUT/bin/load" http -target "$t" -round "$round" -c "$conc" -d "$DURATION" -warmup "$WARMUP" \
 				-mode "$row" -url "http://127.0.0.1:$port/mcp" -pid "$server_pid" >>"$results"
 		fi
 		stop_server
@@ -98,21 +111,66 @@ run_one() { # round row target
 	esac
 }
 
+run_client() { # round row client
+	local round=$1 row=$2 impl=$3
+	port=$((port + 1))
+	echo "round $round: client-$row $impl" >&2
+	if [ "$row" = stdio ]; then
+		taskset -c "$LOAD_CPU" "$OUT/bin/clients" -impl "$impl" -mode stdio -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
+			-- taskset -c "$SERVER_CPU" "$OUT/bin/bare" -stdio >>"$results"
+		return
+	fi
+	taskset -c "$SERVER_CPU" "$OUT/bin/bare" -addr "127.0.0.1:$port" &
+	server_pid=$!
+	taskset -c "$LOAD_CPU" "$OUT/bin/clients" -impl "$impl" -mode "$row" -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
+		-url "http://127.0.0.1:$port/mcp" >>"$results"
+	stop_server
+}
+
+# interleave ROUND FUNC ROW NAMES...: every name once, starting from a
+# different one each round.
+interleave() {
+	local round=$1 fn=$2 row=$3
+	shift 3
+	local names=("$@") n=$#
+	for i in $(seq 0 $((n - 1))); do
+		"$fn" "$round" "$row" "${names[$(((i + round - 1) % n))]}"
+	done
+}
+
+server_row() { # round row target: the row at every concurrency of CONCS
+	local c
+	if [ "$2" = sessions ]; then
+		run_one "$1" "$2" "$3" "$CONC"
+		return
+	fi
+	for c in $CONCS; do
+		run_one "$1" "$2" "$3" "$c"
+	done
+}
+
 read -r -a targets <<<"$TARGETS"
-n=${#targets[@]}
+read -r -a clients <<<"$CLIENTS"
 start=$(date +%s)
 for round in $(seq 1 "$ROUNDS"); do
-	for row in $ROWS; do
-		# Interleave: every target once per row and round, starting from
-		# a different one each round.
-		for i in $(seq 0 $((n - 1))); do
-			run_one "$round" "$row" "${targets[$(((i + round - 1) % n))]}"
-		done
+	for leg in $LEGS; do
+		case $leg in
+		server)
+			for row in $ROWS; do interleave "$round" server_row "$row" "${targets[@]}"; done
+			;;
+		client)
+			for row in $CLIENT_ROWS; do interleave "$round" run_client "$row" "${clients[@]}"; done
+			;;
+		*)
+			echo "unknown leg $leg" >&2
+			exit 2
+			;;
+		esac
 	done
 done
 
 echo
 echo "bench: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3)"
-echo "server on core $SERVER_CPU, load generator on core $LOAD_CPU; $ROUNDS rounds, $DURATION after $WARMUP warm-up, $CONC concurrent clients, $SESSIONS idle sessions; $(($(date +%s) - start)) s"
+echo "server on core $SERVER_CPU, load generator on core $LOAD_CPU; legs: $LEGS; $ROUNDS rounds, $DURATION after $WARMUP warm-up, server concurrencies $CONCS, $CONC calls in flight per client, $SESSIONS idle sessions; $(($(date +%s) - start)) s"
 echo "results: $results"
 "$OUT/bin/report" "$results"

@@ -256,4 +256,3 @@ func (b *bareStdio) close() {
 	<-b.done
 	_ = b.cmd.Wait()
 }
-

@@ -36,6 +36,7 @@ type Result struct {
 	Target     string  `json:"target"`
 	Row        string  `json:"row"`
 	Round      int     `json:"round"`
+	Conc       int     `json:"conc,omitempty"`
 	Requests   int64   `json:"requests,omitempty"`
 	Errors     int64   `json:"errors"`
 	Seconds    float64 `json:"seconds,omitempty"`
@@ -99,7 +100,7 @@ func main() {
 	}
 	r := run(ctx, cl, *conc, *warm, *dur)
 	cl.close()
-	r.Target, r.Round = *impl, *round
+	r.Target, r.Round, r.Conc = *impl, *round, *conc
 	r.Row = "client-" + *mode
 	b, _ := json.Marshal(r)
 	fmt.Println(string(b))

@@ -49,6 +49,7 @@ type Result struct {
 	Target string `json:"target"`
 	Row    string `json:"row"`
 	Round  int    `json:"round"`
+	Conc   int    `json:"conc,omitempty"`
 
 	Requests   int64   `json:"requests,omitempty"`
 	Errors     int64   `json:"errors"`
@@ -247,7 +248,7 @@ func measure(pid int, w *window) (cpuSeconds float64) {
 
 func finish(r *Result, c *common, recs []*recorder, cpu float64, pid int, es *errState) {
 	n, p50, p99 := percentiles(recs)
-	r.Target, r.Round = c.target, c.round
+	r.Target, r.Round, r.Conc = c.target, c.round, c.conc
 	r.Requests, r.Seconds = n, c.duration.Seconds()
 	r.RPS = float64(n) / c.duration.Seconds()
 	r.P50us, r.P99us = p50, p99

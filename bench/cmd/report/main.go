@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -20,6 +21,7 @@ type result struct {
 	Target            string  `json:"target"`
 	Row               string  `json:"row"`
 	Round             int     `json:"round"`
+	Conc              int     `json:"conc"`
 	Requests          int64   `json:"requests"`
 	Errors            int64   `json:"errors"`
 	RPS               float64 `json:"rps"`
@@ -31,10 +33,21 @@ type result struct {
 	RSSKiBPerSession  float64 `json:"rssKiBPerSession"`
 }
 
-var rows = []struct{ key, title string }{
-	{"http-legacy", "HTTP legacy (2025-11-25, stateful session, tools/call echo)"},
-	{"http-modern", "HTTP modern (2026-07-28, stateless, _meta + MCP-Protocol-Version/Mcp-Method/Mcp-Name)"},
-	{"stdio", "stdio (legacy session, 16 requests pipelined)"},
+var rows = []struct{ key, title, cpu string }{
+	{"http-legacy", "HTTP legacy (2025-11-25, stateful session, tools/call echo)", "server"},
+	{"http-modern", "HTTP modern (2026-07-28, stateless, _meta + MCP-Protocol-Version/Mcp-Method/Mcp-Name)", "server"},
+	{"stdio", "stdio (legacy session, requests pipelined)", "server"},
+	{"client-legacy", "Client leg, HTTP legacy: each client calls echo on the bare server", "client"},
+	{"client-modern", "Client leg, HTTP modern: each client calls echo on the bare server", "client"},
+	{"client-stdio", "Client leg, stdio: each client calls echo on the bare server it spawned", "client"},
+}
+
+// rowKey is a row at one concurrency (0: the run did not say).
+func rowKey(row string, conc int) string {
+	if conc == 0 {
+		return row
+	}
+	return row + "@" + strconv.Itoa(conc)
 }
 
 func main() {
@@ -51,6 +64,7 @@ func main() {
 		in = f
 	}
 	by := map[string]map[string][]result{}
+	concs := map[string][]int{}
 	var targets []string
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
@@ -67,6 +81,16 @@ func main() {
 			by[r.Row] = map[string][]result{}
 		}
 		by[r.Row][r.Target] = append(by[r.Row][r.Target], r)
+		k := rowKey(r.Row, r.Conc)
+		if k != r.Row {
+			if by[k] == nil {
+				by[k] = map[string][]result{}
+			}
+			by[k][r.Target] = append(by[k][r.Target], r)
+			if !slices.Contains(concs[r.Row], r.Conc) {
+				concs[r.Row] = append(concs[r.Row], r.Conc)
+			}
+		}
 		if !slices.Contains(targets, r.Target) {
 			targets = append(targets, r.Target)
 		}
@@ -84,15 +108,31 @@ func main() {
 
 	fmt.Println("Medians over rounds; ratios are to", *baseline+".")
 	for _, row := range rows {
-		rs := by[row.key]
-		if len(rs) == 0 {
-			continue
+		cs := concs[row.key]
+		slices.Sort(cs)
+		if len(cs) == 0 {
+			cs = []int{0}
 		}
-		base := rs[*baseline]
+		for _, conc := range cs {
+			table(by[rowKey(row.key, conc)], row.title, row.cpu, conc, targets, *baseline)
+		}
+	}
+	summary(by, targets)
+}
+
+func table(rs map[string][]result, title, cpuOf string, conc int, targets []string, baseline string) {
+	if len(rs) == 0 {
+		return
+	}
+	{
+		base := rs[baseline]
 		baseRPS := median(base, func(r result) float64 { return r.RPS })
 		baseCPU := median(base, func(r result) float64 { return r.CPUusReq })
-		fmt.Printf("\n%s\n\n", row.title)
-		fmt.Println("| target | rounds | req/s | × bare | p50 µs | p99 µs | server CPU µs/req | × bare | peak RSS MiB | errors |")
+		if conc > 0 {
+			title += fmt.Sprintf(", c=%d", conc)
+		}
+		fmt.Printf("\n%s\n\n", title)
+		fmt.Printf("| target | rounds | req/s | × %s | p50 µs | p99 µs | %s CPU µs/req | × %s | peak RSS MiB | errors |\n", baseline, cpuOf, baseline)
 		fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 		for _, t := range targets {
 			r := rs[t]
@@ -109,6 +149,9 @@ func main() {
 				errorsOf(r))
 		}
 	}
+}
+
+func summary(by map[string]map[string][]result, targets []string) {
 	if rs := by["sessions"]; len(rs) > 0 {
 		fmt.Printf("\nIdle legacy sessions (initialize + notifications/initialized, never deleted)\n\n")
 		fmt.Println("| target | rounds | KiB/session (RSS delta) | KiB/session (live heap delta, after GC) | peak RSS MiB | errors |")
@@ -132,8 +175,12 @@ func main() {
 	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, t := range targets {
 		fmt.Printf("| %s", t)
-		for _, row := range rows {
+		for _, row := range rows[:3] {
+			// The summary is at c=16 when the run swept concurrencies.
 			r := by[row.key][t]
+			if r16 := by[rowKey(row.key, 16)][t]; len(r16) > 0 {
+				r = r16
+			}
 			if len(r) == 0 {
 				fmt.Print(" | – | –")
 				continue
