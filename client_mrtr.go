@@ -204,7 +204,22 @@ func (s *ClientSession) requestMeta(cfg *callConfig, token jsontext.Value) (json
 	if cfg != nil {
 		extra = cfg.meta
 	}
-	return encodeMeta(s.negotiation().meta, extra, token)
+	n := s.negotiation()
+	if len(extra) == 0 && len(n.metaJSON) > 1 {
+		// The common case, without reflection: the static members
+		// encoded at negotiation, plus the progress token. Every static
+		// key is "io.modelcontextprotocol/..." and sorts before
+		// "progressToken", so the result is what encodeMeta would write.
+		if token == nil {
+			return n.metaJSON, nil
+		}
+		b := make([]byte, 0, len(n.metaJSON)+len(MetaProgressToken)+len(token)+4)
+		b = append(b, n.metaJSON[:len(n.metaJSON)-1]...)
+		b = append(b, `,"`+MetaProgressToken+`":`...)
+		b = append(b, token...)
+		return append(b, '}'), nil
+	}
+	return encodeMeta(n.meta, extra, token)
 }
 
 // callMeta returns the _meta of a call configured by cfg and, when cfg
