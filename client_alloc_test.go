@@ -188,7 +188,6 @@ func BenchmarkClientCallTool(b *testing.B) {
 	}
 }
 
-
 // The _meta fast path (static members encoded at negotiation, plus the
 // progress token) must write exactly what encodeMeta writes.
 func TestRequestMetaFastPathMatchesEncodeMeta(t *testing.T) {

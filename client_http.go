@@ -262,11 +262,11 @@ type httpTransport struct {
 	// sidHdr and versionHdr are sessionID and legacyVersion as header
 	// values, built once and shared by every request (never mutated).
 	sidHdr, versionHdr []string
-	getStarted    bool
-	fatal         error
-	tools         map[string][]paramBinding
-	waiting       map[jsonrpc.ID]waiter
-	closeOnce     sync.Once
+	getStarted         bool
+	fatal              error
+	tools              map[string][]paramBinding
+	waiting            map[jsonrpc.ID]waiter
+	closeOnce          sync.Once
 }
 
 func newHTTPTransport(endpoint string, o *HTTPClientOptions, log *slog.Logger) *httpTransport {
