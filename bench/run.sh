@@ -7,13 +7,17 @@
 #   client   every client (bare net/http+encoding/json, pmcp, go-sdk,
 #            mcp-go) calling echo on the bare server over HTTP legacy, HTTP
 #            modern and stdio; the client process's CPU per call
+#   features the pmcp server's tools/call (HTTP legacy and modern) with one
+#            feature on: plain, accesslog, otel (always sample, no-op
+#            exporter), jwt (bearer JWT, ES256, cached key set); ratios to
+#            plain
 #
 # The server is pinned to one core and the load generator to the other
 # (taskset). Loopback only; every run is bounded (WARMUP + DURATION), and
 # the whole script takes about 4 minutes with the defaults.
 #
 # Environment:
-#   LEGS="server client"
+#   LEGS="server client features"    FEATURES="plain accesslog otel jwt"
 #   ROUNDS=3 DURATION=5s WARMUP=1s CONCS="1 16 256" SESSIONS=10000
 #   CONC=16                           concurrency of the client leg and of sessions
 #   TARGETS="bare pmcp gosdk mcpgo"   ROWS="legacy modern stdio sessions"
@@ -29,7 +33,8 @@ DURATION=${DURATION:-5s}
 WARMUP=${WARMUP:-1s}
 CONC=${CONC:-16}
 CONCS=${CONCS:-"1 16 256"}
-LEGS=${LEGS:-"server client"}
+LEGS=${LEGS:-"server client features"}
+FEATURES=${FEATURES:-"plain accesslog otel jwt"}
 CLIENTS=${CLIENTS:-"bare pmcp gosdk mcpgo"}
 CLIENT_ROWS=${CLIENT_ROWS:-"legacy modern stdio"}
 SESSIONS=${SESSIONS:-10000}
@@ -51,7 +56,7 @@ fi
 
 mkdir -p "$OUT/bin" "$OUT/prof"
 echo "building into $OUT/bin" >&2
-for t in $TARGETS bare; do
+for t in $TARGETS bare pmcp; do
 	go build -o "$OUT/bin/$t" "./servers/$t"
 done
 go build -o "$OUT/bin/load" ./cmd/load
@@ -127,6 +132,21 @@ run_client() { # round row client
 	stop_server
 }
 
+run_feature() { # round row feature
+	local round=$1 row=$2 f=$3 bearer=()
+	port=$((port + 1))
+	echo "round $round: features-$row $f" >&2
+	rm -f "$OUT/token"
+	taskset -c "$SERVER_CPU" "$OUT/bin/pmcp" -addr "127.0.0.1:$port" -feature "$f" -token-out "$OUT/token" &
+	server_pid=$!
+	if [ "$f" = jwt ]; then
+		bearer=(-bearer-file "$OUT/token")
+	fi
+	taskset -c "$LOAD_CPU" "$OUT/bin/load" http -target "$f" -row "features-$row" -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
+		-mode "$row" -url "http://127.0.0.1:$port/mcp" -pid "$server_pid" "${bearer[@]}" >>"$results"
+	stop_server
+}
+
 # interleave ROUND FUNC ROW NAMES...: every name once, starting from a
 # different one each round.
 interleave() {
@@ -151,6 +171,7 @@ server_row() { # round row target: the row at every concurrency of CONCS
 
 read -r -a targets <<<"$TARGETS"
 read -r -a clients <<<"$CLIENTS"
+read -r -a features <<<"$FEATURES"
 start=$(date +%s)
 for round in $(seq 1 "$ROUNDS"); do
 	for leg in $LEGS; do
@@ -160,6 +181,9 @@ for round in $(seq 1 "$ROUNDS"); do
 			;;
 		client)
 			for row in $CLIENT_ROWS; do interleave "$round" run_client "$row" "${clients[@]}"; done
+			;;
+		features)
+			for row in legacy modern; do interleave "$round" run_feature "$row" "${features[@]}"; done
 			;;
 		*)
 			echo "unknown leg $leg" >&2

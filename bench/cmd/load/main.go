@@ -459,8 +459,8 @@ func waitReady(host string, within time.Duration) {
 }
 
 // openSession initializes a legacy session on hc and returns its id.
-func openSession(hc *httpConn, host, path string) (string, error) {
-	status, err := hc.do(buildRequest(host, path, nil, initBody))
+func openSession(hc *httpConn, host, path string, extra [][2]string) (string, error) {
+	status, err := hc.do(buildRequest(host, path, extra, initBody))
 	if err != nil {
 		return "", err
 	}
@@ -469,7 +469,7 @@ func openSession(hc *httpConn, host, path string) (string, error) {
 	}
 	sid := hc.sid
 	hdr := [][2]string{{"Mcp-Session-Id", sid}, {"Mcp-Protocol-Version", "2025-11-25"}}
-	status, err = hc.do(buildRequest(host, path, hdr, initNoteBody))
+	status, err = hc.do(buildRequest(host, path, append(hdr, extra...), initNoteBody))
 	if err != nil {
 		return "", err
 	}
@@ -486,12 +486,24 @@ func runHTTP(args []string) Result {
 	rawURL := fs.String("url", "", "loopback URL of the MCP endpoint")
 	mode := fs.String("mode", "legacy", "legacy (stateful 2025-11-25) or modern (stateless 2026-07-28)")
 	pid := fs.Int("pid", 0, "server process id")
+	row := fs.String("row", "", "row name for the result line (default http-MODE)")
+	bearerFile := fs.String("bearer-file", "", "send the token in `file` as Authorization: Bearer")
 	_ = fs.Parse(args)
 	c.check()
 	if *pid <= 0 {
 		fatalf("-pid is required")
 	}
 	host, path := hostOf(*rawURL)
+	var authHdr [][2]string
+	if *bearerFile != "" {
+		// The server writes the token once it is listening.
+		waitReady(host, 10*time.Second)
+		tok, err := os.ReadFile(*bearerFile)
+		if err != nil || len(tok) == 0 {
+			fatalf("bearer token: %v", err)
+		}
+		authHdr = [][2]string{{"Authorization", "Bearer " + strings.TrimSpace(string(tok))}}
+	}
 	waitReady(host, 10*time.Second)
 	modern := *mode == "modern"
 	if !modern && *mode != "legacy" {
@@ -512,13 +524,13 @@ func runHTTP(args []string) Result {
 		if modern {
 			hdr = [][2]string{{"Mcp-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", c.tool}}
 		} else {
-			sid, err := openSession(hc, host, path)
+			sid, err := openSession(hc, host, path, authHdr)
 			if err != nil {
 				fatalf("%v", err)
 			}
 			hdr = [][2]string{{"Mcp-Session-Id", sid}, {"Mcp-Protocol-Version", "2025-11-25"}}
 		}
-		conns[i], reqs[i] = hc, buildRequest(host, path, hdr, body)
+		conns[i], reqs[i] = hc, buildRequest(host, path, append(hdr, authHdr...), body)
 	}
 
 	now := time.Now()
@@ -558,6 +570,9 @@ func runHTTP(args []string) Result {
 		hc.c.Close()
 	}
 	r := Result{Row: "http-" + *mode}
+	if *row != "" {
+		r.Row = *row
+	}
 	finish(&r, &c, recs, cpu, *pid, es)
 	return r
 }
@@ -732,7 +747,7 @@ func runSessions(args []string) Result {
 		for _, hc := range conns {
 			wg.Go(func() {
 				for next.Add(1) <= int64(count) {
-					if _, err := openSession(hc, host, path); err != nil {
+					if _, err := openSession(hc, host, path, nil); err != nil {
 						es.add(err)
 						return
 					}

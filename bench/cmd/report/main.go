@@ -33,13 +33,15 @@ type result struct {
 	RSSKiBPerSession  float64 `json:"rssKiBPerSession"`
 }
 
-var rows = []struct{ key, title, cpu string }{
-	{"http-legacy", "HTTP legacy (2025-11-25, stateful session, tools/call echo)", "server"},
-	{"http-modern", "HTTP modern (2026-07-28, stateless, _meta + MCP-Protocol-Version/Mcp-Method/Mcp-Name)", "server"},
-	{"stdio", "stdio (legacy session, requests pipelined)", "server"},
-	{"client-legacy", "Client leg, HTTP legacy: each client calls echo on the bare server", "client"},
-	{"client-modern", "Client leg, HTTP modern: each client calls echo on the bare server", "client"},
-	{"client-stdio", "Client leg, stdio: each client calls echo on the bare server it spawned", "client"},
+var rows = []struct{ key, title, cpu, baseline string }{
+	{"http-legacy", "HTTP legacy (2025-11-25, stateful session, tools/call echo)", "server", ""},
+	{"http-modern", "HTTP modern (2026-07-28, stateless, _meta + MCP-Protocol-Version/Mcp-Method/Mcp-Name)", "server", ""},
+	{"stdio", "stdio (legacy session, requests pipelined)", "server", ""},
+	{"client-legacy", "Client leg, HTTP legacy: each client calls echo on the bare server", "client", ""},
+	{"client-modern", "Client leg, HTTP modern: each client calls echo on the bare server", "client", ""},
+	{"client-stdio", "Client leg, stdio: each client calls echo on the bare server it spawned", "client", ""},
+	{"features-legacy", "Feature cost, pmcp server, HTTP legacy tools/call (ratios to plain)", "server", "plain"},
+	{"features-modern", "Feature cost, pmcp server, HTTP modern tools/call (ratios to plain)", "server", "plain"},
 }
 
 // rowKey is a row at one concurrency (0: the run did not say).
@@ -114,7 +116,11 @@ func main() {
 			cs = []int{0}
 		}
 		for _, conc := range cs {
-			table(by[rowKey(row.key, conc)], row.title, row.cpu, conc, targets, *baseline)
+			b := *baseline
+			if row.baseline != "" {
+				b = row.baseline
+			}
+			table(by[rowKey(row.key, conc)], row.title, row.cpu, conc, targets, b)
 		}
 	}
 	summary(by, targets)
@@ -170,10 +176,16 @@ func summary(by map[string]map[string][]result, targets []string) {
 	}
 
 	// The summary in the layout of the issue.
+	if len(by["http-legacy"])+len(by["http-modern"])+len(by["stdio"])+len(by["sessions"]) == 0 {
+		return
+	}
 	fmt.Printf("\nSummary\n\n")
 	fmt.Println("| target | HTTP legacy req/s | CPU µs/req | HTTP modern req/s | CPU µs/req | stdio req/s | CPU µs/req | KiB per idle session (RSS) | (heap) |")
 	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, t := range targets {
+		if len(by["sessions"][t]) == 0 && !slices.ContainsFunc(rows[:3], func(r struct{ key, title, cpu, baseline string }) bool { return len(by[r.key][t]) > 0 }) {
+			continue // not a server of the server leg
+		}
 		fmt.Printf("| %s", t)
 		for _, row := range rows[:3] {
 			// The summary is at c=16 when the run swept concurrencies.

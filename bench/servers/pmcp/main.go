@@ -21,7 +21,7 @@ type addIn struct {
 }
 
 func newServer() *pmcp.Server {
-	s, err := pmcp.NewServer(pmcp.ServerOptions{Name: "bench-pmcp", Version: "1.0.0"})
+	s, err := pmcp.NewServer(serverOptions())
 	if err != nil {
 		panic(err)
 	}
@@ -42,14 +42,14 @@ func must(err error) {
 
 func main() {
 	harness.Main(func() http.Handler {
-		return pmcp.NewStreamableHTTPHandler(newServer(), pmcp.StreamableHTTPOptions{
+		return pmcp.NewStreamableHTTPHandler(newServer(), withFeature(pmcp.StreamableHTTPOptions{
 			// One application/json body per request, as every target of
 			// the bench answers (see README.md).
 			JSONResponse: true,
 			// The idle-session row opens 10,000 sessions; the default
 			// cap is DefaultMaxSessions (4,096).
 			MaxSessions: 20000,
-		})
+		}))
 	}, func(ctx context.Context) error {
 		return newServer().Serve(ctx, stdio.Stdio(stdio.Options{}))
 	})
