@@ -7,6 +7,9 @@
 #   client   every client (bare net/http+encoding/json, pmcp, go-sdk,
 #            mcp-go) calling echo on the bare server over HTTP legacy, HTTP
 #            modern and stdio; the client process's CPU per call
+#   stream   the stream tool (16 progress notifications, then the result)
+#            on every server over HTTP legacy SSE, HTTP modern SSE and
+#            stdio (servers run with -sse); notifications/s, CPU per one
 #   features the pmcp server's tools/call (HTTP legacy and modern) with one
 #            feature on: plain, accesslog, otel (always sample, no-op
 #            exporter), jwt (bearer JWT, ES256, cached key set); ratios to
@@ -17,7 +20,7 @@
 # the whole script takes about 4 minutes with the defaults.
 #
 # Environment:
-#   LEGS="server client features"    FEATURES="plain accesslog otel jwt"
+#   LEGS="server client stream features"    FEATURES="plain accesslog otel jwt"
 #   ROUNDS=3 DURATION=5s WARMUP=1s CONCS="1 16 256" SESSIONS=10000
 #   CONC=16                           concurrency of the client leg and of sessions
 #   TARGETS="bare pmcp gosdk mcpgo"   ROWS="legacy modern stdio sessions"
@@ -33,7 +36,7 @@ DURATION=${DURATION:-5s}
 WARMUP=${WARMUP:-1s}
 CONC=${CONC:-16}
 CONCS=${CONCS:-"1 16 256"}
-LEGS=${LEGS:-"server client features"}
+LEGS=${LEGS:-"server client stream features"}
 FEATURES=${FEATURES:-"plain accesslog otel jwt"}
 CLIENTS=${CLIENTS:-"bare pmcp gosdk mcpgo"}
 CLIENT_ROWS=${CLIENT_ROWS:-"legacy modern stdio"}
@@ -94,7 +97,7 @@ run_one() { # round row target conc
 	stdio)
 		# shellcheck disable=SC2086
 		taskset -c "$LOAD_CPU" "$OUT/bin/load" stdio -target "$t" -round "$round" -c "$conc" -d "$DURATION" -warmup "$WARMUP" \
-			-- taskset -c "$SERVER_CPU" "$bin" -stdio $prof >>"$results"
+			-- taskset -c "$SERVER_CPU" "$bin" -stdio $prof >>"$results" || echo "  failed (no result line)" >&2
 		;;
 	legacy | modern | sessions)
 		# shellcheck disable=SC2086
@@ -102,10 +105,10 @@ run_one() { # round row target conc
 		server_pid=$!
 		if [ "$row" = sessions ]; then
 			taskset -c "$LOAD_CPU" "$OUT/bin/load" sessions -target "$t" -round "$round" -c "$CONC" -n "$SESSIONS" \
-				-url "http://127.0.0.1:$port/mcp" -pid "$server_pid" >>"$results"
+				-url "http://127.0.0.1:$port/mcp" -pid "$server_pid" >>"$results" || echo "  failed (no result line)" >&2
 		else
 			taskset -c "$LOAD_CPU" "$OUT/bin/load" http -target "$t" -round "$round" -c "$conc" -d "$DURATION" -warmup "$WARMUP" \
-				-mode "$row" -url "http://127.0.0.1:$port/mcp" -pid "$server_pid" >>"$results"
+				-mode "$row" -url "http://127.0.0.1:$port/mcp" -pid "$server_pid" >>"$results" || echo "  failed (no result line)" >&2
 		fi
 		stop_server
 		;;
@@ -122,13 +125,13 @@ run_client() { # round row client
 	echo "round $round: client-$row $impl" >&2
 	if [ "$row" = stdio ]; then
 		taskset -c "$LOAD_CPU" "$OUT/bin/clients" -impl "$impl" -mode stdio -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
-			-- taskset -c "$SERVER_CPU" "$OUT/bin/bare" -stdio >>"$results"
+			-- taskset -c "$SERVER_CPU" "$OUT/bin/bare" -stdio >>"$results" || echo "  failed (no result line)" >&2
 		return
 	fi
 	taskset -c "$SERVER_CPU" "$OUT/bin/bare" -addr "127.0.0.1:$port" &
 	server_pid=$!
 	taskset -c "$LOAD_CPU" "$OUT/bin/clients" -impl "$impl" -mode "$row" -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
-		-url "http://127.0.0.1:$port/mcp" >>"$results"
+		-url "http://127.0.0.1:$port/mcp" >>"$results" || echo "  failed (no result line)" >&2
 	stop_server
 }
 
@@ -143,7 +146,23 @@ run_feature() { # round row feature
 		bearer=(-bearer-file "$OUT/token")
 	fi
 	taskset -c "$LOAD_CPU" "$OUT/bin/load" http -target "$f" -row "features-$row" -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
-		-mode "$row" -url "http://127.0.0.1:$port/mcp" -pid "$server_pid" "${bearer[@]}" >>"$results"
+		-mode "$row" -url "http://127.0.0.1:$port/mcp" -pid "$server_pid" "${bearer[@]}" >>"$results" || echo "  failed (no result line)" >&2
+	stop_server
+}
+
+run_stream() { # round row target
+	local round=$1 row=$2 t=$3
+	port=$((port + 1))
+	echo "round $round: stream-$row $t" >&2
+	if [ "$row" = stdio ]; then
+		taskset -c "$LOAD_CPU" "$OUT/bin/load" stdio -target "$t" -tool stream -row stream-stdio -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
+			-- taskset -c "$SERVER_CPU" "$OUT/bin/$t" -stdio >>"$results" || echo "  failed (no result line)" >&2
+		return
+	fi
+	taskset -c "$SERVER_CPU" "$OUT/bin/$t" -addr "127.0.0.1:$port" -sse &
+	server_pid=$!
+	taskset -c "$LOAD_CPU" "$OUT/bin/load" http -target "$t" -tool stream -row "stream-$row" -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
+		-mode "$row" -url "http://127.0.0.1:$port/mcp" -pid "$server_pid" >>"$results" || echo "  failed (no result line)" >&2
 	stop_server
 }
 
@@ -181,6 +200,9 @@ for round in $(seq 1 "$ROUNDS"); do
 			;;
 		client)
 			for row in $CLIENT_ROWS; do interleave "$round" run_client "$row" "${clients[@]}"; done
+			;;
+		stream)
+			for row in legacy modern stdio; do interleave "$round" run_stream "$row" "${targets[@]}"; done
 			;;
 		features)
 			for row in legacy modern; do interleave "$round" run_feature "$row" "${features[@]}"; done

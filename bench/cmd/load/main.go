@@ -60,6 +60,12 @@ type Result struct {
 	CPUusReq   float64 `json:"cpuUsPerReq,omitempty"`
 	PeakRSSKiB int64   `json:"peakRssKiB"`
 
+	// The streaming leg: progress notifications received in the window,
+	// per second, and the server's CPU per notification.
+	Notifications int64   `json:"notifications,omitempty"`
+	NotesPerSec   float64 `json:"notesPerSec,omitempty"`
+	CPUusNote     float64 `json:"cpuUsPerNote,omitempty"`
+
 	Sessions          int     `json:"sessions,omitempty"`
 	HeapKiBPerSession float64 `json:"heapKiBPerSession,omitempty"`
 	RSSKiBPerSession  float64 `json:"rssKiBPerSession,omitempty"`
@@ -71,7 +77,12 @@ const (
 	initBody     = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench-load","version":"1.0.0"}}}`
 	initNoteBody = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 	modernMeta   = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench-load","version":"1.0.0"}}`
+	// streamNotes is the number of progress notifications of the stream
+	// tool (harness.StreamNotes).
+	streamNotes = 16
 )
+
+var progressMethod = []byte(`"notifications/progress"`)
 
 // call returns the params of a tools/call of tool and the bytes every
 // successful response contains.
@@ -82,6 +93,14 @@ func call(tool string, modern bool) (params string, want []byte) {
 		p, want = `"name":"echo","arguments":{"text":"hello"}`, []byte(`"text":"hello"`)
 	case "add":
 		p, want = `"name":"add","arguments":{"a":1.5,"b":2}`, []byte(`"text":"3.5"`)
+	case "stream":
+		// With a progress token: streamNotes notifications, then "done".
+		p, want = `"name":"stream","arguments":{}`, []byte(`"text":"done"`)
+		meta := `"_meta":{"progressToken":1}`
+		if modern {
+			meta = strings.Replace(modernMeta, `"_meta":{`, `"_meta":{"progressToken":1,`, 1)
+		}
+		return "{" + p + "," + meta + "}", want
 	default:
 		fatalf("unknown tool %q", tool)
 	}
@@ -254,6 +273,15 @@ func finish(r *Result, c *common, recs []*recorder, cpu float64, pid int, es *er
 	r.P50us, r.P99us = p50, p99
 	if n > 0 {
 		r.CPUusReq = cpu * 1e6 / float64(n)
+	}
+	if c.tool == "stream" {
+		if r.Notifications == 0 { // HTTP: checked to be streamNotes per call
+			r.Notifications = n * streamNotes
+		}
+		r.NotesPerSec = float64(r.Notifications) / c.duration.Seconds()
+		if r.Notifications > 0 {
+			r.CPUusNote = cpu * 1e6 / float64(r.Notifications)
+		}
 	}
 	r.PeakRSSKiB = statusKiB(pid, "VmHWM")
 	r.Errors = es.n.Load()
@@ -553,6 +581,11 @@ func runHTTP(args []string) Result {
 				if err == nil {
 					err = hc.okResponse(status, want)
 				}
+				if err == nil && c.tool == "stream" {
+					if got := bytes.Count(hc.body, progressMethod); got != streamNotes {
+						err = fmt.Errorf("%d progress notifications, want %d: %.200s", got, streamNotes, hc.body)
+					}
+				}
 				if err != nil {
 					es.add(err)
 					if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
@@ -583,6 +616,7 @@ func runStdio(args []string) Result {
 	fs := flag.NewFlagSet("stdio", flag.ExitOnError)
 	var c common
 	c.register(fs)
+	row := fs.String("row", "", "row name for the result line (default stdio)")
 	_ = fs.Parse(args)
 	c.check()
 	argv := fs.Args()
@@ -604,7 +638,7 @@ func runStdio(args []string) Result {
 	}
 	pid := cmd.Process.Pid
 	killed := false
-	stopTimer := time.AfterFunc(c.warmup+c.duration+30*time.Second, func() {
+	stopTimer := time.AfterFunc(c.warmup+c.duration+10*time.Second, func() {
 		killed = true
 		_ = cmd.Process.Kill()
 	})
@@ -655,8 +689,15 @@ func runStdio(args []string) Result {
 		close(cpuDone)
 	}()
 	inflight := c.conc
+	var notes int64
 	for inflight > 0 {
 		line := readLine()
+		if bytes.Contains(line, progressMethod) {
+			if t := time.Now(); !t.Before(w.start) && !t.After(w.end) {
+				notes++
+			}
+			continue
+		}
 		done := time.Now()
 		id, ok := responseID(line)
 		if !ok {
@@ -680,7 +721,10 @@ func runStdio(args []string) Result {
 	}
 	bw.Flush()
 	<-cpuDone
-	r := Result{Row: "stdio"}
+	r := Result{Row: "stdio", Notifications: notes}
+	if *row != "" {
+		r.Row = *row
+	}
 	finish(&r, &c, []*recorder{rec}, cpu, pid, es)
 	stdin.Close()
 	exited := make(chan struct{})

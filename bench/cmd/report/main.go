@@ -29,6 +29,9 @@ type result struct {
 	P99us             float64 `json:"p99us"`
 	CPUusReq          float64 `json:"cpuUsPerReq"`
 	PeakRSSKiB        int64   `json:"peakRssKiB"`
+	Notifications     int64   `json:"notifications"`
+	NotesPerSec       float64 `json:"notesPerSec"`
+	CPUusNote         float64 `json:"cpuUsPerNote"`
 	HeapKiBPerSession float64 `json:"heapKiBPerSession"`
 	RSSKiBPerSession  float64 `json:"rssKiBPerSession"`
 }
@@ -123,7 +126,39 @@ func main() {
 			table(by[rowKey(row.key, conc)], row.title, row.cpu, conc, targets, b)
 		}
 	}
+	for _, row := range []struct{ key, title string }{
+		{"stream-legacy", "Streaming, HTTP legacy SSE: stream tool, 16 progress notifications then the result"},
+		{"stream-modern", "Streaming, HTTP modern SSE: stream tool, 16 progress notifications then the result"},
+		{"stream-stdio", "Streaming, stdio: stream tool, 16 progress notifications then the result"},
+	} {
+		streamTable(by[row.key], row.title, targets, *baseline)
+	}
 	summary(by, targets)
+}
+
+func streamTable(rs map[string][]result, title string, targets []string, baseline string) {
+	if len(rs) == 0 {
+		return
+	}
+	base := rs[baseline]
+	baseN := median(base, func(r result) float64 { return r.NotesPerSec })
+	baseCPU := median(base, func(r result) float64 { return r.CPUusNote })
+	fmt.Printf("\n%s\n\n", title)
+	fmt.Printf("| target | rounds | notifications/s | × %s | server CPU µs/notification | × %s | calls/s | p50 µs | p99 µs | errors |\n", baseline, baseline)
+	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, t := range targets {
+		r := rs[t]
+		if len(r) == 0 {
+			continue
+		}
+		n := median(r, func(r result) float64 { return r.NotesPerSec })
+		cpu := median(r, func(r result) float64 { return r.CPUusNote })
+		fmt.Printf("| %s | %d | %.0f | %s | %.2f | %s | %.0f | %.0f | %.0f | %d |\n", t, len(r), n, ratio(n, baseN), cpu, ratio(cpu, baseCPU),
+			median(r, func(r result) float64 { return r.RPS }),
+			median(r, func(r result) float64 { return r.P50us }),
+			median(r, func(r result) float64 { return r.P99us }),
+			errorsOf(r))
+	}
 }
 
 func table(rs map[string][]result, title, cpuOf string, conc int, targets []string, baseline string) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/auth"
+	"github.com/gopmcp/pmcp/bench/internal/harness"
 	pmcpotel "github.com/gopmcp/pmcp/otel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -41,7 +42,9 @@ var (
 
 // serverOptions returns the ServerOptions of the feature.
 func serverOptions() pmcp.ServerOptions {
-	o := pmcp.ServerOptions{Name: "bench-pmcp", Version: "1.0.0"}
+	// The stream tool's updates go out back to back: a burst of
+	// harness.StreamNotes passes the progress rate limit.
+	o := pmcp.ServerOptions{Name: "bench-pmcp", Version: "1.0.0", ProgressBurst: harness.StreamNotes}
 	switch *feature {
 	case "plain", "jwt":
 	case "accesslog":

@@ -31,6 +31,17 @@ func newServer() *pmcp.Server {
 		func(_ context.Context, _ *pmcp.RequestHandlerExtra, in addIn) (string, error) {
 			return strconv.FormatFloat(in.A+in.B, 'g', -1, 64), nil
 		}))
+	must(pmcp.AddTool(s, &pmcp.Tool{Name: "stream", Description: "Sends progress, then a result."},
+		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ struct{}) (string, error) {
+			if pr := extra.ProgressReporter; pr != nil {
+				for i := 1; i <= harness.StreamNotes; i++ {
+					if err := pr.ReportProgress(ctx, pmcp.Progress{Progress: float64(i), Total: harness.StreamNotes}); err != nil {
+						return "", err
+					}
+				}
+			}
+			return "done", nil
+		}))
 	return s
 }
 
@@ -45,7 +56,7 @@ func main() {
 		return pmcp.NewStreamableHTTPHandler(newServer(), withFeature(pmcp.StreamableHTTPOptions{
 			// One application/json body per request, as every target of
 			// the bench answers (see README.md).
-			JSONResponse: true,
+			JSONResponse: !*harness.SSE,
 			// The idle-session row opens 10,000 sessions; the default
 			// cap is DefaultMaxSessions (4,096).
 			MaxSessions: 20000,
