@@ -1,0 +1,75 @@
+package rpcconn
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// burst serves n requests that all wait for each other, so that n workers
+// run at once, and reads the n responses.
+func burst(t *testing.T, d driver, arrived *sync.WaitGroup, release chan struct{}, n int) {
+	t.Helper()
+	arrived.Add(n)
+	for i := range n {
+		d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(int64(i + 1)), Method: "m"})
+	}
+	arrived.Wait()
+	release <- struct{}{}
+	for range n {
+		d.recvResponse()
+	}
+}
+
+// waitIdle waits until the Conn has want idle workers and fails if it
+// settles elsewhere.
+func waitIdle(t *testing.T, c *Conn, want int32) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.idleWorkers.Load() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d idle workers, want %d", c.idleWorkers.Load(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// After a burst of as many requests as the Conn serves at once, its workers
+// stay for the next burst (a pipelined client at full depth then pays for
+// no new goroutines and no stack growth per request), and the ones above
+// maxIdleWorkers leave once they have been idle for workerLinger.
+func TestConnKeepsWorkersForTheNextBurst(t *testing.T) {
+	var arrived sync.WaitGroup
+	release := make(chan struct{})
+	var gate sync.RWMutex
+	gate.Lock()
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		arrived.Done()
+		gate.RLock() // held until the test releases the burst
+		gate.RUnlock()
+		return "ok", nil
+	})
+	a, b := newPipe(DefaultMaxConcurrent)
+	c := NewConn(a, h, ConnOptions{})
+	c.workerLinger = 200 * time.Millisecond
+	runConn(t, context.Background(), c)
+	d := driver{t: t, pipeEnd: b}
+	go func() {
+		for range release {
+			gate.Unlock()
+			gate.Lock()
+		}
+	}()
+	defer close(release)
+
+	burst(t, d, &arrived, release, DefaultMaxConcurrent)
+	waitIdle(t, c, DefaultMaxConcurrent)
+	burst(t, d, &arrived, release, DefaultMaxConcurrent)
+	if got := c.workersStarted.Load(); got != DefaultMaxConcurrent {
+		t.Fatalf("%d workers started for two bursts of %d, want %d", got, DefaultMaxConcurrent, DefaultMaxConcurrent)
+	}
+	waitIdle(t, c, maxIdleWorkers) // the extra ones linger, then leave
+}
