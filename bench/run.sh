@@ -10,6 +10,9 @@
 #   stream   the stream tool (16 progress notifications, then the result)
 #            on every server over HTTP legacy SSE, HTTP modern SSE and
 #            stdio (servers run with -sse); notifications/s, CPU per one
+#   fanout   FANOUT (10,000) modern subscriptions/listen streams, then as
+#            many legacy GET streams, on the pmcp server (-sse); one tools
+#            list_changed: time until every stream has it, memory per stream
 #   features the pmcp server's tools/call (HTTP legacy and modern) with one
 #            feature on: plain, accesslog, otel (always sample, no-op
 #            exporter), jwt (bearer JWT, ES256, cached key set); ratios to
@@ -20,7 +23,7 @@
 # the whole script takes about 4 minutes with the defaults.
 #
 # Environment:
-#   LEGS="server client stream features"    FEATURES="plain accesslog otel jwt"
+#   LEGS="server client stream fanout features"   FANOUT=10000    FEATURES="plain accesslog otel jwt"
 #   ROUNDS=3 DURATION=5s WARMUP=1s CONCS="1 16 256" SESSIONS=10000
 #   CONC=16                           concurrency of the client leg and of sessions
 #   TARGETS="bare pmcp gosdk mcpgo"   ROWS="legacy modern stdio sessions"
@@ -36,7 +39,8 @@ DURATION=${DURATION:-5s}
 WARMUP=${WARMUP:-1s}
 CONC=${CONC:-16}
 CONCS=${CONCS:-"1 16 256"}
-LEGS=${LEGS:-"server client stream features"}
+LEGS=${LEGS:-"server client stream fanout features"}
+FANOUT=${FANOUT:-10000}
 FEATURES=${FEATURES:-"plain accesslog otel jwt"}
 CLIENTS=${CLIENTS:-"bare pmcp gosdk mcpgo"}
 CLIENT_ROWS=${CLIENT_ROWS:-"legacy modern stdio"}
@@ -56,6 +60,10 @@ if [ "$(nproc)" -lt 2 ]; then
 	echo "warning: fewer than 2 cores; the server and the generator share one" >&2
 	LOAD_CPU=$SERVER_CPU
 fi
+
+# The fan-out leg holds FANOUT connections open in the server and in the
+# generator.
+ulimit -n "$(( FANOUT * 2 + 1024 ))" 2>/dev/null || echo "warning: cannot raise the open-file limit (ulimit -n $(ulimit -n))" >&2
 
 mkdir -p "$OUT/bin" "$OUT/prof"
 echo "building into $OUT/bin" >&2
@@ -166,6 +174,17 @@ run_stream() { # round row target
 	stop_server
 }
 
+run_fanout() { # round mode
+	local round=$1 mode=$2
+	port=$((port + 1))
+	echo "round $round: fanout-$mode pmcp ($FANOUT streams)" >&2
+	taskset -c "$SERVER_CPU" "$OUT/bin/pmcp" -addr "127.0.0.1:$port" -sse &
+	server_pid=$!
+	taskset -c "$LOAD_CPU" "$OUT/bin/load" fanout -target pmcp -round "$round" -mode "$mode" -n "$FANOUT" \
+		-url "http://127.0.0.1:$port/mcp" -pid "$server_pid" >>"$results" || echo "  failed (no result line)" >&2
+	stop_server
+}
+
 # interleave ROUND FUNC ROW NAMES...: every name once, starting from a
 # different one each round.
 interleave() {
@@ -203,6 +222,10 @@ for round in $(seq 1 "$ROUNDS"); do
 			;;
 		stream)
 			for row in legacy modern stdio; do interleave "$round" run_stream "$row" "${targets[@]}"; done
+			;;
+		fanout)
+			run_fanout "$round" modern
+			run_fanout "$round" legacy
 			;;
 		features)
 			for row in legacy modern; do interleave "$round" run_feature "$row" "${features[@]}"; done

@@ -5,6 +5,7 @@
 //	load http     -url http://127.0.0.1:PORT/mcp -mode legacy|modern -pid PID ...
 //	load stdio    [flags] -- server-command args...
 //	load sessions -url http://127.0.0.1:PORT/mcp -n 10000 -pid PID ...
+//	load fanout   -url http://127.0.0.1:PORT/mcp -mode modern|legacy -n 10000 -pid PID
 //
 // http: -c clients, each on its own keep-alive connection, send tools/call
 // back to back. In legacy mode each client first initializes its own
@@ -66,6 +67,12 @@ type Result struct {
 	NotesPerSec   float64 `json:"notesPerSec,omitempty"`
 	CPUusNote     float64 `json:"cpuUsPerNote,omitempty"`
 
+	// The fan-out leg: streams notified, and the slowest one (µs);
+	// Sessions is the number of streams, the per-session figures are per
+	// stream.
+	Notified int64   `json:"notified,omitempty"`
+	MaxUs    float64 `json:"maxUs,omitempty"`
+
 	Sessions          int     `json:"sessions,omitempty"`
 	HeapKiBPerSession float64 `json:"heapKiBPerSession,omitempty"`
 	RSSKiBPerSession  float64 `json:"rssKiBPerSession,omitempty"`
@@ -122,6 +129,8 @@ func main() {
 		r = runStdio(os.Args[2:])
 	case "sessions":
 		r = runSessions(os.Args[2:])
+	case "fanout":
+		r = runFanout(os.Args[2:])
 	default:
 		fatalf("unknown mode %q", os.Args[1])
 	}

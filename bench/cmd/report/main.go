@@ -34,6 +34,9 @@ type result struct {
 	CPUusNote         float64 `json:"cpuUsPerNote"`
 	HeapKiBPerSession float64 `json:"heapKiBPerSession"`
 	RSSKiBPerSession  float64 `json:"rssKiBPerSession"`
+	Sessions          int     `json:"sessions"`
+	Notified          int64   `json:"notified"`
+	MaxUs             float64 `json:"maxUs"`
 }
 
 var rows = []struct{ key, title, cpu, baseline string }{
@@ -133,7 +136,33 @@ func main() {
 	} {
 		streamTable(by[row.key], row.title, targets, *baseline)
 	}
+	fanoutTable(by)
 	summary(by, targets)
+}
+
+func fanoutTable(by map[string]map[string][]result) {
+	if len(by["fanout-modern"])+len(by["fanout-legacy"]) == 0 {
+		return
+	}
+	fmt.Printf("\nFan-out: one tools list_changed to every open stream (pmcp)\n\n")
+	fmt.Println("| streams | target | rounds | open | notified | p50 ms | p99 ms | max ms | KiB/stream (live heap) | KiB/stream (RSS) | errors |")
+	fmt.Println("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, row := range []struct{ key, title string }{
+		{"fanout-modern", "modern subscriptions/listen"},
+		{"fanout-legacy", "legacy GET (with its session)"},
+	} {
+		for t, r := range by[row.key] {
+			fmt.Printf("| %s | %s | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %.2f | %.2f | %d |\n", row.title, t, len(r),
+				median(r, func(r result) float64 { return float64(r.Sessions) }),
+				median(r, func(r result) float64 { return float64(r.Notified) }),
+				median(r, func(r result) float64 { return r.P50us / 1e3 }),
+				median(r, func(r result) float64 { return r.P99us / 1e3 }),
+				median(r, func(r result) float64 { return r.MaxUs / 1e3 }),
+				median(r, func(r result) float64 { return r.HeapKiBPerSession }),
+				median(r, func(r result) float64 { return r.RSSKiBPerSession }),
+				errorsOf(r))
+		}
+	}
 }
 
 func streamTable(rs map[string][]result, title string, targets []string, baseline string) {
@@ -211,7 +240,7 @@ func summary(by map[string]map[string][]result, targets []string) {
 	}
 
 	// The summary in the layout of the issue.
-	if len(by["http-legacy"])+len(by["http-modern"])+len(by["stdio"])+len(by["sessions"]) == 0 {
+	if len(by["http-legacy"])+len(by["http-modern"])+len(by["stdio"]) == 0 {
 		return
 	}
 	fmt.Printf("\nSummary\n\n")

@@ -35,6 +35,13 @@ var SSE = flag.Bool("sse", false, "answer tools/call with an SSE stream (the str
 // before its result.
 const StreamNotes = 16
 
+// debug holds the extra /debug/ handlers a server registers with Handle.
+var debug = map[string]http.Handler{}
+
+// Handle registers h at path (under /debug/) next to /mcp, for a server's
+// bench hooks; call it before Main.
+func Handle(path string, h http.Handler) { debug[path] = h }
+
 // Main parses the flags and serves: newHTTP builds the handler mounted at
 // /mcp, stdio serves standard input and output until it is closed.
 func Main(newHTTP func() http.Handler, stdio func(ctx context.Context) error) {
@@ -88,6 +95,9 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.HandleFunc("/debug/heap", heap)
+	for p, h := range debug {
+		mux.Handle(p, h)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
