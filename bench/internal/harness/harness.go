@@ -22,6 +22,8 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+
+	pprofhttp "net/http/pprof"
 	"syscall"
 	"time"
 )
@@ -95,6 +97,7 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.HandleFunc("/debug/heap", heap)
+	mux.HandleFunc("/debug/pprof/", pprofhttp.Index) // heap and goroutine profiles of a run
 	for p, h := range debug {
 		mux.Handle(p, h)
 	}
