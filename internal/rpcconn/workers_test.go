@@ -3,6 +3,7 @@ package rpcconn
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,14 +12,16 @@ import (
 
 // burst serves n requests that all wait for each other, so that n workers
 // run at once, and reads the n responses.
-func burst(t *testing.T, d driver, arrived *sync.WaitGroup, release chan struct{}, n int) {
+func burst(t *testing.T, d driver, arrived *sync.WaitGroup, gate *atomic.Pointer[chan struct{}], n int) {
 	t.Helper()
+	release := make(chan struct{})
+	gate.Store(&release)
 	arrived.Add(n)
 	for i := range n {
 		d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(int64(i + 1)), Method: "m"})
 	}
 	arrived.Wait()
-	release <- struct{}{}
+	close(release)
 	for range n {
 		d.recvResponse()
 	}
@@ -43,13 +46,11 @@ func waitIdle(t *testing.T, c *Conn, want int32) {
 // maxIdleWorkers leave once they have been idle for workerLinger.
 func TestConnKeepsWorkersForTheNextBurst(t *testing.T) {
 	var arrived sync.WaitGroup
-	release := make(chan struct{})
-	var gate sync.RWMutex
-	gate.Lock()
+	var gate atomic.Pointer[chan struct{}]
 	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		release := *gate.Load() // the burst's, stored before its requests were sent
 		arrived.Done()
-		gate.RLock() // held until the test releases the burst
-		gate.RUnlock()
+		<-release
 		return "ok", nil
 	})
 	a, b := newPipe(DefaultMaxConcurrent)
@@ -57,17 +58,10 @@ func TestConnKeepsWorkersForTheNextBurst(t *testing.T) {
 	c.workerLinger = 200 * time.Millisecond
 	runConn(t, context.Background(), c)
 	d := driver{t: t, pipeEnd: b}
-	go func() {
-		for range release {
-			gate.Unlock()
-			gate.Lock()
-		}
-	}()
-	defer close(release)
 
-	burst(t, d, &arrived, release, DefaultMaxConcurrent)
+	burst(t, d, &arrived, &gate, DefaultMaxConcurrent)
 	waitIdle(t, c, DefaultMaxConcurrent)
-	burst(t, d, &arrived, release, DefaultMaxConcurrent)
+	burst(t, d, &arrived, &gate, DefaultMaxConcurrent)
 	if got := c.workersStarted.Load(); got != DefaultMaxConcurrent {
 		t.Fatalf("%d workers started for two bursts of %d, want %d", got, DefaultMaxConcurrent, DefaultMaxConcurrent)
 	}
