@@ -75,6 +75,12 @@ type Stream struct {
 	cur  *wbatch    // the batch still open to joiners, or nil
 	wmu  sync.Mutex // serializes writes on w
 	werr error      // sticky: a failed write may have left a partial line
+	// unanswered counts the requests read and not yet answered by a
+	// written response. A batch leader yields to let other responses join
+	// only while some are (a server in a pipelined burst); otherwise (one
+	// request at a time, or a client writing its requests) it writes at
+	// once.
+	unanswered atomic.Int64
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -184,7 +190,11 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if len(bytes.TrimLeft(line, " \t\r")) == 0 {
 			continue // blank line
 		}
-		return jsonrpc.Decode(line, s.limits)
+		m, err := jsonrpc.Decode(line, s.limits)
+		if r, ok := m.(*jsonrpc.Request); ok && r.ID.IsValid() {
+			s.unanswered.Add(1)
+		}
+		return m, err
 	}
 }
 
@@ -264,7 +274,7 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 type wbatch struct {
 	buf   *[]byte
 	taken bool          // being written (or written): closed to joiners
-	done  chan struct{} // closed once buf was written
+	done  chan struct{} // closed once buf was written; made by the first joiner
 	err   error         // the write's result, set before done is closed
 }
 
@@ -301,28 +311,42 @@ func (s *Stream) Write(ctx context.Context, m jsonrpc.Message) error {
 		putBuf(lp)
 		return err
 	}
+	others := s.unanswered.Load()
+	if r, ok := m.(*jsonrpc.Response); ok && r.ID.IsValid() {
+		others = s.unanswered.Add(-1)
+	}
 	if b := s.cur; b != nil {
 		// Join the open batch and wait for it to be written.
 		*b.buf = append(*b.buf, line...)
+		if b.done == nil {
+			b.done = make(chan struct{})
+		}
+		done := b.done
 		s.qmu.Unlock()
 		putBuf(lp)
-		<-b.done
+		<-done
 		return b.err
 	}
-	b := &wbatch{buf: lp, done: make(chan struct{})}
+	b := &wbatch{buf: lp}
 	s.cur = b
 	s.qmu.Unlock()
 
-	// Leader: let the goroutines that are ready (handlers with their
-	// responses) join first. The batch is written by the leader, or by the
-	// read loop if it gets there first (Read flushes the open batch before
-	// it blocks), so yielding never leaves the batch waiting on a read.
-	runtime.Gosched()
+	// Leader. While other requests are being served, let the goroutines
+	// that are ready (handlers with their responses) join first. The batch
+	// is written by the leader, or by the read loop if it gets there first
+	// (Read flushes the open batch before it blocks), so yielding never
+	// leaves the batch waiting on a read. Whoever wrote it held wmu, so
+	// once the leader has wmu the batch is out.
+	if others > 0 {
+		runtime.Gosched()
+	}
 	s.wmu.Lock()
 	s.writeBatch(b)
 	s.wmu.Unlock()
-	<-b.done
-	return b.err
+	s.qmu.Lock()
+	err = b.err
+	s.qmu.Unlock()
+	return err
 }
 
 // flushOpen writes the open batch, if there is one and no write is under
@@ -364,9 +388,12 @@ func (s *Stream) writeBatch(b *wbatch) {
 		s.werr = err
 	}
 	b.err = err
+	done := b.done // no joiner can come any more: taken
 	s.qmu.Unlock()
 	putBuf(b.buf)
-	close(b.done)
+	if done != nil {
+		close(done)
+	}
 }
 
 func putBuf(bp *[]byte) {
