@@ -79,6 +79,15 @@ results=$OUT/results.jsonl
 port=$PORT_BASE
 server_pid=
 
+# next_port moves port to the next one nothing listens on (other people's
+# benches may share the machine and the default PORT_BASE).
+next_port() {
+	port=$((port + 1))
+	while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+		port=$((port + 1))
+	done
+}
+
 stop_server() {
 	if [ -n "$server_pid" ]; then
 		kill -TERM "$server_pid" 2>/dev/null || true
@@ -99,7 +108,7 @@ run_one() { # round row target conc
 	local bin=$OUT/bin/$t
 	local prof
 	prof=$(profile_flag "$t" "$row" "$round")
-	port=$((port + 1))
+	next_port
 	echo "round $round: $row $t c=$conc" >&2
 	case $row in
 	stdio)
@@ -129,7 +138,7 @@ run_one() { # round row target conc
 
 run_client() { # round row client
 	local round=$1 row=$2 impl=$3
-	port=$((port + 1))
+	next_port
 	echo "round $round: client-$row $impl" >&2
 	if [ "$row" = stdio ]; then
 		taskset -c "$LOAD_CPU" "$OUT/bin/clients" -impl "$impl" -mode stdio -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
@@ -145,7 +154,7 @@ run_client() { # round row client
 
 run_feature() { # round row feature
 	local round=$1 row=$2 f=$3 bearer=()
-	port=$((port + 1))
+	next_port
 	echo "round $round: features-$row $f" >&2
 	rm -f "$OUT/token"
 	taskset -c "$SERVER_CPU" "$OUT/bin/pmcp" -addr "127.0.0.1:$port" -feature "$f" -token-out "$OUT/token" &
@@ -160,7 +169,7 @@ run_feature() { # round row feature
 
 run_stream() { # round row target
 	local round=$1 row=$2 t=$3
-	port=$((port + 1))
+	next_port
 	echo "round $round: stream-$row $t" >&2
 	if [ "$row" = stdio ]; then
 		taskset -c "$LOAD_CPU" "$OUT/bin/load" stdio -target "$t" -tool stream -row stream-stdio -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
@@ -176,7 +185,7 @@ run_stream() { # round row target
 
 run_fanout() { # round mode
 	local round=$1 mode=$2
-	port=$((port + 1))
+	next_port
 	echo "round $round: fanout-$mode pmcp ($FANOUT streams)" >&2
 	taskset -c "$SERVER_CPU" "$OUT/bin/pmcp" -addr "127.0.0.1:$port" -sse &
 	server_pid=$!
