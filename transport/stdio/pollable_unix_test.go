@@ -3,6 +3,9 @@
 package stdio
 
 import (
+	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -40,5 +43,41 @@ func TestPollable(t *testing.T) {
 	defer f.Close()
 	if got := pollable(f); got != f {
 		t.Fatal("a regular file was reopened")
+	}
+}
+
+// A Read that finds only blank lines buffered still waits for more input
+// with its deadline armed, so ctx ends it (the deadline is skipped only
+// when a whole non-blank line is buffered).
+func TestReadAfterBufferedBlankLinesHonoursCtx(t *testing.T) {
+	r, w, err := os.Pipe() // polled: Read can be interrupted
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	s := NewStream(r, io.Discard, Options{})
+	defer s.Close()
+	if _, err := w.Write([]byte("{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n\n\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Read(ctx)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Read = %v, want the ctx's deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		w.Close() // unblock the read so the test ends
+		<-done
+		t.Fatal("Read ignored its ctx after buffered blank lines")
 	}
 }

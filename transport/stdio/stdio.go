@@ -153,7 +153,10 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	if s.dl != nil && ctx.Done() != nil {
+	// Arm the deadline only when the read may wait: a complete line that
+	// is already buffered is returned without touching the reader (a
+	// pipelined burst then costs no timer per message).
+	if s.dl != nil && ctx.Done() != nil && !s.lineBuffered() {
 		fired := make(chan struct{})
 		stop := context.AfterFunc(ctx, func() {
 			s.dl.SetReadDeadline(aLongTimeAgo) // wakes the pending read
@@ -199,6 +202,25 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 var aLongTimeAgo = time.Unix(1, 0)
+
+// lineBuffered reports whether a whole non-blank line is buffered, so
+// that Read returns without reading from the reader. s.rmu is held.
+func (s *Stream) lineBuffered() bool {
+	if s.skipping || len(s.partial) > 0 {
+		return false
+	}
+	b, _ := s.br.Peek(s.br.Buffered())
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return false
+		}
+		if len(bytes.TrimLeft(b[:i], " \t\r")) > 0 {
+			return true
+		}
+		b = b[i+1:] // a blank line, skipped by Read
+	}
+}
 
 // readLine returns the next line without its terminator, in a freshly
 // allocated slice (jsonrpc.Decode aliases it). An over-long line is
