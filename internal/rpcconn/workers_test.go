@@ -2,6 +2,8 @@ package rpcconn
 
 import (
 	"context"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,6 +42,30 @@ func waitIdle(t *testing.T, c *Conn, want int32) {
 	}
 }
 
+// waitParked waits until n worker goroutines are blocked waiting for work.
+func waitParked(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		buf := make([]byte, 4<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		parked := 0
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			header, _, _ := strings.Cut(g, "\n")
+			if strings.Contains(header, "[select") && strings.Contains(g, "rpcconn.(*Conn).worker(") {
+				parked++
+			}
+		}
+		if parked >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d workers parked, want %d", parked, n)
+		}
+		runtime.Gosched()
+	}
+}
+
 // After a burst of as many requests as the Conn serves at once, its workers
 // stay for the next burst (a pipelined client at full depth then pays for
 // no new goroutines and no stack growth per request), and the ones above
@@ -61,6 +87,9 @@ func TestConnKeepsWorkersForTheNextBurst(t *testing.T) {
 
 	burst(t, d, &arrived, &gate, DefaultMaxConcurrent)
 	waitIdle(t, c, DefaultMaxConcurrent)
+	// A worker counts itself idle just before it waits for work: wait
+	// until every one is parked, so none of the next burst misses them.
+	waitParked(t, DefaultMaxConcurrent)
 	burst(t, d, &arrived, &gate, DefaultMaxConcurrent)
 	if got := c.workersStarted.Load(); got != DefaultMaxConcurrent {
 		t.Fatalf("%d workers started for two bursts of %d, want %d", got, DefaultMaxConcurrent, DefaultMaxConcurrent)
