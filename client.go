@@ -285,6 +285,9 @@ type negotiated struct {
 	// meta is the pre-encoded static part of the modern request _meta:
 	// protocolVersion, clientCapabilities, clientInfo and logLevel.
 	meta map[string]jsontext.Value
+	// metaJSON is meta encoded once (keys sorted), the _meta of every
+	// request that adds nothing to it; nil in the legacy era.
+	metaJSON jsontext.Value
 }
 
 // ClientSession is one connection to a server, opened by Client.Connect.

@@ -259,11 +259,14 @@ type httpTransport struct {
 	mu            sync.Mutex
 	sessionID     string
 	legacyVersion string
-	getStarted    bool
-	fatal         error
-	tools         map[string][]paramBinding
-	waiting       map[jsonrpc.ID]waiter
-	closeOnce     sync.Once
+	// sidHdr and versionHdr are sessionID and legacyVersion as header
+	// values, built once and shared by every request (never mutated).
+	sidHdr, versionHdr []string
+	getStarted         bool
+	fatal              error
+	tools              map[string][]paramBinding
+	waiting            map[jsonrpc.ID]waiter
+	closeOnce          sync.Once
 }
 
 func newHTTPTransport(endpoint string, o *HTTPClientOptions, log *slog.Logger) *httpTransport {
@@ -402,6 +405,13 @@ func (t *httpTransport) closed() bool {
 	}
 }
 
+// Header values every request shares (never modified).
+var (
+	hdrJSON       = []string{"application/json"}
+	hdrAcceptPost = []string{"application/json, text/event-stream"}
+	hdrAcceptSSE  = []string{"text/event-stream"}
+)
+
 // newRequest builds a request to the endpoint with the user's and the
 // session's headers.
 func (t *httpTransport) newRequest(ctx context.Context, method string, body []byte) (*http.Request, error) {
@@ -413,24 +423,34 @@ func (t *httpTransport) newRequest(ctx context.Context, method string, body []by
 	if err != nil {
 		return nil, err
 	}
+	req.Header = make(http.Header, len(t.header)+8)
 	for k, vs := range t.header {
 		req.Header[k] = vs
 	}
 	t.mu.Lock()
 	sid, v := t.sessionID, t.legacyVersion
+	if sid != "" && (len(t.sidHdr) == 0 || t.sidHdr[0] != sid) {
+		t.sidHdr = []string{sid}
+	}
+	if v != "" && (len(t.versionHdr) == 0 || t.versionHdr[0] != v) {
+		t.versionHdr = []string{v}
+	}
+	sidHdr, versionHdr := t.sidHdr, t.versionHdr
 	t.mu.Unlock()
+	// Header values are shared, read-only slices: a request's headers
+	// are never modified once sent.
 	if sid != "" {
-		req.Header.Set(headerSessionID, sid)
+		req.Header[headerSessionID] = sidHdr
 	}
 	if v != "" {
-		req.Header.Set(headerProtocolVersion, v)
+		req.Header[headerProtocolVersion] = versionHdr
 	}
 	switch method {
 	case http.MethodPost:
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header["Content-Type"] = hdrJSON
+		req.Header["Accept"] = hdrAcceptPost
 	case http.MethodGet:
-		req.Header.Set("Accept", "text/event-stream")
+		req.Header["Accept"] = hdrAcceptSSE
 	}
 	return req, nil
 }
@@ -567,12 +587,15 @@ func (t *httpTransport) roundTrip(ctx context.Context, req *jsonrpc.Request, bod
 		}
 	}
 	rc := &replyContext{req: req, modern: modern, answered: answered}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	ct := resp.Header.Get("Content-Type")
+	if ct != "application/json" && ct != "text/event-stream" {
+		ct, _, _ = mime.ParseMediaType(ct)
+	}
 	switch {
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
 		return fmt.Errorf("pmcp: %s: the server accepted the request (HTTP %d) without answering it", req.Method, resp.StatusCode)
 	case ct == "application/json":
-		b, err := io.ReadAll(io.LimitReader(resp.Body, int64(t.maxMsg)+1))
+		b, err := readBody(resp, t.maxMsg)
 		if err != nil {
 			return err
 		}
@@ -645,4 +668,18 @@ func (t *httpTransport) adoptSession(resp *http.Response) error {
 func drainClose(b io.ReadCloser) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(b, 4<<10))
 	_ = b.Close()
+}
+
+// readBody reads a response body of at most max bytes (one more when it
+// is larger, for the caller to report), in one allocation when the
+// length is announced.
+func readBody(resp *http.Response, max int) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= int64(max) {
+		b := make([]byte, n)
+		if _, err := io.ReadFull(resp.Body, b); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
 }

@@ -60,13 +60,30 @@ func argHeaderValue(v jsontext.Value) (string, bool) {
 }
 
 // modernRequestPeek is what the HTTP transport reads from a request's
-// params to derive its headers.
+// params to derive its headers. Only the protocol version is read from
+// _meta (no map of its members), and Arguments stays raw until a tool
+// with header bindings needs it.
 type modernRequestPeek struct {
-	Meta      map[string]jsontext.Value `json:"_meta"`
-	Name      jsontext.Value            `json:"name"`
-	URI       jsontext.Value            `json:"uri"`
-	TaskID    jsontext.Value            `json:"taskId"`
-	Arguments jsontext.Value            `json:"arguments"`
+	Meta struct {
+		ProtocolVersion jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
+	} `json:"_meta"`
+	Name      jsontext.Value `json:"name"`
+	URI       jsontext.Value `json:"uri"`
+	TaskID    jsontext.Value `json:"taskId"`
+	Arguments jsontext.Value `json:"arguments"`
+}
+
+// knownVersion returns the version whose quoted form is q without
+// allocating, or "" when q is not one of the versions the SDK knows.
+func knownVersion(q jsontext.Value) string {
+	for _, vs := range [][]string{modernVersions, legacyVersions} {
+		for _, v := range vs {
+			if len(q) == len(v)+2 && string(q[1:len(q)-1]) == v {
+				return v
+			}
+		}
+	}
+	return ""
 }
 
 // mirroredHeaders returns the SEP-2243 headers of a request when it is a
@@ -80,11 +97,15 @@ func mirroredHeaders(method string, params jsontext.Value, bindings func(tool st
 	if json.Unmarshal(params, &p) != nil {
 		return nil, "", false
 	}
-	var version string
-	if v := p.Meta[MetaProtocolVersion]; v.Kind() != '"' || json.Unmarshal(v, &version) != nil || version == "" {
+	v := p.Meta.ProtocolVersion
+	if v.Kind() != '"' {
 		return nil, "", false
 	}
-	h := http.Header{}
+	version := knownVersion(v)
+	if version == "" && (json.Unmarshal(v, &version) != nil || version == "") {
+		return nil, "", false
+	}
+	h := make(http.Header, 3)
 	h[headerProtocolVersion] = []string{version}
 	h[headerMethod] = []string{method}
 	var nameRaw jsontext.Value

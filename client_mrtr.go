@@ -203,12 +203,27 @@ func encodeMeta(static map[string]jsontext.Value, extra Meta, token jsontext.Val
 // requestMeta returns the _meta of one request in the negotiated era.
 func (s *ClientSession) requestMeta(cfg *callConfig, token jsontext.Value) (jsontext.Value, error) {
 	var extra Meta
-	static := s.negotiation().meta
+	n := s.negotiation()
+	static, tasks := n.meta, false
 	if cfg != nil {
 		extra = cfg.meta
 		if cfg.tasks && s.Era() == EraModern {
-			static = s.tasksMeta(static)
+			static, tasks = s.tasksMeta(static), true
 		}
+	}
+	if len(extra) == 0 && !tasks && len(n.metaJSON) > 1 {
+		// The common case, without reflection: the static members
+		// encoded at negotiation, plus the progress token. Every static
+		// key is "io.modelcontextprotocol/..." and sorts before
+		// "progressToken", so the result is what encodeMeta would write.
+		if token == nil {
+			return n.metaJSON, nil
+		}
+		b := make([]byte, 0, len(n.metaJSON)+len(MetaProgressToken)+len(token)+4)
+		b = append(b, n.metaJSON[:len(n.metaJSON)-1]...)
+		b = append(b, `,"`+MetaProgressToken+`":`...)
+		b = append(b, token...)
+		return append(b, '}'), nil
 	}
 	return encodeMeta(static, extra, token)
 }

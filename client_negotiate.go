@@ -131,6 +131,10 @@ func (s *ClientSession) adoptDiscover(ctx context.Context, requested string, res
 	if err != nil {
 		return err
 	}
+	metaJSON, err := encodeMeta(meta, nil, nil)
+	if err != nil {
+		return err
+	}
 	n := &negotiated{
 		era:          EraModern,
 		version:      version,
@@ -138,6 +142,8 @@ func (s *ClientSession) adoptDiscover(ctx context.Context, requested string, res
 		caps:         res.Capabilities,
 		instructions: res.Instructions,
 		meta:         meta,
+		// Clipped: whoever appends to a request's _meta copies it.
+		metaJSON: metaJSON[:len(metaJSON):len(metaJSON)],
 	}
 	s.neg.Store(n)
 	return nil

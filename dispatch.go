@@ -381,7 +381,7 @@ func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *reques
 	if env.notify != nil {
 		notify := env.notify
 		if len(rs.meta.ProgressToken) > 0 {
-			extra.ProgressReporter = newProgressReporter(rs.meta.ProgressToken, notify)
+			extra.ProgressReporter = newProgressReporterLimits(rs.meta.ProgressToken, notify, s.opts.ProgressRate, s.opts.ProgressBurst)
 		}
 		rs.sink = notifySink{ctx: ctx, notify: notify}
 		extra.LogSink = &rs.sink

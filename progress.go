@@ -17,6 +17,9 @@ type progressReporter struct {
 	token  jsontext.Value
 	notify func(ctx context.Context, method string, params any) error
 	now    func() time.Time
+	// rate and burst are the token bucket's; unlimited skips it.
+	rate, burst float64
+	unlimited   bool
 
 	mu      sync.Mutex
 	last    float64
@@ -27,7 +30,22 @@ type progressReporter struct {
 }
 
 func newProgressReporter(token jsontext.Value, notify func(ctx context.Context, method string, params any) error) *progressReporter {
-	return &progressReporter{token: token, notify: notify, now: time.Now, tokens: DefaultProgressBurst}
+	return newProgressReporterLimits(token, notify, DefaultProgressRate, DefaultProgressBurst)
+}
+
+// newProgressReporterLimits is newProgressReporter with the limits of
+// ServerOptions.ProgressRate and ProgressBurst (zero: the default,
+// negative: no limit).
+func newProgressReporterLimits(token jsontext.Value, notify func(ctx context.Context, method string, params any) error, rate, burst int) *progressReporter {
+	if rate == 0 {
+		rate = DefaultProgressRate
+	}
+	if burst == 0 {
+		burst = DefaultProgressBurst
+	}
+	r := &progressReporter{token: token, notify: notify, now: time.Now, rate: float64(rate), burst: float64(burst), tokens: float64(burst)}
+	r.unlimited = rate < 0 || burst < 0
+	return r
 }
 
 // ReportProgress implements ProgressReporter.
@@ -37,10 +55,10 @@ func (r *progressReporter) ReportProgress(ctx context.Context, p Progress) error
 		r.mu.Unlock()
 		return nil // progress must increase
 	}
-	final := p.Total > 0 && p.Progress >= p.Total
+	final := p.Total > 0 && p.Progress >= p.Total || r.unlimited
 	now := r.now()
 	if !r.refill.IsZero() {
-		r.tokens = min(DefaultProgressBurst, r.tokens+now.Sub(r.refill).Seconds()*DefaultProgressRate)
+		r.tokens = min(r.burst, r.tokens+now.Sub(r.refill).Seconds()*r.rate)
 	}
 	r.refill = now
 	if r.tokens < 1 && !final {

@@ -101,6 +101,14 @@ type ServerOptions struct {
 	// NotificationMiddleware wraps every incoming client notification, the
 	// first one outermost. Nil or empty means none.
 	NotificationMiddleware []NotificationMiddleware
+	// ProgressRate is the sustained number of progress notifications per
+	// second one request may send, and ProgressBurst how many may go out
+	// back to back; the updates above them are dropped (a final update,
+	// progress >= total, always goes out). Zero means DefaultProgressRate
+	// and DefaultProgressBurst; a negative value of either lifts the limit
+	// (every increasing update goes out).
+	ProgressRate, ProgressBurst int
+
 	// DisableAccessLog turns off the access log: one Info record per
 	// request written to Logger (see the README's Observability section).
 	// It is on whenever Logger is set and enabled at Info.

@@ -174,6 +174,13 @@ type Conn struct {
 	stopWorkers chan struct{}
 	idleWorkers atomic.Int32
 	workerWG    sync.WaitGroup
+	// maxIdle is how many workers may wait idle at most: as many as the
+	// Conn serves at once, so that a client that keeps the Conn full
+	// (a pipelined burst) starts no goroutine per request. Those above
+	// maxIdleWorkers leave after workerLinger without work.
+	maxIdle        int32
+	workerLinger   time.Duration
+	workersStarted atomic.Int64
 
 	panics       atomic.Uint64
 	decodeErrors atomic.Uint64
@@ -218,6 +225,10 @@ func NewConn(s jsonrpc.Stream, h Handler, opts ConnOptions) *Conn {
 		c.sem = make(chan struct{}, DefaultMaxConcurrent)
 	case n > 0:
 		c.sem = make(chan struct{}, n)
+	}
+	c.maxIdle, c.workerLinger = DefaultMaxConcurrent, workerLinger
+	if c.sem != nil {
+		c.maxIdle = int32(max(cap(c.sem), maxIdleWorkers))
 	}
 	return c
 }
@@ -268,9 +279,12 @@ type work struct {
 	in     *incoming
 }
 
-// maxIdleWorkers bounds the worker goroutines a Conn keeps waiting for
-// requests.
-const maxIdleWorkers = 16
+// maxIdleWorkers is how many idle worker goroutines a Conn keeps for good;
+// up to its concurrency limit more wait for workerLinger before leaving.
+const (
+	maxIdleWorkers = 16
+	workerLinger   = time.Second
+)
 
 // Run reads messages from the stream and dispatches them until the
 // connection ends, and returns why:
@@ -465,6 +479,7 @@ func (c *Conn) dispatch(runCtx, hbase context.Context, req *jsonrpc.Request, bar
 	case c.workq <- w: // an idle worker took it
 	default:
 		c.workerWG.Add(1)
+		c.workersStarted.Add(1)
 		go c.worker(w)
 	}
 	return in.done, nil
@@ -474,16 +489,35 @@ func (c *Conn) dispatch(runCtx, hbase context.Context, req *jsonrpc.Request, bar
 // until too many workers are idle or Run returns.
 func (c *Conn) worker(w work) {
 	defer c.workerWG.Done()
+	var linger *time.Timer
+	defer func() {
+		if linger != nil {
+			linger.Stop()
+		}
+	}()
 	for {
 		c.serve(w.runCtx, w.in, w.req, w.in)
-		if c.idleWorkers.Add(1) > maxIdleWorkers {
+		n := c.idleWorkers.Add(1)
+		if n > c.maxIdle {
 			c.idleWorkers.Add(-1)
 			return
+		}
+		var expired <-chan time.Time
+		if n > maxIdleWorkers {
+			if linger == nil {
+				linger = time.NewTimer(c.workerLinger)
+			} else {
+				linger.Reset(c.workerLinger)
+			}
+			expired = linger.C
 		}
 		select {
 		case w = <-c.workq:
 			c.idleWorkers.Add(-1)
 		case <-c.stopWorkers:
+			c.idleWorkers.Add(-1)
+			return
+		case <-expired:
 			c.idleWorkers.Add(-1)
 			return
 		}

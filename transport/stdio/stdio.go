@@ -67,8 +67,20 @@ type Stream struct {
 	partial  []byte    // start of a line whose rest is still to be read
 	skipping bool      // discarding the rest of an over-long line
 
-	wmu  sync.Mutex // serializes Write
+	// Writes are group-committed: a Write appends its line to the open
+	// batch; the first one to open a batch (its leader) lets the other
+	// ready goroutines run, then writes the whole batch with one Write on
+	// w. The others wait for that write and return its result.
+	qmu  sync.Mutex // guards cur and werr
+	cur  *wbatch    // the batch still open to joiners, or nil
+	wmu  sync.Mutex // serializes writes on w
 	werr error      // sticky: a failed write may have left a partial line
+	// unanswered counts the requests read and not yet answered by a
+	// written response. A batch leader yields to let other responses join
+	// only while some are (a server in a pipelined burst); otherwise (one
+	// request at a time, or a client writing its requests) it writes at
+	// once.
+	unanswered atomic.Int64
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -101,8 +113,17 @@ type deadliner interface {
 
 // Stdio returns a Stream over os.Stdin and os.Stdout, for an MCP server run
 // as a subprocess. Closing it closes both files.
+//
+// When standard input is a pipe or a socket (as for a server spawned by a
+// client), it is put in non-blocking mode and read through the Go
+// runtime's poller, so waiting for the client parks a goroutine instead
+// of tying up a thread (and the processor of a server pinned to one core,
+// until the runtime takes it back); the server then also honours ctx and
+// Close while reading. A terminal or a regular file is read as it is.
+// Standard input then belongs to the Stream: do not read os.Stdin
+// elsewhere.
 func Stdio(opts Options) *Stream {
-	return NewStream(os.Stdin, os.Stdout, opts)
+	return NewStream(pollable(os.Stdin), os.Stdout, opts)
 }
 
 // Read returns the next message. It returns io.EOF at the clean end of
@@ -132,7 +153,10 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if s.closed.Load() {
 		return nil, ErrClosed
 	}
-	if s.dl != nil && ctx.Done() != nil {
+	// Arm the deadline only when the read may wait: a complete line that
+	// is already buffered is returned without touching the reader (a
+	// pipelined burst then costs no timer per message).
+	if s.dl != nil && ctx.Done() != nil && !s.lineBuffered() {
 		fired := make(chan struct{})
 		stop := context.AfterFunc(ctx, func() {
 			s.dl.SetReadDeadline(aLongTimeAgo) // wakes the pending read
@@ -150,8 +174,11 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc.Message, error) {
 			// The read below may block the thread (a blocking standard
 			// input cannot use the poller), and with it the processor
 			// until the runtime takes it back. Let the goroutines that
-			// are ready (handlers with replies to write) run first.
+			// are ready (handlers with replies to write) run first, then
+			// write the replies they left in the open batch, as its
+			// leader might not get the processor before the read returns.
 			runtime.Gosched()
+			s.flushOpen()
 		}
 		line, err := s.readLine()
 		if err != nil {
@@ -166,11 +193,34 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if len(bytes.TrimLeft(line, " \t\r")) == 0 {
 			continue // blank line
 		}
-		return jsonrpc.Decode(line, s.limits)
+		m, err := jsonrpc.Decode(line, s.limits)
+		if r, ok := m.(*jsonrpc.Request); ok && r.ID.IsValid() {
+			s.unanswered.Add(1)
+		}
+		return m, err
 	}
 }
 
 var aLongTimeAgo = time.Unix(1, 0)
+
+// lineBuffered reports whether a whole non-blank line is buffered, so
+// that Read returns without reading from the reader. s.rmu is held.
+func (s *Stream) lineBuffered() bool {
+	if s.skipping || len(s.partial) > 0 {
+		return false
+	}
+	b, _ := s.br.Peek(s.br.Buffered())
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return false
+		}
+		if len(bytes.TrimLeft(b[:i], " \t\r")) > 0 {
+			return true
+		}
+		b = b[i+1:] // a blank line, skipped by Read
+	}
+}
 
 // readLine returns the next line without its terminator, in a freshly
 // allocated slice (jsonrpc.Decode aliases it). An over-long line is
@@ -242,8 +292,19 @@ func (s *Stream) tooLong() error {
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// Write encodes m as one line and writes it with a single Write call on
-// the underlying writer. Concurrent Writes are serialized.
+// wbatch is the lines of concurrent Writes, written together.
+type wbatch struct {
+	buf   *[]byte
+	taken bool          // being written (or written): closed to joiners
+	done  chan struct{} // closed once buf was written; made by the first joiner
+	err   error         // the write's result, set before done is closed
+}
+
+// Write encodes m as one line and writes it to the underlying writer.
+// Concurrent Writes are serialized and never interleave; lines that are
+// ready together (several responses of a pipelined burst) are coalesced
+// into one Write call on the underlying writer. Write returns once its
+// line was written, or failed.
 //
 // Like Read, Write checks ctx only before writing: a write blocked on the
 // underlying writer cannot be interrupted except by closing it. If writing
@@ -256,35 +317,111 @@ func (s *Stream) Write(ctx context.Context, m jsonrpc.Message) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
-	bp := bufPool.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= 64<<10 {
-			bufPool.Put(bp)
-		}
-	}()
-	b, err := jsonrpc.AppendMessage((*bp)[:0], m)
+	lp := bufPool.Get().(*[]byte)
+	line, err := jsonrpc.AppendMessage((*lp)[:0], m)
 	if err != nil {
+		putBuf(lp)
 		return err
 	}
-	b = append(b, '\n')
-	*bp = b
+	line = append(line, '\n')
+	*lp = line
 
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	s.qmu.Lock()
 	if s.werr != nil {
-		return s.werr
+		err := s.werr
+		s.qmu.Unlock()
+		putBuf(lp)
+		return err
 	}
-	if s.closed.Load() {
-		return ErrClosed
+	others := s.unanswered.Load()
+	if r, ok := m.(*jsonrpc.Response); ok && r.ID.IsValid() {
+		others = s.unanswered.Add(-1)
 	}
-	if _, err := s.w.Write(b); err != nil {
-		if s.closed.Load() {
+	if b := s.cur; b != nil {
+		// Join the open batch and wait for it to be written.
+		*b.buf = append(*b.buf, line...)
+		if b.done == nil {
+			b.done = make(chan struct{})
+		}
+		done := b.done
+		s.qmu.Unlock()
+		putBuf(lp)
+		<-done
+		return b.err
+	}
+	b := &wbatch{buf: lp}
+	s.cur = b
+	s.qmu.Unlock()
+
+	// Leader. While other requests are being served, let the goroutines
+	// that are ready (handlers with their responses) join first. The batch
+	// is written by the leader, or by the read loop if it gets there first
+	// (Read flushes the open batch before it blocks), so yielding never
+	// leaves the batch waiting on a read. Whoever wrote it held wmu, so
+	// once the leader has wmu the batch is out.
+	if others > 0 {
+		runtime.Gosched()
+	}
+	s.wmu.Lock()
+	s.writeBatch(b)
+	s.wmu.Unlock()
+	s.qmu.Lock()
+	err = b.err
+	s.qmu.Unlock()
+	return err
+}
+
+// flushOpen writes the open batch, if there is one and no write is under
+// way (that writer's batch comes first, and its leader will follow).
+func (s *Stream) flushOpen() {
+	s.qmu.Lock()
+	b := s.cur
+	s.qmu.Unlock()
+	if b == nil || !s.wmu.TryLock() {
+		return
+	}
+	s.writeBatch(b)
+	s.wmu.Unlock()
+}
+
+// writeBatch writes b unless it was taken already. s.wmu is held.
+func (s *Stream) writeBatch(b *wbatch) {
+	s.qmu.Lock()
+	if b.taken {
+		s.qmu.Unlock()
+		return
+	}
+	b.taken = true
+	if s.cur == b {
+		s.cur = nil
+	}
+	err := s.werr
+	s.qmu.Unlock()
+	if err == nil && s.closed.Load() {
+		err = ErrClosed
+	}
+	if err == nil {
+		if _, err = s.w.Write(*b.buf); err != nil && s.closed.Load() {
 			err = ErrClosed
 		}
-		s.werr = err
-		return err
 	}
-	return nil
+	s.qmu.Lock()
+	if err != nil && s.werr == nil {
+		s.werr = err
+	}
+	b.err = err
+	done := b.done // no joiner can come any more: taken
+	s.qmu.Unlock()
+	putBuf(b.buf)
+	if done != nil {
+		close(done)
+	}
+}
+
+func putBuf(bp *[]byte) {
+	if cap(*bp) <= 64<<10 {
+		bufPool.Put(bp)
+	}
 }
 
 // Close closes the underlying writer and reader when they implement

@@ -5,6 +5,7 @@
 //	load http     -url http://127.0.0.1:PORT/mcp -mode legacy|modern -pid PID ...
 //	load stdio    [flags] -- server-command args...
 //	load sessions -url http://127.0.0.1:PORT/mcp -n 10000 -pid PID ...
+//	load fanout   -url http://127.0.0.1:PORT/mcp -mode modern|legacy -n 10000 -pid PID
 //
 // http: -c clients, each on its own keep-alive connection, send tools/call
 // back to back. In legacy mode each client first initializes its own
@@ -49,6 +50,7 @@ type Result struct {
 	Target string `json:"target"`
 	Row    string `json:"row"`
 	Round  int    `json:"round"`
+	Conc   int    `json:"conc,omitempty"`
 
 	Requests   int64   `json:"requests,omitempty"`
 	Errors     int64   `json:"errors"`
@@ -58,6 +60,18 @@ type Result struct {
 	P99us      float64 `json:"p99us,omitempty"`
 	CPUusReq   float64 `json:"cpuUsPerReq,omitempty"`
 	PeakRSSKiB int64   `json:"peakRssKiB"`
+
+	// The streaming leg: progress notifications received in the window,
+	// per second, and the server's CPU per notification.
+	Notifications int64   `json:"notifications,omitempty"`
+	NotesPerSec   float64 `json:"notesPerSec,omitempty"`
+	CPUusNote     float64 `json:"cpuUsPerNote,omitempty"`
+
+	// The fan-out leg: streams notified, and the slowest one (µs);
+	// Sessions is the number of streams, the per-session figures are per
+	// stream.
+	Notified int64   `json:"notified,omitempty"`
+	MaxUs    float64 `json:"maxUs,omitempty"`
 
 	Sessions          int     `json:"sessions,omitempty"`
 	HeapKiBPerSession float64 `json:"heapKiBPerSession,omitempty"`
@@ -70,7 +84,12 @@ const (
 	initBody     = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench-load","version":"1.0.0"}}}`
 	initNoteBody = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 	modernMeta   = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench-load","version":"1.0.0"}}`
+	// streamNotes is the number of progress notifications of the stream
+	// tool (harness.StreamNotes).
+	streamNotes = 16
 )
+
+var progressMethod = []byte(`"notifications/progress"`)
 
 // call returns the params of a tools/call of tool and the bytes every
 // successful response contains.
@@ -81,6 +100,14 @@ func call(tool string, modern bool) (params string, want []byte) {
 		p, want = `"name":"echo","arguments":{"text":"hello"}`, []byte(`"text":"hello"`)
 	case "add":
 		p, want = `"name":"add","arguments":{"a":1.5,"b":2}`, []byte(`"text":"3.5"`)
+	case "stream":
+		// With a progress token: streamNotes notifications, then "done".
+		p, want = `"name":"stream","arguments":{}`, []byte(`"text":"done"`)
+		meta := `"_meta":{"progressToken":1}`
+		if modern {
+			meta = strings.Replace(modernMeta, `"_meta":{`, `"_meta":{"progressToken":1,`, 1)
+		}
+		return "{" + p + "," + meta + "}", want
 	default:
 		fatalf("unknown tool %q", tool)
 	}
@@ -102,6 +129,8 @@ func main() {
 		r = runStdio(os.Args[2:])
 	case "sessions":
 		r = runSessions(os.Args[2:])
+	case "fanout":
+		r = runFanout(os.Args[2:])
 	default:
 		fatalf("unknown mode %q", os.Args[1])
 	}
@@ -247,12 +276,21 @@ func measure(pid int, w *window) (cpuSeconds float64) {
 
 func finish(r *Result, c *common, recs []*recorder, cpu float64, pid int, es *errState) {
 	n, p50, p99 := percentiles(recs)
-	r.Target, r.Round = c.target, c.round
+	r.Target, r.Round, r.Conc = c.target, c.round, c.conc
 	r.Requests, r.Seconds = n, c.duration.Seconds()
 	r.RPS = float64(n) / c.duration.Seconds()
 	r.P50us, r.P99us = p50, p99
 	if n > 0 {
 		r.CPUusReq = cpu * 1e6 / float64(n)
+	}
+	if c.tool == "stream" {
+		if r.Notifications == 0 { // HTTP: checked to be streamNotes per call
+			r.Notifications = n * streamNotes
+		}
+		r.NotesPerSec = float64(r.Notifications) / c.duration.Seconds()
+		if r.Notifications > 0 {
+			r.CPUusNote = cpu * 1e6 / float64(r.Notifications)
+		}
 	}
 	r.PeakRSSKiB = statusKiB(pid, "VmHWM")
 	r.Errors = es.n.Load()
@@ -458,8 +496,8 @@ func waitReady(host string, within time.Duration) {
 }
 
 // openSession initializes a legacy session on hc and returns its id.
-func openSession(hc *httpConn, host, path string) (string, error) {
-	status, err := hc.do(buildRequest(host, path, nil, initBody))
+func openSession(hc *httpConn, host, path string, extra [][2]string) (string, error) {
+	status, err := hc.do(buildRequest(host, path, extra, initBody))
 	if err != nil {
 		return "", err
 	}
@@ -468,7 +506,7 @@ func openSession(hc *httpConn, host, path string) (string, error) {
 	}
 	sid := hc.sid
 	hdr := [][2]string{{"Mcp-Session-Id", sid}, {"Mcp-Protocol-Version", "2025-11-25"}}
-	status, err = hc.do(buildRequest(host, path, hdr, initNoteBody))
+	status, err = hc.do(buildRequest(host, path, append(hdr, extra...), initNoteBody))
 	if err != nil {
 		return "", err
 	}
@@ -485,12 +523,24 @@ func runHTTP(args []string) Result {
 	rawURL := fs.String("url", "", "loopback URL of the MCP endpoint")
 	mode := fs.String("mode", "legacy", "legacy (stateful 2025-11-25) or modern (stateless 2026-07-28)")
 	pid := fs.Int("pid", 0, "server process id")
+	row := fs.String("row", "", "row name for the result line (default http-MODE)")
+	bearerFile := fs.String("bearer-file", "", "send the token in `file` as Authorization: Bearer")
 	_ = fs.Parse(args)
 	c.check()
 	if *pid <= 0 {
 		fatalf("-pid is required")
 	}
 	host, path := hostOf(*rawURL)
+	var authHdr [][2]string
+	if *bearerFile != "" {
+		// The server writes the token once it is listening.
+		waitReady(host, 10*time.Second)
+		tok, err := os.ReadFile(*bearerFile)
+		if err != nil || len(tok) == 0 {
+			fatalf("bearer token: %v", err)
+		}
+		authHdr = [][2]string{{"Authorization", "Bearer " + strings.TrimSpace(string(tok))}}
+	}
 	waitReady(host, 10*time.Second)
 	modern := *mode == "modern"
 	if !modern && *mode != "legacy" {
@@ -511,13 +561,13 @@ func runHTTP(args []string) Result {
 		if modern {
 			hdr = [][2]string{{"Mcp-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", c.tool}}
 		} else {
-			sid, err := openSession(hc, host, path)
+			sid, err := openSession(hc, host, path, authHdr)
 			if err != nil {
 				fatalf("%v", err)
 			}
 			hdr = [][2]string{{"Mcp-Session-Id", sid}, {"Mcp-Protocol-Version", "2025-11-25"}}
 		}
-		conns[i], reqs[i] = hc, buildRequest(host, path, hdr, body)
+		conns[i], reqs[i] = hc, buildRequest(host, path, append(hdr, authHdr...), body)
 	}
 
 	now := time.Now()
@@ -540,6 +590,11 @@ func runHTTP(args []string) Result {
 				if err == nil {
 					err = hc.okResponse(status, want)
 				}
+				if err == nil && c.tool == "stream" {
+					if got := bytes.Count(hc.body, progressMethod); got != streamNotes {
+						err = fmt.Errorf("%d progress notifications, want %d: %.200s", got, streamNotes, hc.body)
+					}
+				}
 				if err != nil {
 					es.add(err)
 					if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
@@ -557,6 +612,9 @@ func runHTTP(args []string) Result {
 		hc.c.Close()
 	}
 	r := Result{Row: "http-" + *mode}
+	if *row != "" {
+		r.Row = *row
+	}
 	finish(&r, &c, recs, cpu, *pid, es)
 	return r
 }
@@ -567,6 +625,7 @@ func runStdio(args []string) Result {
 	fs := flag.NewFlagSet("stdio", flag.ExitOnError)
 	var c common
 	c.register(fs)
+	row := fs.String("row", "", "row name for the result line (default stdio)")
 	_ = fs.Parse(args)
 	c.check()
 	argv := fs.Args()
@@ -588,7 +647,7 @@ func runStdio(args []string) Result {
 	}
 	pid := cmd.Process.Pid
 	killed := false
-	stopTimer := time.AfterFunc(c.warmup+c.duration+30*time.Second, func() {
+	stopTimer := time.AfterFunc(c.warmup+c.duration+10*time.Second, func() {
 		killed = true
 		_ = cmd.Process.Kill()
 	})
@@ -639,8 +698,15 @@ func runStdio(args []string) Result {
 		close(cpuDone)
 	}()
 	inflight := c.conc
+	var notes int64
 	for inflight > 0 {
 		line := readLine()
+		if bytes.Contains(line, progressMethod) {
+			if t := time.Now(); !t.Before(w.start) && !t.After(w.end) {
+				notes++
+			}
+			continue
+		}
 		done := time.Now()
 		id, ok := responseID(line)
 		if !ok {
@@ -664,7 +730,10 @@ func runStdio(args []string) Result {
 	}
 	bw.Flush()
 	<-cpuDone
-	r := Result{Row: "stdio"}
+	r := Result{Row: "stdio", Notifications: notes}
+	if *row != "" {
+		r.Row = *row
+	}
 	finish(&r, &c, []*recorder{rec}, cpu, pid, es)
 	stdin.Close()
 	exited := make(chan struct{})
@@ -731,7 +800,7 @@ func runSessions(args []string) Result {
 		for _, hc := range conns {
 			wg.Go(func() {
 				for next.Add(1) <= int64(count) {
-					if _, err := openSession(hc, host, path); err != nil {
+					if _, err := openSession(hc, host, path, nil); err != nil {
 						es.add(err)
 						return
 					}

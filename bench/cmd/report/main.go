@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -20,6 +21,7 @@ type result struct {
 	Target            string  `json:"target"`
 	Row               string  `json:"row"`
 	Round             int     `json:"round"`
+	Conc              int     `json:"conc"`
 	Requests          int64   `json:"requests"`
 	Errors            int64   `json:"errors"`
 	RPS               float64 `json:"rps"`
@@ -27,14 +29,33 @@ type result struct {
 	P99us             float64 `json:"p99us"`
 	CPUusReq          float64 `json:"cpuUsPerReq"`
 	PeakRSSKiB        int64   `json:"peakRssKiB"`
+	Notifications     int64   `json:"notifications"`
+	NotesPerSec       float64 `json:"notesPerSec"`
+	CPUusNote         float64 `json:"cpuUsPerNote"`
 	HeapKiBPerSession float64 `json:"heapKiBPerSession"`
 	RSSKiBPerSession  float64 `json:"rssKiBPerSession"`
+	Sessions          int     `json:"sessions"`
+	Notified          int64   `json:"notified"`
+	MaxUs             float64 `json:"maxUs"`
 }
 
-var rows = []struct{ key, title string }{
-	{"http-legacy", "HTTP legacy (2025-11-25, stateful session, tools/call echo)"},
-	{"http-modern", "HTTP modern (2026-07-28, stateless, _meta + MCP-Protocol-Version/Mcp-Method/Mcp-Name)"},
-	{"stdio", "stdio (legacy session, 16 requests pipelined)"},
+var rows = []struct{ key, title, cpu, baseline string }{
+	{"http-legacy", "HTTP legacy (2025-11-25, stateful session, tools/call echo)", "server", ""},
+	{"http-modern", "HTTP modern (2026-07-28, stateless, _meta + MCP-Protocol-Version/Mcp-Method/Mcp-Name)", "server", ""},
+	{"stdio", "stdio (legacy session, requests pipelined)", "server", ""},
+	{"client-legacy", "Client leg, HTTP legacy: each client calls echo on the bare server", "client", ""},
+	{"client-modern", "Client leg, HTTP modern: each client calls echo on the bare server", "client", ""},
+	{"client-stdio", "Client leg, stdio: each client calls echo on the bare server it spawned", "client", ""},
+	{"features-legacy", "Feature cost, pmcp server, HTTP legacy tools/call (ratios to plain)", "server", "plain"},
+	{"features-modern", "Feature cost, pmcp server, HTTP modern tools/call (ratios to plain)", "server", "plain"},
+}
+
+// rowKey is a row at one concurrency (0: the run did not say).
+func rowKey(row string, conc int) string {
+	if conc == 0 {
+		return row
+	}
+	return row + "@" + strconv.Itoa(conc)
 }
 
 func main() {
@@ -51,6 +72,7 @@ func main() {
 		in = f
 	}
 	by := map[string]map[string][]result{}
+	concs := map[string][]int{}
 	var targets []string
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
@@ -67,6 +89,16 @@ func main() {
 			by[r.Row] = map[string][]result{}
 		}
 		by[r.Row][r.Target] = append(by[r.Row][r.Target], r)
+		k := rowKey(r.Row, r.Conc)
+		if k != r.Row {
+			if by[k] == nil {
+				by[k] = map[string][]result{}
+			}
+			by[k][r.Target] = append(by[k][r.Target], r)
+			if !slices.Contains(concs[r.Row], r.Conc) {
+				concs[r.Row] = append(concs[r.Row], r.Conc)
+			}
+		}
 		if !slices.Contains(targets, r.Target) {
 			targets = append(targets, r.Target)
 		}
@@ -84,15 +116,93 @@ func main() {
 
 	fmt.Println("Medians over rounds; ratios are to", *baseline+".")
 	for _, row := range rows {
-		rs := by[row.key]
-		if len(rs) == 0 {
+		cs := concs[row.key]
+		slices.Sort(cs)
+		if len(cs) == 0 {
+			cs = []int{0}
+		}
+		for _, conc := range cs {
+			b := *baseline
+			if row.baseline != "" {
+				b = row.baseline
+			}
+			table(by[rowKey(row.key, conc)], row.title, row.cpu, conc, targets, b)
+		}
+	}
+	for _, row := range []struct{ key, title string }{
+		{"stream-legacy", "Streaming, HTTP legacy SSE: stream tool, 16 progress notifications then the result"},
+		{"stream-modern", "Streaming, HTTP modern SSE: stream tool, 16 progress notifications then the result"},
+		{"stream-stdio", "Streaming, stdio: stream tool, 16 progress notifications then the result"},
+	} {
+		streamTable(by[row.key], row.title, targets, *baseline)
+	}
+	fanoutTable(by)
+	summary(by, targets)
+}
+
+func fanoutTable(by map[string]map[string][]result) {
+	if len(by["fanout-modern"])+len(by["fanout-legacy"]) == 0 {
+		return
+	}
+	fmt.Printf("\nFan-out: one tools list_changed to every open stream (pmcp)\n\n")
+	fmt.Println("| streams | target | rounds | open | notified | p50 ms | p99 ms | max ms | KiB/stream (live heap) | KiB/stream (RSS) | errors |")
+	fmt.Println("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, row := range []struct{ key, title string }{
+		{"fanout-modern", "modern subscriptions/listen"},
+		{"fanout-legacy", "legacy GET (with its session)"},
+	} {
+		for t, r := range by[row.key] {
+			fmt.Printf("| %s | %s | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %.2f | %.2f | %d |\n", row.title, t, len(r),
+				median(r, func(r result) float64 { return float64(r.Sessions) }),
+				median(r, func(r result) float64 { return float64(r.Notified) }),
+				median(r, func(r result) float64 { return r.P50us / 1e3 }),
+				median(r, func(r result) float64 { return r.P99us / 1e3 }),
+				median(r, func(r result) float64 { return r.MaxUs / 1e3 }),
+				median(r, func(r result) float64 { return r.HeapKiBPerSession }),
+				median(r, func(r result) float64 { return r.RSSKiBPerSession }),
+				errorsOf(r))
+		}
+	}
+}
+
+func streamTable(rs map[string][]result, title string, targets []string, baseline string) {
+	if len(rs) == 0 {
+		return
+	}
+	base := rs[baseline]
+	baseN := median(base, func(r result) float64 { return r.NotesPerSec })
+	baseCPU := median(base, func(r result) float64 { return r.CPUusNote })
+	fmt.Printf("\n%s\n\n", title)
+	fmt.Printf("| target | rounds | notifications/s | × %s | server CPU µs/notification | × %s | calls/s | p50 µs | p99 µs | errors |\n", baseline, baseline)
+	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	for _, t := range targets {
+		r := rs[t]
+		if len(r) == 0 {
 			continue
 		}
-		base := rs[*baseline]
+		n := median(r, func(r result) float64 { return r.NotesPerSec })
+		cpu := median(r, func(r result) float64 { return r.CPUusNote })
+		fmt.Printf("| %s | %d | %.0f | %s | %.2f | %s | %.0f | %.0f | %.0f | %d |\n", t, len(r), n, ratio(n, baseN), cpu, ratio(cpu, baseCPU),
+			median(r, func(r result) float64 { return r.RPS }),
+			median(r, func(r result) float64 { return r.P50us }),
+			median(r, func(r result) float64 { return r.P99us }),
+			errorsOf(r))
+	}
+}
+
+func table(rs map[string][]result, title, cpuOf string, conc int, targets []string, baseline string) {
+	if len(rs) == 0 {
+		return
+	}
+	{
+		base := rs[baseline]
 		baseRPS := median(base, func(r result) float64 { return r.RPS })
 		baseCPU := median(base, func(r result) float64 { return r.CPUusReq })
-		fmt.Printf("\n%s\n\n", row.title)
-		fmt.Println("| target | rounds | req/s | × bare | p50 µs | p99 µs | server CPU µs/req | × bare | peak RSS MiB | errors |")
+		if conc > 0 {
+			title += fmt.Sprintf(", c=%d", conc)
+		}
+		fmt.Printf("\n%s\n\n", title)
+		fmt.Printf("| target | rounds | req/s | × %s | p50 µs | p99 µs | %s CPU µs/req | × %s | peak RSS MiB | errors |\n", baseline, cpuOf, baseline)
 		fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 		for _, t := range targets {
 			r := rs[t]
@@ -109,6 +219,9 @@ func main() {
 				errorsOf(r))
 		}
 	}
+}
+
+func summary(by map[string]map[string][]result, targets []string) {
 	if rs := by["sessions"]; len(rs) > 0 {
 		fmt.Printf("\nIdle legacy sessions (initialize + notifications/initialized, never deleted)\n\n")
 		fmt.Println("| target | rounds | KiB/session (RSS delta) | KiB/session (live heap delta, after GC) | peak RSS MiB | errors |")
@@ -127,13 +240,23 @@ func main() {
 	}
 
 	// The summary in the layout of the issue.
+	if len(by["http-legacy"])+len(by["http-modern"])+len(by["stdio"]) == 0 {
+		return
+	}
 	fmt.Printf("\nSummary\n\n")
 	fmt.Println("| target | HTTP legacy req/s | CPU µs/req | HTTP modern req/s | CPU µs/req | stdio req/s | CPU µs/req | KiB per idle session (RSS) | (heap) |")
 	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, t := range targets {
+		if len(by["sessions"][t]) == 0 && !slices.ContainsFunc(rows[:3], func(r struct{ key, title, cpu, baseline string }) bool { return len(by[r.key][t]) > 0 }) {
+			continue // not a server of the server leg
+		}
 		fmt.Printf("| %s", t)
-		for _, row := range rows {
+		for _, row := range rows[:3] {
+			// The summary is at c=16 when the run swept concurrencies.
 			r := by[row.key][t]
+			if r16 := by[rowKey(row.key, 16)][t]; len(r16) > 0 {
+				r = r16
+			}
 			if len(r) == 0 {
 				fmt.Print(" | – | –")
 				continue

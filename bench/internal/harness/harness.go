@@ -3,6 +3,7 @@
 //	-addr 127.0.0.1:PORT  serve streamable HTTP at /mcp (plus /debug/heap)
 //	-stdio                serve MCP over standard input and output
 //	-cpuprofile FILE      write a CPU profile until the server stops
+//	-sse                  answer tools/call with an SSE stream (streaming leg)
 //
 // /debug/heap runs two garbage collections and reports the live heap, so
 // the load generator can measure memory per idle session without the
@@ -21,9 +22,27 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+
+	pprofhttp "net/http/pprof"
 	"syscall"
 	"time"
 )
+
+// SSE is the -sse flag: answer requests with SSE streams instead of one
+// JSON body, so that a tool's progress notifications reach the client.
+// Read it in newHTTP (after Main parsed the flags).
+var SSE = flag.Bool("sse", false, "answer tools/call with an SSE stream (the streaming leg)")
+
+// StreamNotes is how many progress notifications the stream tool sends
+// before its result.
+const StreamNotes = 16
+
+// debug holds the extra /debug/ handlers a server registers with Handle.
+var debug = map[string]http.Handler{}
+
+// Handle registers h at path (under /debug/) next to /mcp, for a server's
+// bench hooks; call it before Main.
+func Handle(path string, h http.Handler) { debug[path] = h }
 
 // Main parses the flags and serves: newHTTP builds the handler mounted at
 // /mcp, stdio serves standard input and output until it is closed.
@@ -78,6 +97,10 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler) error {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
 	mux.HandleFunc("/debug/heap", heap)
+	mux.HandleFunc("/debug/pprof/", pprofhttp.Index) // heap and goroutine profiles of a run
+	for p, h := range debug {
+		mux.Handle(p, h)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err

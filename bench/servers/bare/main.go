@@ -83,6 +83,13 @@ func handle(req *request, legacyOK bool) (any, *rpcError) {
 			"capabilities":    map[string]any{"tools": map[string]any{}},
 			"serverInfo":      map[string]any{"name": "bench-bare", "version": "1.0.0"},
 		}, nil
+	case "server/discover":
+		// The modern clients of the client leg probe this first.
+		return map[string]any{
+			"supportedVersions": []string{"2026-07-28", "2025-11-25"},
+			"capabilities":      map[string]any{"tools": map[string]any{}},
+			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "bench-bare", "version": "1.0.0"}},
+		}, nil
 	case "ping":
 		return map[string]any{}, nil
 	case "tools/list":
@@ -103,6 +110,8 @@ func handle(req *request, legacyOK bool) (any, *rpcError) {
 				return nil, &rpcError{Code: -32602, Message: "invalid arguments: " + err.Error()}
 			}
 			text = in.Text
+		case "stream":
+			text = "done" // its progress notifications are written by the transport
 		case "add":
 			var in addIn
 			if err := json.Unmarshal(p.Arguments, &in); err != nil {
@@ -115,6 +124,45 @@ func handle(req *request, legacyOK bool) (any, *rpcError) {
 		return callResult{Content: []content{{Type: "text", Text: text}}}, nil
 	}
 	return nil, &rpcError{Code: -32601, Message: "method not found"}
+}
+
+type progressParams struct {
+	ProgressToken json.RawMessage `json:"progressToken"`
+	Progress      int             `json:"progress"`
+	Total         int             `json:"total"`
+}
+
+type notification struct {
+	JSONRPC string         `json:"jsonrpc"`
+	Method  string         `json:"method"`
+	Params  progressParams `json:"params"`
+}
+
+// streamNotes returns the progress notifications of a tools/call of the
+// stream tool that carries a progress token (nil otherwise), encoded.
+func streamNotes(req *request) [][]byte {
+	if req.Method != "tools/call" {
+		return nil
+	}
+	var p struct {
+		Name string `json:"name"`
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(req.Params, &p) != nil || p.Name != "stream" || len(p.Meta.ProgressToken) == 0 {
+		return nil
+	}
+	notes := make([][]byte, 0, harness.StreamNotes)
+	for i := 1; i <= harness.StreamNotes; i++ {
+		b, err := json.Marshal(notification{JSONRPC: "2.0", Method: "notifications/progress",
+			Params: progressParams{ProgressToken: p.Meta.ProgressToken, Progress: i, Total: harness.StreamNotes}})
+		if err != nil {
+			return nil
+		}
+		notes = append(notes, b)
+	}
+	return notes
 }
 
 func reply(req *request, res any, rerr *rpcError) ([]byte, error) {
@@ -180,6 +228,21 @@ func newHTTP() http.Handler {
 			http.Error(w, "cannot encode", http.StatusInternalServerError)
 			return
 		}
+		if *harness.SSE && req.Method == "tools/call" {
+			// The bare SSE writer: each event written and flushed.
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Header().Set("Cache-Control", "no-cache")
+			fl, _ := w.(http.Flusher)
+			for _, n := range append(streamNotes(&req), b) {
+				_, _ = w.Write([]byte("data: "))
+				_, _ = w.Write(n)
+				_, _ = w.Write([]byte("\n\n"))
+				if fl != nil {
+					fl.Flush()
+				}
+			}
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(b)
 	})
@@ -204,6 +267,10 @@ func serveStdio(ctx context.Context) error {
 				b, merr := reply(&req, res, rerr)
 				if merr != nil {
 					return merr
+				}
+				for _, n := range streamNotes(&req) {
+					bw.Write(n)
+					bw.WriteByte('\n')
 				}
 				bw.Write(b)
 				bw.WriteByte('\n')

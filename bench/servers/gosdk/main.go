@@ -34,6 +34,17 @@ func newServer() *mcp.Server {
 		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, any, error) {
 			return text(strconv.FormatFloat(in.A+in.B, 'g', -1, 64)), nil, nil
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "stream", Description: "Sends progress, then a result."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				for i := 1; i <= harness.StreamNotes; i++ {
+					if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: harness.StreamNotes}); err != nil {
+						return nil, nil, err
+					}
+				}
+			}
+			return text("done"), nil, nil
+		})
 	return s
 }
 
@@ -44,8 +55,8 @@ func main() {
 		// go-sdk serves the 2026-07-28 protocol only from a Stateless
 		// handler, and legacy sessions only from a stateful one, so the
 		// endpoint routes on the MCP-Protocol-Version header.
-		stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{JSONResponse: true})
-		stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{JSONResponse: true, Stateless: true})
+		stateful := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{JSONResponse: !*harness.SSE})
+		stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{JSONResponse: !*harness.SSE, Stateless: true})
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
 				stateless.ServeHTTP(w, r)

@@ -34,6 +34,20 @@ func newServer() *server.MCPServer {
 		mcp.NewTypedToolHandler(func(_ context.Context, _ mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(strconv.FormatFloat(in.A+in.B, 'g', -1, 64)), nil
 		}))
+	s.AddTool(mcp.NewTool("stream", mcp.WithDescription("Sends progress, then a result.")),
+		func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+				srv := server.ServerFromContext(ctx)
+				for i := 1; i <= harness.StreamNotes; i++ {
+					if err := srv.SendNotificationToClient(ctx, "notifications/progress", map[string]any{
+						"progressToken": req.Params.Meta.ProgressToken, "progress": i, "total": harness.StreamNotes,
+					}); err != nil {
+						return nil, err
+					}
+				}
+			}
+			return mcp.NewToolResultText("done"), nil
+		})
 	return s
 }
 

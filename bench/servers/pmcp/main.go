@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/bench/internal/harness"
@@ -21,7 +22,7 @@ type addIn struct {
 }
 
 func newServer() *pmcp.Server {
-	s, err := pmcp.NewServer(pmcp.ServerOptions{Name: "bench-pmcp", Version: "1.0.0"})
+	s, err := pmcp.NewServer(serverOptions())
 	if err != nil {
 		panic(err)
 	}
@@ -30,6 +31,17 @@ func newServer() *pmcp.Server {
 	must(pmcp.AddTool(s, &pmcp.Tool{Name: "add", Description: "Adds a and b."},
 		func(_ context.Context, _ *pmcp.RequestHandlerExtra, in addIn) (string, error) {
 			return strconv.FormatFloat(in.A+in.B, 'g', -1, 64), nil
+		}))
+	must(pmcp.AddTool(s, &pmcp.Tool{Name: "stream", Description: "Sends progress, then a result."},
+		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ struct{}) (string, error) {
+			if pr := extra.ProgressReporter; pr != nil {
+				for i := 1; i <= harness.StreamNotes; i++ {
+					if err := pr.ReportProgress(ctx, pmcp.Progress{Progress: float64(i), Total: harness.StreamNotes}); err != nil {
+						return "", err
+					}
+				}
+			}
+			return "done", nil
 		}))
 	return s
 }
@@ -42,14 +54,27 @@ func must(err error) {
 
 func main() {
 	harness.Main(func() http.Handler {
-		return pmcp.NewStreamableHTTPHandler(newServer(), pmcp.StreamableHTTPOptions{
+		s := newServer()
+		// The fan-out leg: each POST adds a tool, so every listener gets
+		// one tools list_changed.
+		var added atomic.Int64
+		harness.Handle("/debug/notify", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			name := "added-" + strconv.FormatInt(added.Add(1), 10)
+			if err := pmcp.AddTool(s, &pmcp.Tool{Name: name}, func(context.Context, *pmcp.RequestHandlerExtra, struct{}) (string, error) { return "", nil }); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+			}
+		}))
+		return pmcp.NewStreamableHTTPHandler(s, withFeature(pmcp.StreamableHTTPOptions{
 			// One application/json body per request, as every target of
 			// the bench answers (see README.md).
-			JSONResponse: true,
+			JSONResponse: !*harness.SSE,
 			// The idle-session row opens 10,000 sessions; the default
 			// cap is DefaultMaxSessions (4,096).
 			MaxSessions: 20000,
-		})
+			// The fan-out leg opens 10,000 listen streams; the default
+			// cap is DefaultMaxListenStreams (1,024).
+			MaxListenStreams: 20000,
+		}))
 	}, func(ctx context.Context) error {
 		return newServer().Serve(ctx, stdio.Stdio(stdio.Options{}))
 	})
