@@ -97,6 +97,17 @@ type StreamableHTTPOptions struct {
 	// EventStore keeps legacy SSE events for Last-Event-ID resumption. Nil
 	// means a MemoryEventStore with default bounds.
 	EventStore EventStore
+	// SessionStore shares the records of legacy sessions between
+	// replicas, so that one replica can adopt the sessions of a replica
+	// that died, and mints replica-named session ids. Nil means one
+	// process. Set it with SessionRouter, a shared EventStore and the
+	// server's shared RequestStateKeys (package redis has all four; see
+	// "Running several replicas" in the README).
+	SessionStore SessionStore
+	// SessionRouter serves the requests naming a session another replica
+	// holds, by forwarding them there. Nil means such requests are
+	// adopted through SessionStore, or get 404 without one.
+	SessionRouter SessionRouter
 
 	// AllowedHosts lists Host values accepted besides the loopback ones:
 	// a hostname (or bracketed IPv6 address), matching any port, or
@@ -486,6 +497,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		writeTransportError(w, status, jsonrpc.CodeInvalidRequest, msg)
 		return
 	}
+	h.rewindBody(r, body)
 	m, err := jsonrpc.Decode(body, h.lim)
 	if err != nil {
 		var de *jsonrpc.DecodeError

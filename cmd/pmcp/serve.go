@@ -25,6 +25,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	logFormat := fs.String("log-format", "text", "log record format on stderr: text or json")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics at http://ADDR/metrics on a separate listener (loopback only; traces and metrics also go where the OTEL_* variables say)")
 	metricsRemote := fs.Bool("metrics-remote", false, "allow --metrics on a non-loopback address")
+	replica := addReplicaFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -45,6 +46,16 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	defer tel.close()
 	sopts := pmcp.ServerOptions{Logger: logger}
 	tel.instrument(&sopts)
+	var hopts pmcp.StreamableHTTPOptions
+	rs, err := replica.setup(ctx, *addr, *path, &sopts, &hopts, diag)
+	if err != nil {
+		fmt.Fprintf(stderr, "pmcp: %v\n", err)
+		if errors.As(err, new(usageError)) {
+			return exitUsage
+		}
+		return exitError
+	}
+	defer rs.close()
 	srv, err := everything.New(everything.Options{Server: sopts})
 	if err != nil {
 		fmt.Fprintf(stderr, "pmcp: %v\n", err)
@@ -78,5 +89,5 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return serveHTTP(ctx, srv, *addr, *path, logger, stderr)
+	return serveHTTP(ctx, srv, hopts, *addr, *path, logger, stderr)
 }

@@ -26,12 +26,12 @@ const (
 
 // serveHTTP serves srv over Streamable HTTP at addr and path until ctx is
 // done (SIGINT/SIGTERM), then shuts down gracefully.
-func serveHTTP(ctx context.Context, srv *pmcp.Server, addr, path string, logger *slog.Logger, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, srv *pmcp.Server, hopts pmcp.StreamableHTTPOptions, addr, path string, logger *slog.Logger, stderr io.Writer) int {
 	if !strings.HasPrefix(path, "/") {
 		fmt.Fprintf(stderr, "pmcp: --path must start with /, got %q\n", path)
 		return exitUsage
 	}
-	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
+	h := pmcp.NewStreamableHTTPHandler(srv, hopts)
 	mux := http.NewServeMux()
 	mux.Handle(path, h)
 	hs := &http.Server{
