@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -23,6 +24,11 @@ import (
 // whole HTTP request to the owner. When the owner is gone, the replica
 // adopts the session from the SessionStore's record and serves it from
 // then on, replaying past events from the shared EventStore.
+
+// DefaultSessionStoreTimeout bounds each SessionStore call the handler
+// makes outside a request's own context (recording a session after its
+// initialize was answered, deleting it when it ends).
+const DefaultSessionStoreTimeout = 5 * time.Second
 
 var (
 	// ErrNoSession is returned by a SessionStore for an id it holds no
@@ -187,6 +193,9 @@ func (h *StreamableHTTPHandler) saveSession(ctx context.Context, sess *httpSessi
 	if st == nil {
 		return true
 	}
+	// The request's context is cancelled once its handler returned.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultSessionStoreTimeout)
+	defer cancel()
 	err := st.SaveSession(ctx, SessionRecord{ID: sess.id, Principal: sess.principal, InitParams: bytes.Clone(params)})
 	if err != nil {
 		h.log.Warn("pmcp: session store unavailable at initialize", "session", sess.id, "error", err)
@@ -201,7 +210,9 @@ var errSessionStore = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "
 // forgetSession deletes the record of a session that ended for good.
 func (h *StreamableHTTPHandler) forgetSession(id string) {
 	if st := h.opts.SessionStore; st != nil {
-		if err := st.DeleteSession(context.Background(), id); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultSessionStoreTimeout)
+		defer cancel()
+		if err := st.DeleteSession(ctx, id); err != nil {
 			h.log.Warn("pmcp: session store cleanup failed", "session", id, "error", err)
 		}
 	}

@@ -255,6 +255,10 @@ func (s *Sessions) SaveSession(ctx context.Context, rec pmcp.SessionRecord) erro
 	pipe := s.rdb.TxPipeline()
 	pipe.HSet(ctx, k, "owner", s.opts.Replica, "principal", rec.Principal, "init", rec.InitParams, "epoch", rec.Epoch)
 	pipe.PExpire(ctx, k, s.opts.RecordTTL)
+	// The registry entry goes with the record: after Redis lost its data
+	// (a restart without persistence), no peer must see the record of a
+	// live owner without the owner's entry, and adopt it.
+	pipe.Set(ctx, s.regKey, s.opts.Advertise, s.opts.RegistryTTL)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err
 	}
@@ -415,6 +419,7 @@ func (s *Sessions) unavailable(w http.ResponseWriter, err error) {
 func (s *Sessions) rewrite(pr *httputil.ProxyRequest) {
 	f := pr.In.Context().Value(forwardKey{}).(*forwarding)
 	pr.SetURL(f.target)
+	pr.Out.URL.Path, pr.Out.URL.RawPath = f.target.Path, ""
 	pr.Out.URL.RawQuery = pr.In.URL.RawQuery
 	pr.Out.Host = pr.In.Host // the owner checks the original Host
 	pr.SetXForwarded()
