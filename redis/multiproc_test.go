@@ -544,7 +544,10 @@ func TestReplicasMultiProcess(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
-		defer cs.Close()
+		defer func() {
+			_ = cs.Close()
+			t.Logf("closed at %v", time.Now().Format("15:04:05.000"))
+		}()
 		t.Logf("connected at %v", time.Now().Format("15:04:05.000"))
 		for i := range 4 {
 			t.Logf("call %d at %v", i, time.Now().Format("15:04:05.000"))
@@ -555,5 +558,6 @@ func TestReplicasMultiProcess(t *testing.T) {
 		if _, err := cs.CallTool(ctx, "test_elicitation", map[string]any{"message": "again"}); err != nil {
 			t.Fatalf("elicitation after the restart: %v", err)
 		}
+		t.Logf("elicited at %v", time.Now().Format("15:04:05.000"))
 	})
 }
