@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -104,6 +105,7 @@ type Sessions struct {
 	mu        sync.Mutex
 	owned     map[string]struct{} // session ids whose records this replica renews
 	dead      map[string]time.Time
+	routes    map[string]route // session id -> owner and address, briefly
 	closeOnce sync.Once
 }
 
@@ -137,7 +139,7 @@ func NewSessions(ctx context.Context, rdb goredis.UniversalClient, opts Sessions
 		opts.RegistryTTL = DefaultRegistryTTL
 	}
 	s := &Sessions{rdb: rdb, opts: opts, log: opts.Logger, done: make(chan struct{}),
-		owned: map[string]struct{}{}, dead: map[string]time.Time{}}
+		owned: map[string]struct{}{}, dead: map[string]time.Time{}, routes: map[string]route{}}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -151,11 +153,14 @@ func NewSessions(ctx context.Context, rdb goredis.UniversalClient, opts Sessions
 		}
 	}
 	s.proxy = &httputil.ReverseProxy{
-		Rewrite:       s.rewrite,
-		Transport:     tr,
-		FlushInterval: -1, // SSE: every write goes out at once
-		ErrorHandler:  s.proxyError,
-		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		Rewrite:   s.rewrite,
+		Transport: tr,
+		// No FlushInterval: ReverseProxy flushes text/event-stream and
+		// unknown-length responses on every write anyway, and flushing
+		// JSON replies at each write only costs system calls.
+		ErrorHandler: s.proxyError,
+		BufferPool:   copyBuffers{},
+		ErrorLog:     slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	if err := s.register(ctx); err != nil {
 		return nil, err
@@ -343,6 +348,54 @@ func (s *Sessions) markDead(owner string) {
 	s.mu.Unlock()
 }
 
+// A route is where a session's requests were last forwarded. Routes are
+// cached for routeTTL, so that a session's requests cost no Redis round
+// trip on the replicas that forward them; a dial failure drops the route
+// at once. At most maxRoutes are cached (the cache is cleared when full).
+type route struct {
+	owner, addr string
+	until       time.Time
+}
+
+const (
+	routeTTL  = 2 * time.Second
+	maxRoutes = 16384
+)
+
+func (s *Sessions) cachedRoute(id string) (owner, addr string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rt, ok := s.routes[id]
+	if !ok || time.Now().After(rt.until) {
+		return "", "", false
+	}
+	return rt.owner, rt.addr, true
+}
+
+func (s *Sessions) cacheRoute(id, owner, addr string) {
+	s.mu.Lock()
+	if len(s.routes) >= maxRoutes {
+		clear(s.routes)
+	}
+	s.routes[id] = route{owner: owner, addr: addr, until: time.Now().Add(routeTTL)}
+	s.mu.Unlock()
+}
+
+func (s *Sessions) dropRoute(id string) {
+	s.mu.Lock()
+	delete(s.routes, id)
+	s.mu.Unlock()
+}
+
+// copyBuffers recycles the proxy's copy buffers (ReverseProxy would
+// allocate 32 KiB per forwarded request).
+type copyBuffers struct{}
+
+var copyBufferPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (copyBuffers) Get() []byte  { return *(copyBufferPool.Get().(*[]byte)) }
+func (copyBuffers) Put(b []byte) { copyBufferPool.Put(&b) }
+
 // forwardKey carries the target of one forwarding through the proxy.
 type forwardKey struct{}
 
@@ -362,30 +415,11 @@ func (s *Sessions) RouteSession(w http.ResponseWriter, r *http.Request, id strin
 	if s.verifyForwarded(r, id) {
 		return false
 	}
-	ctx := r.Context()
-	owner, err := s.rdb.HGet(ctx, s.recordKey(id), "owner").Result()
-	if errors.Is(err, goredis.Nil) {
-		return false
-	}
-	if err != nil {
-		s.unavailable(w, err)
-		return true
-	}
-	if owner == s.opts.Replica || s.isDead(owner) {
-		return false
-	}
-	addr, err := s.rdb.Get(ctx, s.registryKey(owner)).Result()
-	if errors.Is(err, goredis.Nil) {
-		return false
-	}
-	if err != nil {
-		s.unavailable(w, err)
-		return true
-	}
 	var body []byte
 	if r.Body != nil && r.Body != http.NoBody {
 		// The handler has read the body already (it is in memory): keep
 		// it, to give it back if the owner cannot be dialed.
+		var err error
 		if body, err = io.ReadAll(r.Body); err != nil {
 			s.unavailable(w, err)
 			return true
@@ -393,19 +427,72 @@ func (s *Sessions) RouteSession(w http.ResponseWriter, r *http.Request, id strin
 	}
 	setBody := func() {
 		if body != nil {
-			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
 		}
 	}
-	setBody()
-	f := &forwarding{target: &url.URL{Scheme: "http", Host: addr, Path: s.opts.Path}, owner: owner, id: id}
-	s.proxy.ServeHTTP(w, r.WithContext(context.WithValue(ctx, forwardKey{}, f)))
-	if f.dialFail {
-		s.markDead(owner)
+	defer setBody() // for the handler, when the router declines
+	// A cached route may be stale (its owner died and another replica
+	// adopted the session): after a dial failure look again in Redis.
+	for attempt := 0; attempt < 2; attempt++ {
+		owner, addr, cached := "", "", false
+		if attempt == 0 {
+			owner, addr, cached = s.cachedRoute(id)
+		}
+		if !cached {
+			var served bool
+			owner, addr, served = s.lookupRoute(r.Context(), w, id)
+			if served {
+				return true
+			}
+			if owner == "" {
+				return false
+			}
+		} else if s.isDead(owner) {
+			s.dropRoute(id)
+			continue
+		}
 		setBody()
-		return false
+		f := &forwarding{target: &url.URL{Scheme: "http", Host: addr, Path: s.opts.Path}, owner: owner, id: id}
+		s.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), forwardKey{}, f)))
+		if !f.dialFail {
+			return true
+		}
+		s.dropRoute(id)
+		s.markDead(owner)
+		if !cached {
+			return false
+		}
 	}
-	return true
+	return false
+}
+
+// lookupRoute finds a session's live owner other than this replica and
+// its address in Redis, and caches them. It returns owner "" when there
+// is none to forward to, and served when it answered the request itself
+// (Redis unavailable).
+func (s *Sessions) lookupRoute(ctx context.Context, w http.ResponseWriter, id string) (owner, addr string, served bool) {
+	owner, err := s.rdb.HGet(ctx, s.recordKey(id), "owner").Result()
+	if errors.Is(err, goredis.Nil) {
+		return "", "", false
+	}
+	if err != nil {
+		s.unavailable(w, err)
+		return "", "", true
+	}
+	if owner == s.opts.Replica || s.isDead(owner) {
+		return "", "", false
+	}
+	addr, err = s.rdb.Get(ctx, s.registryKey(owner)).Result()
+	if errors.Is(err, goredis.Nil) {
+		return "", "", false
+	}
+	if err != nil {
+		s.unavailable(w, err)
+		return "", "", true
+	}
+	s.cacheRoute(id, owner, addr)
+	return owner, addr, false
 }
 
 func (s *Sessions) unavailable(w http.ResponseWriter, err error) {
