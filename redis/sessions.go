@@ -37,6 +37,9 @@ const (
 	DefaultForwardDialTimeout = 2 * time.Second
 	// DefaultForwardMaxAge is how old a forwarding signature may be.
 	DefaultForwardMaxAge = 30 * time.Second
+	// DefaultRouteRetry is how long a request retries the lookup of its
+	// session's owner while Redis fails (see SessionsOptions.RouteRetry).
+	DefaultRouteRetry = 2 * time.Second
 	// MinSecretBytes is the shortest SessionsOptions.Secret accepted.
 	MinSecretBytes = 16
 	// ForwardHeader carries the signature of a request forwarded between
@@ -75,6 +78,10 @@ type SessionsOptions struct {
 	// RegistryTTL is the registry entry's lifetime; zero means
 	// DefaultRegistryTTL.
 	RegistryTTL time.Duration
+	// RouteRetry is how long a request whose session cannot be looked up
+	// (Redis failing) keeps retrying before it gets 503. Zero means
+	// DefaultRouteRetry; negative means no retry.
+	RouteRetry time.Duration
 	// Transport forwards requests; nil means a transport dialing with
 	// DefaultForwardDialTimeout, without proxy.
 	Transport http.RoundTripper
@@ -137,6 +144,9 @@ func NewSessions(ctx context.Context, rdb goredis.UniversalClient, opts Sessions
 	}
 	if opts.RegistryTTL <= 0 {
 		opts.RegistryTTL = DefaultRegistryTTL
+	}
+	if opts.RouteRetry == 0 {
+		opts.RouteRetry = DefaultRouteRetry
 	}
 	s := &Sessions{rdb: rdb, opts: opts, log: opts.Logger, done: make(chan struct{}),
 		owned: map[string]struct{}{}, dead: map[string]time.Time{}, routes: map[string]route{}}
@@ -472,27 +482,52 @@ func (s *Sessions) RouteSession(w http.ResponseWriter, r *http.Request, id strin
 // is none to forward to, and served when it answered the request itself
 // (Redis unavailable).
 func (s *Sessions) lookupRoute(ctx context.Context, w http.ResponseWriter, id string) (owner, addr string, served bool) {
-	owner, err := s.rdb.HGet(ctx, s.recordKey(id), "owner").Result()
+	// Redis may be failing for a moment (a failover, or go-redis failing
+	// fast after a restart until its probe reconnects): retry within
+	// RouteRetry rather than lose the request, which may carry the answer
+	// a handler waits for.
+	deadline := time.Now().Add(s.opts.RouteRetry)
+	for {
+		owner, addr, err := s.lookupRouteOnce(ctx, id)
+		if err == nil {
+			return owner, addr, false
+		}
+		if s.opts.RouteRetry <= 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			s.unavailable(w, err)
+			return "", "", true
+		}
+		t := time.NewTimer(routeRetryStep)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// routeRetryStep is the pause between two lookups of a failing Redis.
+const routeRetryStep = 100 * time.Millisecond
+
+func (s *Sessions) lookupRouteOnce(ctx context.Context, id string) (owner, addr string, err error) {
+	owner, err = s.rdb.HGet(ctx, s.recordKey(id), "owner").Result()
 	if errors.Is(err, goredis.Nil) {
-		return "", "", false
+		return "", "", nil
 	}
 	if err != nil {
-		s.unavailable(w, err)
-		return "", "", true
+		return "", "", err
 	}
 	if owner == s.opts.Replica || s.isDead(owner) {
-		return "", "", false
+		return "", "", nil
 	}
 	addr, err = s.rdb.Get(ctx, s.registryKey(owner)).Result()
 	if errors.Is(err, goredis.Nil) {
-		return "", "", false
+		return "", "", nil
 	}
 	if err != nil {
-		s.unavailable(w, err)
-		return "", "", true
+		return "", "", err
 	}
 	s.cacheRoute(id, owner, addr)
-	return owner, addr, false
+	return owner, addr, nil
 }
 
 func (s *Sessions) unavailable(w http.ResponseWriter, err error) {
