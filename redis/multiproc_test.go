@@ -465,18 +465,26 @@ func TestReplicasMultiProcess(t *testing.T) {
 		defer cancel()
 		cs := connectVia(t, ctx, proxy.url(), pmcp.EraModern, pmcp.ClientOptions{})
 		victim := reps[2]
-		var started sync.WaitGroup
-		started.Add(50)
+		// Kill the victim once 150 calls are under way (each has had its
+		// first progress notification), so that about a third of them run
+		// on it.
+		var running atomic.Int64
+		killed := make(chan struct{})
 		var ok, failed atomic.Int64
 		var wg sync.WaitGroup
-		for i := range 200 {
+		for range 200 {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if i < 50 {
-					defer started.Done()
-				}
-				_, _, err := countCall(ctx, cs, 5, 40, nil)
+				var first sync.Once
+				_, _, err := countCall(ctx, cs, 10, progressInterval, func(int) {
+					first.Do(func() {
+						if running.Add(1) == 150 {
+							victim.kill(t)
+							close(killed)
+						}
+					})
+				})
 				if err != nil {
 					failed.Add(1)
 				} else {
@@ -484,13 +492,16 @@ func TestReplicasMultiProcess(t *testing.T) {
 				}
 			}()
 		}
-		started.Wait()
-		victim.kill(t)
 		wg.Wait()
+		select {
+		case <-killed:
+		default:
+			t.Fatalf("the replica was not killed: %d calls got under way", running.Load())
+		}
 		if ctx.Err() != nil {
 			t.Fatalf("requests hung: %d ok, %d failed", ok.Load(), failed.Load())
 		}
-		if ok.Load()+failed.Load() != 200 || ok.Load() == 0 {
+		if ok.Load()+failed.Load() != 200 || ok.Load() == 0 || failed.Load() == 0 {
 			t.Fatalf("%d ok, %d failed", ok.Load(), failed.Load())
 		}
 		t.Logf("200 requests with a replica killed: %d ok, %d failed", ok.Load(), failed.Load())
