@@ -3,7 +3,11 @@ package redis
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/gopmcp/pmcp"
 )
@@ -45,5 +49,46 @@ func TestSessionsRecordAndAdopt(t *testing.T) {
 	}
 	if _, err := b.AdoptSession(ctx, id); !errors.Is(err, pmcp.ErrNoSession) {
 		t.Fatalf("after delete: %v", err)
+	}
+}
+
+// Only a peer holding the secret can mark a request as forwarded (which
+// stops the receiver from forwarding it to the owner): a client's forged,
+// replayed-elsewhere or stale header is ignored.
+func TestForwardSignature(t *testing.T) {
+	prefix := uniquePrefix("sig")
+	a := newSessions(t, "a", "127.0.0.1:1", prefix)
+	other, err := NewSessions(t.Context(), needRedis(t), SessionsOptions{Replica: "x", Advertise: "127.0.0.1:3", Secret: []byte("another secret, 16+ bytes"), Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	req := func(method, header string) *http.Request {
+		r := httptest.NewRequest(method, "/mcp", nil)
+		if header != "" {
+			r.Header.Set(ForwardHeader, header)
+		}
+		return r
+	}
+	now := time.Now()
+	good := a.sign(http.MethodPost, "a.s1", now)
+	if !a.verifyForwarded(req(http.MethodPost, good), "a.s1") {
+		t.Fatal("a valid signature was refused")
+	}
+	for name, tc := range map[string]struct {
+		r  *http.Request
+		id string
+	}{
+		"none":          {req(http.MethodPost, ""), "a.s1"},
+		"forged":        {req(http.MethodPost, "a."+strconv.FormatInt(now.UnixMilli(), 10)+".AAAA"), "a.s1"},
+		"other session": {req(http.MethodPost, good), "a.s2"},
+		"other method":  {req(http.MethodDelete, good), "a.s1"},
+		"other secret":  {req(http.MethodPost, other.sign(http.MethodPost, "a.s1", now)), "a.s1"},
+		"stale":         {req(http.MethodPost, a.sign(http.MethodPost, "a.s1", now.Add(-time.Minute))), "a.s1"},
+		"malformed":     {req(http.MethodPost, "garbage"), "a.s1"},
+	} {
+		if a.verifyForwarded(tc.r, tc.id) {
+			t.Errorf("%s: accepted", name)
+		}
 	}
 }
