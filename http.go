@@ -188,6 +188,9 @@ type StreamableHTTPHandler struct {
 	cancel    context.CancelFunc
 	drain     chan struct{} // closed by Shutdown and Close: idle streams end
 	drainOnce sync.Once
+	// drainCtx is cancelled when drain is closed (for forwarded streams).
+	drainCtx    context.Context
+	drainCancel context.CancelFunc
 
 	// gate counts the ServeHTTP calls in progress, with gateClosed set once
 	// the handler is shutting down; gateIdle is closed when it is set and
@@ -271,6 +274,7 @@ func NewStreamableHTTPHandler(s *Server, opts StreamableHTTPOptions) *Streamable
 		h.lim.MaxMessageBytes = -1
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.drainCtx, h.drainCancel = context.WithCancel(context.Background())
 	for i := range h.ctxShards {
 		h.ctxShards[i], h.ctxShardCancels[i] = context.WithCancel(h.ctx)
 	}
@@ -307,7 +311,7 @@ func (h *StreamableHTTPHandler) Stats() StreamableHTTPStats {
 // connections would otherwise outlast open SSE streams.
 func (h *StreamableHTTPHandler) Shutdown(ctx context.Context) error {
 	h.closeGate()
-	h.drainOnce.Do(func() { close(h.drain) })
+	h.drainOnce.Do(func() { close(h.drain); h.drainCancel() })
 	done := make(chan struct{})
 	go func() {
 		h.waitRequests()
@@ -331,7 +335,7 @@ func (h *StreamableHTTPHandler) Shutdown(ctx context.Context) error {
 func (h *StreamableHTTPHandler) Close() error {
 	h.closeOnce.Do(func() {
 		h.closeGate()
-		h.drainOnce.Do(func() { close(h.drain) })
+		h.drainOnce.Do(func() { close(h.drain); h.drainCancel() })
 		h.cancel()
 		for _, cancel := range h.ctxShardCancels {
 			cancel()

@@ -118,8 +118,20 @@ func (h *StreamableHTTPHandler) rewindBody(r *http.Request, body []byte) {
 // serves the request (handled), or the session is adopted, or it is
 // unknown (nil, false).
 func (h *StreamableHTTPHandler) remoteSession(w http.ResponseWriter, r *http.Request, id string) (sess *httpSession, handled bool) {
-	if rt := h.opts.SessionRouter; rt != nil && rt.RouteSession(w, r, id) {
-		return nil, true
+	if rt := h.opts.SessionRouter; rt != nil {
+		rr := r
+		if r.Method == http.MethodGet {
+			// A forwarded GET stream is idle like a local one: it ends on
+			// Shutdown, and the client resumes it through another replica.
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			stop := context.AfterFunc(h.drainCtx, cancel)
+			defer stop()
+			rr = r.WithContext(ctx)
+		}
+		if rt.RouteSession(w, rr, id) {
+			return nil, true
+		}
 	}
 	st := h.opts.SessionStore
 	if st == nil {

@@ -230,3 +230,58 @@ func resultText(res *pmcp.CallToolResult) string {
 	}
 	return ""
 }
+
+// A GET stream forwarded to another replica is idle like a local one: the
+// forwarding replica's Shutdown ends it instead of waiting for it.
+func TestShutdownEndsForwardedStreams(t *testing.T) {
+	owner, err := pmcp.NewServer(pmcp.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addEcho(t, owner)
+	ho := pmcp.NewStreamableHTTPHandler(owner, pmcp.StreamableHTTPOptions{})
+	so := httptest.NewServer(ho)
+	defer so.Close()
+	defer ho.Close()
+	target, _ := url.Parse(so.URL)
+	fwd, err := pmcp.NewServer(pmcp.ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }}
+	hf := pmcp.NewStreamableHTTPHandler(fwd, pmcp.StreamableHTTPOptions{SessionRouter: pmcp.SessionRouterFunc(func(w http.ResponseWriter, r *http.Request, _ string) bool {
+		proxy.ServeHTTP(w, r)
+		return true
+	})})
+	sf := httptest.NewServer(hf)
+	defer sf.Close()
+
+	cs, err := pmcp.NewClient(pmcp.ClientOptions{Era: pmcp.EraLegacy}).ConnectHTTP(t.Context(), so.URL, pmcp.HTTPClientOptions{NoStandaloneStream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	req, _ := http.NewRequest(http.MethodGet, sf.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.SessionID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("forwarded GET: %s", resp.Status)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- hf.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Shutdown of the forwarding replica waited for the forwarded stream: %v", err)
+		}
+	case <-time.After(6 * time.Second):
+		t.Fatal("Shutdown of the forwarding replica is stuck on the forwarded stream")
+	}
+}
