@@ -81,11 +81,12 @@ func waitFor(t *testing.T, got <-chan string, want string) {
 
 func TestEventBusReachesOtherReplicas(t *testing.T) {
 	bus := &localBus{}
-	a, err := pmcp.NewServer(pmcp.ServerOptions{Name: "a", EventBus: bus})
+	keys := sharedKeys(t)
+	a, err := pmcp.NewServer(pmcp.ServerOptions{Name: "a", EventBus: bus, RequestStateKeys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := pmcp.NewServer(pmcp.ServerOptions{Name: "b", EventBus: bus})
+	b, err := pmcp.NewServer(pmcp.ServerOptions{Name: "b", EventBus: bus, RequestStateKeys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,17 @@ type StreamableHTTPOptions struct {
 	// EventStore keeps legacy SSE events for Last-Event-ID resumption. Nil
 	// means a MemoryEventStore with default bounds.
 	EventStore EventStore
+	// SessionStore shares the records of legacy sessions between
+	// replicas, so that one replica can adopt the sessions of a replica
+	// that died, and mints replica-named session ids. Nil means one
+	// process. Set it with SessionRouter, a shared EventStore and the
+	// server's shared RequestStateKeys (package redis has all four; see
+	// "Running several replicas" in the README).
+	SessionStore SessionStore
+	// SessionRouter serves the requests naming a session another replica
+	// holds, by forwarding them there. Nil means such requests are
+	// adopted through SessionStore, or get 404 without one.
+	SessionRouter SessionRouter
 
 	// AllowedHosts lists Host values accepted besides the loopback ones:
 	// a hostname (or bracketed IPv6 address), matching any port, or
@@ -187,6 +198,9 @@ type StreamableHTTPHandler struct {
 	cancel    context.CancelFunc
 	drain     chan struct{} // closed by Shutdown and Close: idle streams end
 	drainOnce sync.Once
+	// drainCtx is cancelled when drain is closed (for forwarded streams).
+	drainCtx    context.Context
+	drainCancel context.CancelFunc
 
 	// gate counts the ServeHTTP calls in progress, with gateClosed set once
 	// the handler is shutting down; gateIdle is closed when it is set and
@@ -270,6 +284,7 @@ func NewStreamableHTTPHandler(s *Server, opts StreamableHTTPOptions) *Streamable
 		h.lim.MaxMessageBytes = -1
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.drainCtx, h.drainCancel = context.WithCancel(context.Background())
 	for i := range h.ctxShards {
 		h.ctxShards[i], h.ctxShardCancels[i] = context.WithCancel(h.ctx)
 	}
@@ -306,7 +321,7 @@ func (h *StreamableHTTPHandler) Stats() StreamableHTTPStats {
 // connections would otherwise outlast open SSE streams.
 func (h *StreamableHTTPHandler) Shutdown(ctx context.Context) error {
 	h.closeGate()
-	h.drainOnce.Do(func() { close(h.drain) })
+	h.drainOnce.Do(func() { close(h.drain); h.drainCancel() })
 	done := make(chan struct{})
 	go func() {
 		h.waitRequests()
@@ -330,7 +345,7 @@ func (h *StreamableHTTPHandler) Shutdown(ctx context.Context) error {
 func (h *StreamableHTTPHandler) Close() error {
 	h.closeOnce.Do(func() {
 		h.closeGate()
-		h.drainOnce.Do(func() { close(h.drain) })
+		h.drainOnce.Do(func() { close(h.drain); h.drainCancel() })
 		h.cancel()
 		for _, cancel := range h.ctxShardCancels {
 			cancel()
@@ -496,6 +511,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		writeTransportError(w, status, jsonrpc.CodeInvalidRequest, msg)
 		return
 	}
+	h.rewindBody(r, body)
 	m, err := jsonrpc.Decode(body, h.lim)
 	if err != nil {
 		var de *jsonrpc.DecodeError

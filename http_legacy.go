@@ -58,9 +58,12 @@ type httpSession struct {
 	inflight    map[jsonrpc.ID]context.CancelFunc
 	streams     map[string]*eventStream // streams of requests still running
 	nextStream  uint64
-	standalone  *eventStream
-	listener    *listener
-	pending     *rpcconn.Pending // server-to-client calls; made on first use
+	// standaloneBase is the sequence number the standalone stream starts
+	// after: non-zero in a session adopted from another replica.
+	standaloneBase uint64
+	standalone     *eventStream
+	listener       *listener
+	pending        *rpcconn.Pending // server-to-client calls; made on first use
 
 	state session // what ss points to
 }
@@ -70,7 +73,38 @@ func (sess *httpSession) touch() { sess.lastUsed.Store(sess.h.now().UnixNano()) 
 // newSession creates and registers a session, or returns nil when
 // MaxSessions is reached.
 func (h *StreamableHTTPHandler) newSession(principal string) *httpSession {
-	sess := &httpSession{h: h, id: newSessionID(), principal: principal}
+	id := ""
+	if st := h.opts.SessionStore; st != nil {
+		id = st.NewSessionID()
+	} else {
+		id = newSessionID()
+	}
+	sess := h.initSession(id, principal)
+	h.smu.Lock()
+	if max := h.opts.MaxSessions; max > 0 && h.nSessions.Load() >= int64(max) {
+		h.smu.Unlock()
+		h.rejected.Add(1)
+		return nil
+	}
+	h.sessions.Store(sess.id, sess)
+	h.nSessions.Add(1)
+	h.startReaperLocked()
+	h.smu.Unlock()
+	return sess
+}
+
+// startReaperLocked starts the idle-session reaper once; h.smu is held.
+func (h *StreamableHTTPHandler) startReaperLocked() {
+	if !h.reaperStarted && h.opts.SessionIdleTimeout > 0 {
+		h.reaperStarted = true
+		h.bgWG.Add(1)
+		go h.reapLoop()
+	}
+}
+
+// initSession makes a session, not yet registered.
+func (h *StreamableHTTPHandler) initSession(id, principal string) *httpSession {
+	sess := &httpSession{h: h, id: id, principal: principal}
 	sess.ss = &sess.state
 	sess.ss.id = sess.id
 	sess.ss.notify = sess.notifySession
@@ -81,20 +115,6 @@ func (h *StreamableHTTPHandler) newSession(principal string) *httpSession {
 		sess.maxRunning = int32(min(n, 1<<30))
 	}
 	sess.touch()
-	h.smu.Lock()
-	if max := h.opts.MaxSessions; max > 0 && h.nSessions.Load() >= int64(max) {
-		h.smu.Unlock()
-		h.rejected.Add(1)
-		return nil
-	}
-	h.sessions.Store(sess.id, sess)
-	h.nSessions.Add(1)
-	if !h.reaperStarted && h.opts.SessionIdleTimeout > 0 {
-		h.reaperStarted = true
-		h.bgWG.Add(1)
-		go h.reapLoop()
-	}
-	h.smu.Unlock()
 	return sess
 }
 
@@ -114,6 +134,11 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 	var sess *httpSession
 	if v, ok := h.sessions.Load(id); ok {
 		sess = v.(*httpSession)
+	} else if h.replicated() && len(id) <= maxSessionIDLen {
+		var handled bool
+		if sess, handled = h.remoteSession(w, r, id); handled {
+			return nil
+		}
 	}
 	principal, bindable := auth.principal()
 	if sess == nil || !bindable || subtle.ConstantTimeCompare([]byte(sess.principal), []byte(principal)) != 1 {
@@ -132,14 +157,23 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 	return sess
 }
 
-// endSession removes the session and ends it.
+// maxSessionIDLen bounds the session ids handed to a SessionRouter or
+// SessionStore; longer ones are unknown.
+const maxSessionIDLen = 256
+
+// endSession removes the session and ends it for good (DELETE, idle
+// expiry, a failed initialize).
 func (h *StreamableHTTPHandler) endSession(sess *httpSession) {
 	h.smu.Lock()
-	if h.sessions.CompareAndDelete(sess.id, sess) {
+	removed := h.sessions.CompareAndDelete(sess.id, sess)
+	if removed {
 		h.nSessions.Add(-1)
 	}
 	h.smu.Unlock()
-	sess.end()
+	sess.end(false)
+	if removed {
+		h.forgetSession(sess.id)
+	}
 }
 
 func (h *StreamableHTTPHandler) endAllSessions() {
@@ -152,8 +186,11 @@ func (h *StreamableHTTPHandler) endAllSessions() {
 	h.sessions.Clear()
 	h.nSessions.Store(0)
 	h.smu.Unlock()
+	// With a SessionStore the sessions outlive this handler: another
+	// replica adopts them and replays their stored events.
+	keep := h.opts.SessionStore != nil
 	for _, sess := range all {
-		sess.end()
+		sess.end(keep)
 	}
 }
 
@@ -173,8 +210,8 @@ func (sess *httpSession) context() context.Context {
 }
 
 // end cancels the session's requests, ends its streams and calls, and
-// drops its stored events.
-func (sess *httpSession) end() {
+// drops its stored events unless keepEvents.
+func (sess *httpSession) end(keepEvents bool) {
 	defer sess.ss.finish()
 	sess.mu.Lock()
 	if sess.ended {
@@ -204,6 +241,9 @@ func (sess *httpSession) end() {
 	}
 	if p != nil {
 		p.CloseAll(errSessionEnded)
+	}
+	if keepEvents {
+		return
 	}
 	if err := sess.h.store.DeleteSession(context.Background(), sess.id); err != nil {
 		sess.h.log.Warn("pmcp: event store cleanup failed", "session", sess.id, "error", err)
@@ -369,6 +409,7 @@ func (sess *httpSession) standaloneStream() (*eventStream, <-chan event) {
 	}
 	if sess.standalone == nil {
 		sess.standalone = newEventStream(sess, standaloneStreamID)
+		sess.standalone.seq = sess.standaloneBase
 		sess.listener = sess.h.s.newListener(sess.ss.accept)
 		sess.h.s.listeners.add(sess.listener)
 	}
@@ -529,6 +570,9 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		sess.finish(req.ID, cancel)
 		bp := getBuf()
 		b, code := h.appendResponse((*bp)[:0], req.ID, res, err)
+		if isInit && code == 0 && !h.saveSession(ctx, sess, req.Params) {
+			b, code = h.appendResponse(b[:0], req.ID, nil, errSessionStore)
+		}
 		if isInit && code != 0 {
 			h.endSession(sess)
 		} else {
@@ -559,6 +603,9 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		res, err := h.s.handle(ctx, req, env)
 		sess.finish(req.ID, cancel)
 		b, code := h.encodeResponse(req.ID, res, err)
+		if isInit && code == 0 && !h.saveSession(ctx, sess, req.Params) {
+			b, code = h.encodeResponse(req.ID, nil, errSessionStore)
+		}
 		h.s.logAccess(ctx, req, rs, res, err, len(b))
 		st.finish(b)
 		sess.removeStream(st)

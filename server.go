@@ -122,7 +122,9 @@ type ServerOptions struct {
 	// EventBus shares list changes and resource updates with the other
 	// replicas of this server (see EventBus). The Server subscribes once in
 	// NewServer, for the bus's lifetime, so give each Server its own bus
-	// value. Nil means this process's listeners only.
+	// value. Nil means this process's listeners only. A bus means
+	// replicas: NewServer then requires RequestStateKeys (shared by every
+	// replica) and returns ErrSharedKeysRequired without them.
 	EventBus EventBus
 
 	// Capabilities, when not nil, is declared at initialize and
@@ -188,6 +190,9 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	}
 	s.accessLog = opts.Logger != nil && !opts.DisableAccessLog
 	s.buildChains()
+	if opts.EventBus != nil && len(opts.RequestStateKeys) == 0 {
+		return nil, ErrSharedKeysRequired
+	}
 	sealer, err := reqstate.New(reqstate.Options{Keys: opts.RequestStateKeys, TTL: opts.RequestStateTTL})
 	if err != nil {
 		return nil, fmt.Errorf("pmcp: request-state keys: %w", err)

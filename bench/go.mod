@@ -2,13 +2,19 @@ module github.com/gopmcp/pmcp/bench
 
 go 1.26.0
 
-replace github.com/gopmcp/pmcp => ../
+replace (
+	github.com/gopmcp/pmcp => ../
+	github.com/gopmcp/pmcp/otel => ../otel
+	github.com/gopmcp/pmcp/redis => ../redis
+)
 
 require (
 	github.com/gopmcp/pmcp v0.0.0
 	github.com/gopmcp/pmcp/otel v0.0.0
+	github.com/gopmcp/pmcp/redis v0.0.0
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	github.com/redis/go-redis/v9 v9.23.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
 )
@@ -32,11 +38,10 @@ require (
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-replace github.com/gopmcp/pmcp/otel => ../otel

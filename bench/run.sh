@@ -28,6 +28,11 @@
 #   CONC=16                           concurrency of the client leg and of sessions
 #   TARGETS="bare pmcp gosdk mcpgo"   ROWS="legacy modern stdio sessions"
 #   CLIENTS="bare pmcp gosdk mcpgo"   CLIENT_ROWS="legacy modern stdio"
+#                                     TARGETS may add pmcpredis (pmcpsticky): pmcp as two
+#                                     replicas sharing Redis behind a round robin (prefix routing); no stdio row
+#   PMCP_BENCH_REDIS=host:port        Redis for pmcpredis; unset: a
+#                                     redis-server is started on LOAD_CPU
+#   PMCP_BENCH_REPLICAS=2             replicas in the pmcpredis process
 #   SERVER_CPU=0 LOAD_CPU=1           cores for the server and the generator
 #   OUT=dir                           where binaries, results and profiles go
 #   CPUPROFILE=1                      servers write CPU profiles to $OUT/prof
@@ -74,6 +79,25 @@ go build -o "$OUT/bin/load" ./cmd/load
 go build -o "$OUT/bin/clients" ./cmd/clients
 go build -o "$OUT/bin/report" ./cmd/report
 
+redis_pid=
+case " $TARGETS " in
+*" pmcpredis "* | *" pmcpsticky "*)
+	if [ -z "${PMCP_BENCH_REDIS:-}" ]; then
+		command -v redis-server >/dev/null || { echo "pmcpredis needs redis-server (apt-get install redis-server) or PMCP_BENCH_REDIS" >&2; exit 2; }
+		rport=$((PORT_BASE - 1))
+		taskset -c "$LOAD_CPU" redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$OUT/redis.log" 2>&1 &
+		redis_pid=$!
+		trap 'kill "$redis_pid" 2>/dev/null || true' EXIT # until stop_all takes over
+		for _ in $(seq 1 100); do
+			redis-cli -p "$rport" ping 2>/dev/null | grep -q PONG && break
+			kill -0 "$redis_pid" 2>/dev/null || { cat "$OUT/redis.log" >&2; exit 1; }
+			sleep 0.1
+		done
+		export PMCP_BENCH_REDIS=127.0.0.1:$rport
+	fi
+	;;
+esac
+
 results=$OUT/results.jsonl
 : >"$results"
 port=$PORT_BASE
@@ -95,7 +119,14 @@ stop_server() {
 		server_pid=
 	fi
 }
-trap stop_server EXIT
+stop_all() {
+	stop_server
+	if [ -n "$redis_pid" ]; then
+		kill "$redis_pid" 2>/dev/null || true
+		wait "$redis_pid" 2>/dev/null || true
+	fi
+}
+trap stop_all EXIT
 
 profile_flag() { # target row round
 	if [ "${CPUPROFILE:-0}" = 1 ]; then
@@ -110,6 +141,9 @@ run_one() { # round row target conc
 	prof=$(profile_flag "$t" "$row" "$round")
 	next_port
 	echo "round $round: $row $t c=$conc" >&2
+	if { [ "$t" = pmcpredis ] || [ "$t" = pmcpsticky ]; } && [ "$row" = stdio ]; then
+		return # Redis plays no part over stdio
+	fi
 	case $row in
 	stdio)
 		# shellcheck disable=SC2086

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/reqstate"
 	"github.com/gopmcp/pmcp/transport/memory"
 )
 
@@ -81,11 +82,12 @@ func recv[T any](t *testing.T, ch <-chan T) T {
 // stream served by replica B.
 func TestBusListChangedAcrossServers(t *testing.T) {
 	ch := uniquePrefix("bus")
-	a, err := pmcp.NewServer(pmcp.ServerOptions{Name: "a", EventBus: newBus(t, ch, false)})
+	keys := []reqstate.Key{{ID: "k1", Secret: make([]byte, reqstate.KeySize)}}
+	a, err := pmcp.NewServer(pmcp.ServerOptions{Name: "a", EventBus: newBus(t, ch, false), RequestStateKeys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := pmcp.NewServer(pmcp.ServerOptions{Name: "b", EventBus: newBus(t, ch, false)})
+	b, err := pmcp.NewServer(pmcp.ServerOptions{Name: "b", EventBus: newBus(t, ch, false), RequestStateKeys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}

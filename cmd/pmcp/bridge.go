@@ -110,7 +110,7 @@ func bridge(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	defer p.Close()
 	if f.listen != "" {
-		return serveHTTP(ctx, p.Server(), f.listen, f.path, &f.sec, logger, stderr)
+		return serveHTTP(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.listen, f.path, &f.sec, logger, stderr)
 	}
 	st := stdio.NewStream(stdin, stdout, stdio.Options{})
 	served := make(chan error, 1)

@@ -5,14 +5,17 @@ go 1.26.0
 replace (
 	github.com/gopmcp/pmcp => ../..
 	github.com/gopmcp/pmcp/otel => ../../otel
+	github.com/gopmcp/pmcp/redis => ../../redis
 )
 
 require (
 	github.com/creack/pty v1.1.24
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/go-json-experiment/json v1.27.2
-	github.com/gopmcp/pmcp v0.0.0-00010101000000-000000000000
+	github.com/gopmcp/pmcp v0.0.0
 	github.com/gopmcp/pmcp/otel v0.0.0-00010101000000-000000000000
+	github.com/gopmcp/pmcp/redis v0.0.0-00010101000000-000000000000
+	github.com/redis/go-redis/v9 v9.23.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/term v0.46.0
 )
@@ -50,6 +53,7 @@ require (
 	go.opentelemetry.io/otel/sdk/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect

@@ -24,6 +24,7 @@ type serveFlags struct {
 	metricsAddr   string
 	metricsRemote bool
 	sec           serveSecurity
+	replica       *replicaFlags
 }
 
 func serveVerb() (*verb, *serveFlags) {
@@ -38,6 +39,7 @@ func serveVerb() (*verb, *serveFlags) {
 	fs.StringVar(&f.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics on a separate listener (loopback only; traces and metrics also go where the OTEL_* variables say)")
 	fs.BoolVar(&f.metricsRemote, "metrics-remote", false, "allow --metrics on a non-loopback address")
 	f.sec.register(fs)
+	f.replica = addReplicaFlags(fs)
 	return v, f
 }
 
@@ -50,7 +52,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if len(pos) > 0 || tail != nil {
 		return v.usageError(stderr, fmt.Errorf("unexpected argument %q", append(pos, tail...)))
 	}
-	sec := &f.sec
+	sec, replica := &f.sec, f.replica
 	useStdio, metricsAddr, metricsRemote := &f.stdio, &f.metricsAddr, &f.metricsRemote
 	addr, path := &f.addr, &f.path
 	if err := sec.check(); err != nil {
@@ -74,6 +76,15 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	defer tel.close()
 	sopts := pmcp.ServerOptions{Logger: logger}
 	tel.instrument(&sopts)
+	var hopts pmcp.StreamableHTTPOptions
+	rs, err := replica.setup(ctx, *addr, *path, &sopts, &hopts, diag)
+	if err != nil {
+		if errors.As(err, new(usageError)) {
+			return v.usageError(stderr, err)
+		}
+		return v.fail(stderr, exitError, err)
+	}
+	defer rs.close()
 	srv, err := everything.New(everything.Options{Server: sopts})
 	if err != nil {
 		return v.fail(stderr, exitError, err)
@@ -106,5 +117,5 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return serveHTTP(ctx, srv, *addr, *path, sec, logger, stderr)
+	return serveHTTP(ctx, srv, hopts, *addr, *path, sec, logger, stderr)
 }

@@ -26,18 +26,17 @@ const (
 
 // serveHTTP serves srv over Streamable HTTP at addr and path until ctx is
 // done (SIGINT/SIGTERM), then shuts down gracefully.
-func serveHTTP(ctx context.Context, srv *pmcp.Server, addr, path string, sec *serveSecurity, logger *slog.Logger, stderr io.Writer) int {
+func serveHTTP(ctx context.Context, srv *pmcp.Server, hopts pmcp.StreamableHTTPOptions, addr, path string, sec *serveSecurity, logger *slog.Logger, stderr io.Writer) int {
 	if !strings.HasPrefix(path, "/") {
 		fmt.Fprintf(stderr, "pmcp: --path must start with /, got %q\n", path)
 		return exitUsage
 	}
 	mux := http.NewServeMux()
-	hopts := &pmcp.StreamableHTTPOptions{}
-	if err := sec.apply(ctx, addr, mux, hopts, stderr); err != nil {
+	if err := sec.apply(ctx, addr, mux, &hopts, stderr); err != nil {
 		fmt.Fprintf(stderr, "pmcp: %s\n", errText(err))
 		return exitError
 	}
-	h := pmcp.NewStreamableHTTPHandler(srv, *hopts)
+	h := pmcp.NewStreamableHTTPHandler(srv, hopts)
 	mux.Handle(path, h)
 	hs := &http.Server{
 		Handler:           mux,

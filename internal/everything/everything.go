@@ -143,6 +143,24 @@ func (b *builder) behaviourTools() {
 			}
 			return "Progress test completed", nil
 		}))
+	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "count_slowly", Description: "Reports progress 1..count, one step every intervalMs (count at most 1000, interval at most 1000 ms): a long SSE stream for resumption and fail-over tests."},
+		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, in countArgs) (string, error) {
+			n := min(max(in.Count, 1), 1000)
+			step := time.Duration(min(max(in.IntervalMs, 0), 1000)) * time.Millisecond
+			for i := 1; i <= n; i++ {
+				if i > 1 && step > 0 {
+					t := time.NewTimer(step)
+					select {
+					case <-ctx.Done():
+						t.Stop()
+						return "", ctx.Err()
+					case <-t.C:
+					}
+				}
+				_ = extra.ReportProgress(float64(i), float64(n), "")
+			}
+			return fmt.Sprintf("counted to %d", n), nil
+		}))
 	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "test_error_handling", Description: "Always fails with a tool error."},
 		func(ctx context.Context, _ *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
 			return "", errors.New("This tool intentionally returns an error for testing")
@@ -169,6 +187,11 @@ func (b *builder) behaviourTools() {
 			}
 			return "Reconnection test completed", nil
 		}))
+}
+
+type countArgs struct {
+	Count      int `json:"count" jsonschema:"how many progress steps (1-1000)"`
+	IntervalMs int `json:"intervalMs,omitempty" jsonschema:"pause between steps in milliseconds (0-1000)"`
 }
 
 type samplingArgs struct {
