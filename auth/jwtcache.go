@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"context"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/rsa"
 	"crypto/sha256"
 	"slices"
 	"sync"
@@ -148,9 +150,26 @@ func hasKey(keys []jose.JSONWebKey, pub any) bool {
 		return false
 	}
 	for i := range keys {
-		if p.Equal(keys[i].Key) {
+		// Until the key set is refetched the key is the very same
+		// object; comparing the material (which for ECDSA allocates)
+		// is needed only after a refetch.
+		if samePointer(keys[i].Key, pub) || p.Equal(keys[i].Key) {
 			return true
 		}
+	}
+	return false
+}
+
+// samePointer reports whether a and b are the same RSA or ECDSA public
+// key object.
+func samePointer(a, b any) bool {
+	switch a := a.(type) {
+	case *rsa.PublicKey:
+		b, ok := b.(*rsa.PublicKey)
+		return ok && a == b
+	case *ecdsa.PublicKey:
+		b, ok := b.(*ecdsa.PublicKey)
+		return ok && a == b
 	}
 	return false
 }
