@@ -65,7 +65,11 @@
 // JWKS is fetched on first use and refetched when old and on an unknown
 // key id (one such refresh per DefaultJWKSRefreshMinInterval), with
 // bounded size and time; a failed fetch is not retried within that
-// interval. IntrospectionVerifier checks opaque tokens with RFC 7662
+// interval. Tokens that pass are remembered (DefaultVerifiedTokenCacheSize,
+// keyed by the token's SHA-256) so that a token sent again skips the
+// signature check; a remembered token still has exp, nbf and iat checked
+// on every request, is forgotten at its exp, and is refused once the key
+// that signed it leaves the key set. IntrospectionVerifier checks opaque tokens with RFC 7662
 // and caches active results, bounded in count and by each token's exp.
 // Any other TokenVerifier can be plugged in.
 //

@@ -59,12 +59,23 @@ type JWTOptions struct {
 	// MaxAge is how long a fetched JWKS is used before the next fetch.
 	// Zero means DefaultJWKSMaxAge.
 	MaxAge time.Duration
+	// VerifiedTokenCacheSize caps the tokens remembered as verified, so
+	// that a token sent again skips the signature check. A remembered
+	// token is keyed by its SHA-256 (the token itself is not kept), is
+	// forgotten at its exp, has exp, nbf and iat checked again on every
+	// use with the verifier's clock and Leeway, and is accepted only
+	// while the key that signed it is still in the key set. Refused
+	// tokens are never remembered. Zero means
+	// DefaultVerifiedTokenCacheSize; negative disables the cache.
+	VerifiedTokenCacheSize int
 }
 
 // JWTVerifier verifies JWT access tokens (RFC 9068) signed by keys of a
 // remote JWKS. It checks the signature with an algorithm of the
 // allow-list, "iss", "aud" (which must contain the Audience), "exp"
 // (required), "nbf" and "iat" with leeway, and optionally the header typ.
+// Tokens that pass are remembered (see
+// JWTOptions.VerifiedTokenCacheSize), which never changes a verdict.
 // It is safe for concurrent use and starts no goroutine.
 type JWTVerifier struct {
 	issuer   string
@@ -74,6 +85,7 @@ type JWTVerifier struct {
 	atJWT    bool
 	maxToken int
 	keys     *keySet
+	cache    *verifiedCache // nil when disabled
 	now      func() time.Time
 }
 
@@ -94,7 +106,8 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &JWTVerifier{issuer: opts.Issuer, audience: aud, algs: algs, atJWT: opts.RequireATJWT, maxToken: opts.MaxTokenBytes, now: time.Now}
+	v := &JWTVerifier{issuer: opts.Issuer, audience: aud, algs: algs, atJWT: opts.RequireATJWT, maxToken: opts.MaxTokenBytes, now: time.Now,
+		cache: newVerifiedCache(opts.VerifiedTokenCacheSize)}
 	v.leeway = durationOr(opts.Leeway, DefaultLeeway)
 	if v.maxToken <= 0 {
 		v.maxToken = DefaultMaxTokenBytes
@@ -179,6 +192,13 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (*Token, er
 	if len(token) > v.maxToken {
 		return nil, fmt.Errorf("%w: larger than %d bytes", ErrInvalidToken, v.maxToken)
 	}
+	var cacheKey [32]byte
+	if v.cache != nil {
+		cacheKey = tokenKey(token)
+		if t := v.cached(ctx, cacheKey); t != nil {
+			return t, nil
+		}
+	}
 	tok, err := jwt.ParseSigned(token, v.algs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
@@ -206,10 +226,12 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (*Token, er
 		std   jwt.Claims
 		extra accessClaims
 		all   map[string]any
+		pub   any
 	)
 	err = errUnknownKey
 	for i := range keys {
 		if err = tok.Claims(keys[i].Key, &std, &extra, &all); err == nil {
+			pub = keys[i].Key
 			break
 		}
 	}
@@ -239,6 +261,9 @@ func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (*Token, er
 	}
 	if extra.Cnf != nil {
 		t.JKT = extra.Cnf.JKT
+	}
+	if v.cache != nil {
+		v.remember(cacheKey, h.KeyID, h.Algorithm, pub, &std, t)
 	}
 	return t, nil
 }
