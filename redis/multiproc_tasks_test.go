@@ -2,8 +2,10 @@ package redis
 
 import (
 	"context"
+	"net/http"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,6 +47,7 @@ func TestTaskReplicasMultiProcess(t *testing.T) {
 	confirmYes := func(context.Context, *pmcp.ElicitParams) (*pmcp.ElicitResult, error) {
 		return &pmcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
 	}
+	proxy := newProxy(t, []*replicaProc{a, b, c})
 	csA := direct(a, pmcp.ClientOptions{})
 	csB := direct(b, pmcp.ClientOptions{Elicitation: confirmYes})
 	csC := direct(c, pmcp.ClientOptions{})
@@ -146,6 +149,33 @@ func TestTaskReplicasMultiProcess(t *testing.T) {
 		res, err := csB.Task(doneID).Wait(ctx, nil)
 		if err != nil || text(res) != "deleted report.txt" {
 			t.Fatalf("finished task's result through r1 after r0 died: %v %v", res, err)
+		}
+	})
+
+	// 4. A 2025-11-25 task belongs to its session. Its replica (r1, the
+	// session's owner and the task's runner) dies; the session is adopted
+	// by r2, which must still find the session's tasks.
+	t.Run("LegacyTaskAfterSessionAdoption", func(t *testing.T) {
+		var target atomic.Pointer[replicaProc]
+		target.Store(b)
+		proxy.setPick(func(*http.Request) *replicaProc { return target.Load() })
+		defer proxy.setPick(nil)
+		cs := connectVia(t, ctx, proxy.url(), pmcp.EraLegacy, pmcp.ClientOptions{})
+		if ownerOf([]*replicaProc{b}, cs.SessionID()) == nil {
+			t.Fatalf("session %q not owned by r1", cs.SessionID())
+		}
+		tk, err := cs.CallToolTask(ctx, "slow_compute", map[string]any{"seconds": 0.05, "label": "legacy"}, time.Minute)
+		if err != nil || tk.ID() == "" {
+			t.Fatalf("legacy task on r1: %v", err)
+		}
+		if st := waitStatus(t, tk, "completed"); st.Status != "completed" {
+			t.Fatalf("legacy task: %q", st.Status)
+		}
+		b.kill(t)
+		target.Store(c)
+		res, err := tk.Wait(ctx, nil)
+		if err != nil || !strings.Contains(text(res), "computed") {
+			t.Fatalf("tasks/result through r2 after r1 died: %v %v", res, err)
 		}
 	})
 }
