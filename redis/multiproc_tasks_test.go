@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -177,5 +178,40 @@ func TestTaskReplicasMultiProcess(t *testing.T) {
 		if err != nil || !strings.Contains(text(res), "computed") {
 			t.Fatalf("tasks/result through r2 after r1 died: %v %v", res, err)
 		}
+		// tasks/list of the session, sent straight to each live replica
+		// (r2 only by now: the session's new owner).
+		for _, p := range []*replicaProc{c, a} {
+			if !p.alive() {
+				continue
+			}
+			body := legacyRaw(t, ctx, p, cs, `{"jsonrpc":"2.0","id":7,"method":"tasks/list"}`)
+			if !strings.Contains(body, tk.ID()) || !strings.Contains(body, `"completed"`) {
+				t.Fatalf("tasks/list through %s: %s", p.name, body)
+			}
+		}
 	})
+}
+
+// legacyRaw posts one JSON-RPC message of cs's 2025-11-25 session straight
+// to replica p and returns the response body.
+func legacyRaw(t *testing.T, ctx context.Context, p *replicaProc, cs *pmcp.ClientSession, msg string) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.addr+"/mcp", strings.NewReader(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.SessionID())
+	req.Header.Set("Mcp-Protocol-Version", cs.ProtocolVersion())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s through %s: %v", msg, p.name, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s through %s: HTTP %d %s %v", msg, p.name, resp.StatusCode, b, err)
+	}
+	return string(b)
 }
