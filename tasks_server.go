@@ -3,6 +3,7 @@ package pmcp
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -611,14 +612,23 @@ func (e *RequestHandlerExtra) SetTaskStatusMessage(msg string) error {
 }
 
 // taskOwnerID is the owner of the session's tasks when there is no
-// authentication: random, so it tells nothing about the session id.
+// authentication. A session with an id (Streamable HTTP) gets a one-way
+// hash of it: every replica derives the same owner, so the tasks stay
+// reachable when another replica adopts the session, and the stored owner
+// does not reveal the id (which is 128 random bits). A session without an
+// id gets a random owner.
 func (ss *session) taskOwnerID() string {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.taskOwner == "" {
-		var b [18]byte
-		_, _ = rand.Read(b[:])
-		ss.taskOwner = "session:" + hex.EncodeToString(b[:])
+		if ss.id != "" {
+			h := sha256.Sum256([]byte("pmcp task owner\x00" + ss.id))
+			ss.taskOwner = "session:" + hex.EncodeToString(h[:18])
+		} else {
+			var b [18]byte
+			_, _ = rand.Read(b[:])
+			ss.taskOwner = "session:" + hex.EncodeToString(b[:])
+		}
 	}
 	return ss.taskOwner
 }

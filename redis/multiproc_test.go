@@ -67,7 +67,7 @@ type replicaProc struct {
 var testStateKey = "k1:" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 
 // startReplica starts one replica and waits for its "serving" log line.
-func startReplica(t *testing.T, bin, name, redisAddr string) *replicaProc {
+func startReplica(t *testing.T, bin, name, redisAddr string, extra ...string) *replicaProc {
 	t.Helper()
 	port, err := freePort()
 	if err != nil {
@@ -75,6 +75,7 @@ func startReplica(t *testing.T, bin, name, redisAddr string) *replicaProc {
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	cmd := exec.Command(bin, "serve", "--http", addr, "--redis", "redis://"+redisAddr, "--replica-id", name, "--state-key", testStateKey, "--log-level", "info")
+	cmd.Args = append(cmd.Args, extra...)
 	cmd.Env = append(os.Environ(), "OTEL_SDK_DISABLED=true")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

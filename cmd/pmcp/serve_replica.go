@@ -31,6 +31,7 @@ type replicaFlags struct {
 	replica   *string
 	advertise *string
 	stateKeys *string
+	taskLease *time.Duration
 }
 
 func addReplicaFlags(fs *flag.FlagSet) *replicaFlags {
@@ -38,6 +39,7 @@ func addReplicaFlags(fs *flag.FlagSet) *replicaFlags {
 		redisURL:  fs.String("redis", "", "run as one replica of several sharing this Redis server (redis://[user:pass@]host:port/db or rediss://…): resumable events, list changes and legacy sessions are shared"),
 		replica:   fs.String("replica-id", "", "with --redis: this replica's unique name (letters, digits, '_', '-'); default: host name and process id"),
 		advertise: fs.String("advertise", "", "with --redis: host:port the other replicas reach this one at; default: the --http address when it names a host"),
+		taskLease: fs.Duration("task-lease", 0, "with --redis: the lease a replica holds on each task it runs, renewed every third of it; a task whose replica died fails once its lease lapses (default 30s)"),
 		stateKeys: fs.String("state-key", "", "with --redis: the requestState key ring shared by every replica, ID:BASE64[,ID:BASE64…] (32-byte secrets, the first seals); default: $"+stateKeysEnv),
 	}
 }
@@ -47,12 +49,16 @@ type replicaSetup struct {
 	rdb      goredis.UniversalClient
 	bus      *redis.Bus
 	sessions *redis.Sessions
+	tasks    *redis.TaskStore
 }
 
 // close releases the replica's Redis resources, after the handler closed.
 func (rs *replicaSetup) close() {
 	if rs == nil {
 		return
+	}
+	if rs.tasks != nil {
+		_ = rs.tasks.Close()
 	}
 	if rs.sessions != nil {
 		_ = rs.sessions.Close()
@@ -68,10 +74,13 @@ func (rs *replicaSetup) close() {
 // Redis cannot be reached.
 func (f *replicaFlags) setup(ctx context.Context, httpAddr, path string, sopts *pmcp.ServerOptions, hopts *pmcp.StreamableHTTPOptions, log *slog.Logger) (*replicaSetup, error) {
 	if *f.redisURL == "" {
-		if *f.replica != "" || *f.advertise != "" || *f.stateKeys != "" {
-			return nil, usageError{errors.New("--replica-id, --advertise and --state-key need --redis")}
+		if *f.replica != "" || *f.advertise != "" || *f.stateKeys != "" || *f.taskLease != 0 {
+			return nil, usageError{errors.New("--replica-id, --advertise, --state-key and --task-lease need --redis")}
 		}
 		return nil, nil
+	}
+	if *f.taskLease < 0 {
+		return nil, usageError{errors.New("--task-lease must not be negative")}
 	}
 	ring := *f.stateKeys
 	if ring == "" {
@@ -127,6 +136,15 @@ func (f *replicaFlags) setup(ctx context.Context, httpAddr, path string, sopts *
 		}
 		return nil, nerr
 	}
+	// Tasks live in Redis too, with the same prefix and options on every
+	// replica, so that any replica answers tasks/* for a task another one
+	// runs; the runner's lease names this replica, and a replica that dies
+	// leaves leases that lapse, after which the sweep fails its tasks.
+	if rs.tasks, err = redis.NewTaskStore(cctx, rs.rdb, redis.TaskStoreOptions{}); err != nil {
+		rs.close()
+		return nil, fmt.Errorf("--redis: %w", err)
+	}
+	sopts.Tasks = &pmcp.TaskOptions{Store: rs.tasks, ReplicaID: name, LeaseTTL: *f.taskLease}
 	sopts.EventBus = rs.bus
 	sopts.RequestStateKeys = keys
 	hopts.EventStore = redis.NewEventStore(rs.rdb, redis.EventStoreOptions{})

@@ -19,6 +19,8 @@ func TestServeReplicaFlagErrors(t *testing.T) {
 	}{
 		{[]string{"serve", "--redis", "redis://127.0.0.1:1"}, "key ring"},
 		{[]string{"serve", "--replica-id", "a"}, "need --redis"},
+		{[]string{"serve", "--task-lease", "2s"}, "need --redis"},
+		{[]string{"serve", "--redis", "redis://127.0.0.1:1", "--state-key", key, "--task-lease", "-1s"}, "--task-lease"},
 		{[]string{"serve", "--redis", "redis://127.0.0.1:1", "--state-key", "nocolon"}, "ID:BASE64"},
 		{[]string{"serve", "--redis", "redis://127.0.0.1:1", "--state-key", key, "--http", "0.0.0.0:8080"}, "--advertise"},
 		{[]string{"serve", "--redis", "::bad", "--state-key", key, "--advertise", "127.0.0.1:8080"}, "--redis"},
