@@ -42,7 +42,7 @@ type ClientCapabilities struct {
 	Elicitation  *ElicitationCapability `json:"elicitation,omitzero"`
 	// Tasks is the client's raw 2025-11-25 tasks capability, passed
 	// through as received (pmcp's server runs tools/call tasks whatever it
-	// says; client-hosted tasks are not implemented).
+	// says; a pmcp client declares it with ClientOptions.HostTasks).
 	Tasks      jsontext.Value    `json:"tasks,omitempty"`
 	Extensions map[string]Object `json:"extensions,omitzero"`
 }
