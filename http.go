@@ -745,15 +745,25 @@ func (h *StreamableHTTPHandler) appendResponse(dst []byte, id jsonrpc.ID, res an
 
 // encodeMessage encodes an outgoing request or notification.
 func encodeMessage(id jsonrpc.ID, method string, params any) ([]byte, error) {
-	var raw jsontext.Value
-	if params != nil {
-		b, err := Marshal(params)
-		if err != nil {
-			return nil, fmt.Errorf("pmcp: marshal params of %s: %w", method, err)
-		}
-		if string(b) != "null" {
-			raw = b
-		}
+	raw, err := marshalParams(method, params)
+	if err != nil {
+		return nil, err
 	}
 	return jsonrpc.AppendMessage(make([]byte, 0, 64+len(raw)), &jsonrpc.Request{ID: id, Method: method, Params: raw})
+}
+
+// marshalParams encodes the params of an outgoing request or notification;
+// nil (and a value encoding to null) means no params member.
+func marshalParams(method string, params any) (jsontext.Value, error) {
+	if params == nil {
+		return nil, nil
+	}
+	b, err := Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("pmcp: marshal params of %s: %w", method, err)
+	}
+	if string(b) == "null" {
+		return nil, nil
+	}
+	return b, nil
 }

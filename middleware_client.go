@@ -168,15 +168,9 @@ func (s *ClientSession) send(ctx context.Context, method string, params any) (js
 	if chain == nil {
 		return s.conn.Call(ctx, method, params)
 	}
-	var raw jsontext.Value
-	if params != nil {
-		b, err := Marshal(params)
-		if err != nil {
-			return nil, fmt.Errorf("pmcp: marshal params of %s: %w", method, err)
-		}
-		if string(b) != "null" {
-			raw = b
-		}
+	raw, err := marshalParams(method, params)
+	if err != nil {
+		return nil, err
 	}
 	r := &ClientRequest{Method: method, Params: raw, Session: s}
 	r.Name = targetName(&jsonrpc.Request{Method: method, Params: raw}, nil)

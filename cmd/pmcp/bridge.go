@@ -9,11 +9,9 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/proxy"
-	"github.com/gopmcp/pmcp/transport/stdio"
 )
 
 // multiFlag collects a repeatable flag.
@@ -112,21 +110,7 @@ func bridge(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if f.listen != "" {
 		return serveHTTP(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.listen, f.path, &f.sec, logger, stderr)
 	}
-	st := stdio.NewStream(stdin, stdout, stdio.Options{})
-	served := make(chan error, 1)
-	go func() { served <- p.Server().Serve(ctx, st) }()
-	select {
-	case err = <-served:
-	case <-ctx.Done():
-		t := time.NewTimer(stdioShutdownGrace)
-		select {
-		case err = <-served:
-		case <-t.C:
-			err = ctx.Err()
-		}
-		t.Stop()
-	}
-	if err != nil && !errors.Is(err, context.Canceled) {
+	if err := serveStdio(ctx, p.Server(), stdin, stdout); err != nil {
 		return v.fail(stderr, exitError, err)
 	}
 	return exitOK

@@ -92,24 +92,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	defer srv.Close()
 	if *useStdio {
 		// stdout carries protocol messages only; diagnostics go to stderr.
-		st := stdio.NewStream(stdin, stdout, stdio.Options{})
-		done := make(chan error, 1)
-		go func() { done <- srv.Serve(ctx, st) }()
-		var err error
-		select {
-		case err = <-done:
-		case <-ctx.Done():
-			// A blocking read on a terminal or pipe cannot be interrupted;
-			// give in-flight requests a moment, then exit regardless.
-			t := time.NewTimer(stdioShutdownGrace)
-			select {
-			case err = <-done:
-			case <-t.C:
-				err = ctx.Err()
-			}
-			t.Stop()
-		}
-		if err != nil && !errors.Is(err, context.Canceled) {
+		if err := serveStdio(ctx, srv, stdin, stdout); err != nil {
 			return v.fail(stderr, exitError, err)
 		}
 		return exitOK
@@ -118,4 +101,31 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return serveHTTP(ctx, srv, hopts, *addr, *path, sec, logger, stderr)
+}
+
+// serveStdio serves srv over stdin/stdout until the input ends or ctx is
+// done (SIGINT/SIGTERM). A blocking read on a terminal or pipe cannot be
+// interrupted, so after ctx ends in-flight requests get
+// stdioShutdownGrace, then it returns regardless. A cancelled ctx is a
+// clean end (nil).
+func serveStdio(ctx context.Context, srv *pmcp.Server, stdin io.Reader, stdout io.Writer) error {
+	st := stdio.NewStream(stdin, stdout, stdio.Options{})
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, st) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		t := time.NewTimer(stdioShutdownGrace)
+		select {
+		case err = <-done:
+		case <-t.C:
+			err = ctx.Err()
+		}
+		t.Stop()
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
