@@ -247,6 +247,10 @@ type taskRunner struct {
 	// early receives the outcome when the handler finishes before the
 	// task was created (an input_required round or a creation error).
 	early chan earlyOutcome
+	// ended is closed when run returns (the task settled, or the call
+	// ended without one), so a creating call still inside its input window
+	// answers then instead of waiting for the window to close.
+	ended chan struct{}
 	// cancelRequested is set by a 2026-07-28 tasks/cancel.
 	cancelRequested bool
 	// seq numbers the task's own input-request keys.
@@ -277,7 +281,7 @@ func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestH
 	ts := s.tasks
 	runCtx, cancel := context.WithCancel(ts.base)
 	r := &taskRunner{s: s, ts: ts, owner: owner, era: extra.Era(), ttl: ttl, ctx: runCtx, cancel: cancel,
-		early: make(chan earlyOutcome, 1), waiterCh: make(chan struct{}), used: make(map[string]bool)}
+		early: make(chan earlyOutcome, 1), ended: make(chan struct{}), waiterCh: make(chan struct{}), used: make(map[string]bool)}
 	if r.era == EraLegacy && extra.session != nil {
 		r.notify = extra.session.notify
 	}
@@ -311,6 +315,11 @@ func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestH
 		case out := <-r.early:
 			t.Stop()
 			return out.res, out.err
+		case <-r.ended:
+			// The handler is done within the window: the task (complete
+			// at once) is answered now; commit below finds it, or the
+			// early outcome when the call ended without one.
+			t.Stop()
 		case <-ctx.Done():
 			t.Stop()
 			if r.abandon() {
@@ -409,6 +418,7 @@ func (r *taskRunner) renew() {
 // run executes the handler, feeding input rounds through the task, and
 // settles the task with the outcome.
 func (r *taskRunner) run(extra *RequestHandlerExtra, st *serverTool, p *CallToolParams) {
+	defer close(r.ended) // last: after the task is settled
 	defer r.ts.wg.Done()
 	defer func() { <-r.ts.sem }()
 	defer r.cancel()

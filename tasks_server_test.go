@@ -542,3 +542,33 @@ func TestTaskToolScopes(t *testing.T) {
 		t.Fatalf("a task was created: %v", n.Tasks)
 	}
 }
+
+// TestTaskModernQuickHandlerAnswersAtOnce: a 2026-07-28 task whose handler
+// returns inside the input window is answered as soon as the handler is
+// done, with the completed task, not when the window closes. The window
+// here is longer than the client's call timeout, so a server that waits
+// for it fails the call.
+func TestTaskModernQuickHandlerAnswersAtOnce(t *testing.T) {
+	f := newTaskFixture(t, &TaskOptions{InputWindow: time.Minute})
+	if err := AddTool(f.srv, &Tool{Name: "quick", Execution: &ToolExecution{TaskSupport: TaskSupportOptional}},
+		func(context.Context, *RequestHandlerExtra, struct{}) (string, error) { return "done", nil }); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, f.srv, nil)
+	raw, err := c.call(MethodToolsCall, modern(map[string]any{"name": "quick", "arguments": map[string]any{}}, tasksExtCaps, nil))
+	if err != nil {
+		t.Fatalf("tools/call as a task: %v", err)
+	}
+	var res map[string]any
+	if err := Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res["resultType"] != "task" || res["status"] != "completed" {
+		t.Fatalf("want the completed task, got %v", res)
+	}
+	id, _ := res["taskId"].(string)
+	got := c.mustCall(MethodTasksGet, modernTaskParams(id, nil))
+	if got["status"] != "completed" || getPath(got, "result", "content") == nil {
+		t.Fatalf("tasks/get: %v", got)
+	}
+}
