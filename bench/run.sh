@@ -15,15 +15,17 @@
 #            list_changed: time until every stream has it, memory per stream
 #   features the pmcp server's tools/call (HTTP legacy and modern) with one
 #            feature on: plain, accesslog, otel (always sample, no-op
-#            exporter), jwt (bearer JWT, ES256, cached key set); ratios to
-#            plain
+#            exporter), jwt (bearer JWT, ES256, cached key set), task (a task
+#            round on a task-capable echo: tools/call as a task -> tasks/get
+#            until completed [-> tasks/result in the legacy era], counted as
+#            one operation); ratios to plain
 #
 # The server is pinned to one core and the load generator to the other
 # (taskset). Loopback only; every run is bounded (WARMUP + DURATION), and
 # the whole script takes about 4 minutes with the defaults.
 #
 # Environment:
-#   LEGS="server client stream fanout features"   FANOUT=10000    FEATURES="plain accesslog otel jwt"
+#   LEGS="server client stream fanout features"   FANOUT=10000    FEATURES="plain accesslog otel jwt task"
 #   ROUNDS=3 DURATION=5s WARMUP=1s CONCS="1 16 256" SESSIONS=10000
 #   CONC=16                           concurrency of the client leg and of sessions
 #   TARGETS="bare pmcp gosdk mcpgo"   ROWS="legacy modern stdio sessions"
@@ -46,7 +48,7 @@ CONC=${CONC:-16}
 CONCS=${CONCS:-"1 16 256"}
 LEGS=${LEGS:-"server client stream fanout features"}
 FANOUT=${FANOUT:-10000}
-FEATURES=${FEATURES:-"plain accesslog otel jwt"}
+FEATURES=${FEATURES:-"plain accesslog otel jwt task"}
 CLIENTS=${CLIENTS:-"bare pmcp gosdk mcpgo"}
 CLIENT_ROWS=${CLIENT_ROWS:-"legacy modern stdio"}
 SESSIONS=${SESSIONS:-10000}
@@ -99,7 +101,10 @@ case " $TARGETS " in
 esac
 
 results=$OUT/results.jsonl
-: >"$results"
+# The first line says when, where and with which Go the run was; the
+# report prints it above the tables and in the summary's title.
+run_env="$(date -u '+%Y-%m-%d %H:%M UTC'), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //; s/["\\]//g'), $(nproc) cores, $(go version | cut -d' ' -f3)"
+printf '{"meta":{"env":"%s"}}\n' "$run_env" >"$results"
 port=$PORT_BASE
 server_pid=
 
@@ -187,7 +192,7 @@ run_client() { # round row client
 }
 
 run_feature() { # round row feature
-	local round=$1 row=$2 f=$3 bearer=()
+	local round=$1 row=$2 f=$3 bearer=() tool=echo
 	next_port
 	echo "round $round: features-$row $f" >&2
 	rm -f "$OUT/token"
@@ -196,7 +201,10 @@ run_feature() { # round row feature
 	if [ "$f" = jwt ]; then
 		bearer=(-bearer-file "$OUT/token")
 	fi
-	taskset -c "$LOAD_CPU" "$OUT/bin/load" http -target "$f" -row "features-$row" -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
+	if [ "$f" = task ]; then
+		tool=task # one operation = one task round (cmd/load/task.go)
+	fi
+	taskset -c "$LOAD_CPU" "$OUT/bin/load" http -target "$f" -tool "$tool" -row "features-$row" -round "$round" -c "$CONC" -d "$DURATION" -warmup "$WARMUP" \
 		-mode "$row" -url "http://127.0.0.1:$port/mcp" -pid "$server_pid" "${bearer[@]}" >>"$results" || echo "  failed (no result line)" >&2
 	stop_server
 }
@@ -282,7 +290,7 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 echo
-echo "bench: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(go version | cut -d' ' -f3)"
+echo "bench: $run_env (start); finished $(date -u '+%H:%M UTC')"
 echo "server on core $SERVER_CPU, load generator on core $LOAD_CPU; legs: $LEGS; $ROUNDS rounds, $DURATION after $WARMUP warm-up, server concurrencies $CONCS, $CONC calls in flight per client, $SESSIONS idle sessions; $(($(date +%s) - start)) s"
 echo "results: $results"
 "$OUT/bin/report" "$results"

@@ -77,6 +77,13 @@ type Result struct {
 	HeapKiBPerSession float64 `json:"heapKiBPerSession,omitempty"`
 	RSSKiBPerSession  float64 `json:"rssKiBPerSession,omitempty"`
 
+	// The task row (-tool task): Requests counts completed task rounds;
+	// GetsPerOp is the mean number of tasks/get per round (1 when the
+	// first poll already sees the task completed) and HTTPPerOp the HTTP
+	// requests per round.
+	GetsPerOp float64 `json:"getsPerOp,omitempty"`
+	HTTPPerOp float64 `json:"httpPerOp,omitempty"`
+
 	FirstError string `json:"firstError,omitempty"`
 }
 
@@ -100,6 +107,8 @@ func call(tool string, modern bool) (params string, want []byte) {
 		p, want = `"name":"echo","arguments":{"text":"hello"}`, []byte(`"text":"hello"`)
 	case "add":
 		p, want = `"name":"add","arguments":{"a":1.5,"b":2}`, []byte(`"text":"3.5"`)
+	case "task":
+		return "", nil // task.go builds the requests of a round
 	case "stream":
 		// With a progress token: streamNotes notifications, then "done".
 		p, want = `"name":"stream","arguments":{}`, []byte(`"text":"done"`)
@@ -161,7 +170,7 @@ func (c *common) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.conc, "c", 16, "concurrent clients (requests in flight)")
 	fs.DurationVar(&c.duration, "d", 5*time.Second, "measurement window")
 	fs.DurationVar(&c.warmup, "warmup", time.Second, "warm-up before the window")
-	fs.StringVar(&c.tool, "tool", "echo", "tool to call: echo or add")
+	fs.StringVar(&c.tool, "tool", "echo", "tool to call: echo, add, stream, or task (HTTP only: one operation is a task round, see task.go)")
 }
 
 func (c *common) check() {
@@ -184,6 +193,9 @@ type window struct {
 type recorder struct {
 	lat []int64 // nanoseconds
 	n   int64
+	// gets and http count the tasks/get and HTTP requests of the task
+	// rounds recorded (the task row).
+	gets, http int64
 }
 
 type errState struct {
@@ -200,14 +212,17 @@ func (e *errState) add(err error) {
 	}
 }
 
-func (r *recorder) record(w *window, start, done time.Time) {
+// record counts an operation that completed in the window and reports
+// whether it did.
+func (r *recorder) record(w *window, start, done time.Time) bool {
 	if done.Before(w.start) || done.After(w.end) {
-		return
+		return false
 	}
 	r.n++
 	if len(r.lat) < cap(r.lat) {
 		r.lat = append(r.lat, int64(done.Sub(start)))
 	}
+	return true
 }
 
 func percentiles(recs []*recorder) (n int64, p50, p99 float64) {
@@ -291,6 +306,15 @@ func finish(r *Result, c *common, recs []*recorder, cpu float64, pid int, es *er
 		if r.Notifications > 0 {
 			r.CPUusNote = cpu * 1e6 / float64(r.Notifications)
 		}
+	}
+	if c.tool == "task" && n > 0 {
+		var gets, reqs int64
+		for _, rec := range recs {
+			gets += rec.gets
+			reqs += rec.http
+		}
+		r.GetsPerOp = float64(gets) / float64(n)
+		r.HTTPPerOp = float64(reqs) / float64(n)
 	}
 	r.PeakRSSKiB = statusKiB(pid, "VmHWM")
 	r.Errors = es.n.Load()
@@ -552,6 +576,7 @@ func runHTTP(args []string) Result {
 	// Connect and (legacy) initialize every client before the clock starts.
 	conns := make([]*httpConn, c.conc)
 	reqs := make([][]byte, c.conc)
+	taskHdr := make([][][2]string, c.conc) // the task row: session and auth headers
 	for i := range conns {
 		hc, err := dial(host)
 		if err != nil {
@@ -568,6 +593,11 @@ func runHTTP(args []string) Result {
 			hdr = [][2]string{{"Mcp-Session-Id", sid}, {"Mcp-Protocol-Version", "2025-11-25"}}
 		}
 		conns[i], reqs[i] = hc, buildRequest(host, path, append(hdr, authHdr...), body)
+		if !modern {
+			taskHdr[i] = append(slices.Clip(hdr), authHdr...)
+		} else {
+			taskHdr[i] = authHdr
+		}
 	}
 
 	now := time.Now()
@@ -579,6 +609,10 @@ func runHTTP(args []string) Result {
 		rec := &recorder{lat: make([]int64, 0, 1<<20)}
 		recs[i] = rec
 		req := reqs[i]
+		var tr *taskRounder
+		if c.tool == "task" {
+			tr = newTaskRounder(hc, host, path, modern, taskHdr[i])
+		}
 		wg.Go(func() {
 			_ = hc.c.SetDeadline(w.end.Add(10 * time.Second))
 			for {
@@ -586,9 +620,16 @@ func runHTTP(args []string) Result {
 				if start.After(w.end) {
 					return
 				}
-				status, err := hc.do(req)
-				if err == nil {
-					err = hc.okResponse(status, want)
+				var err error
+				var gets int
+				if tr != nil {
+					gets, err = tr.round()
+				} else {
+					var status int
+					status, err = hc.do(req)
+					if err == nil {
+						err = hc.okResponse(status, want)
+					}
 				}
 				if err == nil && c.tool == "stream" {
 					if got := bytes.Count(hc.body, progressMethod); got != streamNotes {
@@ -602,7 +643,13 @@ func runHTTP(args []string) Result {
 					}
 					continue
 				}
-				rec.record(w, start, time.Now())
+				if rec.record(w, start, time.Now()) && tr != nil {
+					rec.gets += int64(gets)
+					rec.http += int64(gets) + 1
+					if !modern {
+						rec.http++ // tasks/result
+					}
+				}
 			}
 		})
 	}
@@ -628,6 +675,9 @@ func runStdio(args []string) Result {
 	row := fs.String("row", "", "row name for the result line (default stdio)")
 	_ = fs.Parse(args)
 	c.check()
+	if c.tool == "task" {
+		fatalf("stdio: -tool task is an HTTP row")
+	}
 	argv := fs.Args()
 	if len(argv) == 0 {
 		fatalf("stdio: the server command is missing (after --)")

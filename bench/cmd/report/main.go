@@ -37,6 +37,16 @@ type result struct {
 	Sessions          int     `json:"sessions"`
 	Notified          int64   `json:"notified"`
 	MaxUs             float64 `json:"maxUs"`
+	GetsPerOp         float64 `json:"getsPerOp"`
+	HTTPPerOp         float64 `json:"httpPerOp"`
+}
+
+// metaLine is the first line run.sh writes: where and when the run was.
+type metaLine struct {
+	Meta *struct {
+		// Env: date (UTC), CPU model, cores, Go version.
+		Env string `json:"env"`
+	} `json:"meta"`
 }
 
 var rows = []struct{ key, title, cpu, baseline string }{
@@ -46,8 +56,8 @@ var rows = []struct{ key, title, cpu, baseline string }{
 	{"client-legacy", "Client leg, HTTP legacy: each client calls echo on the bare server", "client", ""},
 	{"client-modern", "Client leg, HTTP modern: each client calls echo on the bare server", "client", ""},
 	{"client-stdio", "Client leg, stdio: each client calls echo on the bare server it spawned", "client", ""},
-	{"features-legacy", "Feature cost, pmcp server, HTTP legacy tools/call (ratios to plain)", "server", "plain"},
-	{"features-modern", "Feature cost, pmcp server, HTTP modern tools/call (ratios to plain)", "server", "plain"},
+	{"features-legacy", "Feature cost, pmcp server, HTTP legacy (ratios to plain). One operation: one tools/call of echo; for task, one task round = tools/call with params.task → tasks/get until completed → tasks/result (3 HTTP requests)", "server", "plain"},
+	{"features-modern", "Feature cost, pmcp server, HTTP modern (ratios to plain). One operation: one tools/call of echo; for task, one task round = tools/call (tasks extension) → tasks/get until completed, which carries the result (2 HTTP requests)", "server", "plain"},
 }
 
 // rowKey is a row at one concurrency (0: the run did not say).
@@ -60,6 +70,7 @@ func rowKey(row string, conc int) string {
 
 func main() {
 	baseline := flag.String("baseline", "bare", "target the ratios are relative to")
+	envFlag := flag.String("env", "", "date, machine and Go version of the run (default: the results' meta line)")
 	flag.Parse()
 	var in io.Reader = os.Stdin
 	if flag.NArg() > 0 {
@@ -78,6 +89,11 @@ func main() {
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var m metaLine
+		if json.Unmarshal([]byte(line), &m) == nil && m.Meta != nil {
+			env = m.Meta.Env
 			continue
 		}
 		var r result
@@ -114,6 +130,13 @@ func main() {
 		return 0
 	})
 
+	if *envFlag != "" {
+		env = *envFlag
+	}
+	if env == "" {
+		env = "date, machine and Go version unknown (no meta line in the results)"
+	}
+	fmt.Printf("Run: %s\n", env)
 	fmt.Println("Medians over rounds; ratios are to", *baseline+".")
 	for _, row := range rows {
 		cs := concs[row.key]
@@ -126,7 +149,14 @@ func main() {
 			if row.baseline != "" {
 				b = row.baseline
 			}
-			table(by[rowKey(row.key, conc)], row.title, row.cpu, conc, targets, b)
+			title := row.title
+			if row.baseline == "plain" {
+				title += "; " + env
+			}
+			table(by[rowKey(row.key, conc)], title, row.cpu, conc, targets, b)
+			if row.baseline == "plain" {
+				taskNote(by[rowKey(row.key, conc)])
+			}
 		}
 	}
 	for _, row := range []struct{ key, title string }{
@@ -138,6 +168,28 @@ func main() {
 	}
 	fanoutTable(by)
 	summary(by, targets)
+}
+
+// env is the run's date, machine and Go version (the meta line).
+var env string
+
+// taskNote follows a feature-cost table that has the task row: the
+// requests a round took and the server CPU per HTTP request, for a
+// comparison request by request with plain.
+func taskNote(rs map[string][]result) {
+	t, p := rs["task"], rs["plain"]
+	if len(t) == 0 {
+		return
+	}
+	gets := median(t, func(r result) float64 { return r.GetsPerOp })
+	reqs := median(t, func(r result) float64 { return r.HTTPPerOp })
+	cpu := median(t, func(r result) float64 { return r.CPUusReq })
+	perReq := 0.0
+	if reqs > 0 {
+		perReq = cpu / reqs
+	}
+	fmt.Printf("\ntask: %.3f tasks/get and %.3f HTTP requests per round; server CPU %.1f µs per HTTP request of a round (× plain %s)\n",
+		gets, reqs, perReq, ratio(perReq, median(p, func(r result) float64 { return r.CPUusReq })))
 }
 
 func fanoutTable(by map[string]map[string][]result) {
@@ -202,7 +254,13 @@ func table(rs map[string][]result, title, cpuOf string, conc int, targets []stri
 			title += fmt.Sprintf(", c=%d", conc)
 		}
 		fmt.Printf("\n%s\n\n", title)
-		fmt.Printf("| target | rounds | req/s | × %s | p50 µs | p99 µs | %s CPU µs/req | × %s | peak RSS MiB | errors |\n", baseline, cpuOf, baseline)
+		// The feature-cost tables count operations (a tools/call, or a
+		// task round; the title says which).
+		per, unit := "req/s", "req"
+		if baseline == "plain" {
+			per, unit = "ops/s", "op"
+		}
+		fmt.Printf("| target | rounds | %s | × %s | p50 µs | p99 µs | %s CPU µs/%s | × %s | peak RSS MiB | errors |\n", per, baseline, cpuOf, unit, baseline)
 		fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 		for _, t := range targets {
 			r := rs[t]
@@ -243,7 +301,7 @@ func summary(by map[string]map[string][]result, targets []string) {
 	if len(by["http-legacy"])+len(by["http-modern"])+len(by["stdio"]) == 0 {
 		return
 	}
-	fmt.Printf("\nSummary\n\n")
+	fmt.Printf("\nSummary (c=16 when the run swept concurrencies; %s)\n\n", env)
 	fmt.Println("| target | HTTP legacy req/s | CPU µs/req | HTTP modern req/s | CPU µs/req | stdio req/s | CPU µs/req | KiB per idle session (RSS) | (heap) |")
 	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, t := range targets {

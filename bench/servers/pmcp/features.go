@@ -21,6 +21,7 @@ import (
 	"github.com/gopmcp/pmcp/auth"
 	"github.com/gopmcp/pmcp/bench/internal/harness"
 	pmcpotel "github.com/gopmcp/pmcp/otel"
+	"github.com/gopmcp/pmcp/tasks"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -35,8 +36,12 @@ import (
 //	jwt        bearer JWT auth (auth package): ES256 tokens, the JWKS fetched
 //	           once and cached; the token is written to -token-out for the
 //	           load generator
+//	task       tasks on (in-memory store) and the task-capable tool
+//	           echo_task, which completes at once; the load generator's
+//	           round is create (tools/call as a task) -> tasks/get
+//	           (completed) [-> tasks/result in the 2025-11-25 era]
 var (
-	feature  = flag.String("feature", "plain", "plain, accesslog, otel or jwt")
+	feature  = flag.String("feature", "plain", "plain, accesslog, otel, jwt or task")
 	tokenOut = flag.String("token-out", "", "jwt: write the bearer token to `file`")
 )
 
@@ -47,6 +52,8 @@ func serverOptions() pmcp.ServerOptions {
 	o := pmcp.ServerOptions{Name: "bench-pmcp", Version: "1.0.0", ProgressBurst: harness.StreamNotes}
 	switch *feature {
 	case "plain", "jwt":
+	case "task":
+		o.Tasks = &pmcp.TaskOptions{StoreOptions: taskStoreOptions}
 	case "accesslog":
 		o.Logger = slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	case "otel":
@@ -60,6 +67,23 @@ func serverOptions() pmcp.ServerOptions {
 	}
 	return o
 }
+
+// taskStoreOptions size the task store for a closed loop of thousands of
+// rounds per second: every round leaves a completed task behind until its
+// lifetime ends (the 2025-11-25 generator asks for taskTTL, the 2026-07-28
+// era gets the store's default), so the lifetime is short and the count
+// bounds are far above what taskTTL plus a sweep interval hold at that
+// rate. The defaults (1 hour, 10,000 tasks, 1,000 per owner) would fill
+// within a second and turn every later round into an error.
+var taskStoreOptions = tasks.Options{
+	DefaultTTL:       taskTTL,
+	MaxTTL:           taskTTL,
+	MaxTasks:         500_000,
+	MaxTasksPerOwner: 500_000,
+}
+
+// taskTTL is the lifetime of a bench task.
+const taskTTL = 2 * time.Second
 
 // withFeature adds the HTTP side of the feature (jwt) to opts.
 func withFeature(opts pmcp.StreamableHTTPOptions) pmcp.StreamableHTTPOptions {

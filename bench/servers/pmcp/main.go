@@ -43,6 +43,12 @@ func newServer() *pmcp.Server {
 			}
 			return "done", nil
 		}))
+	if *feature == "task" {
+		// The feature-cost leg's task row: echo as a task, complete at once.
+		must(pmcp.AddTool(s, &pmcp.Tool{Name: "echo_task", Description: "Echoes its text; may run as a task.",
+			Execution: &pmcp.ToolExecution{TaskSupport: pmcp.TaskSupportOptional}},
+			func(_ context.Context, _ *pmcp.RequestHandlerExtra, in echoIn) (string, error) { return in.Text, nil }))
+	}
 	return s
 }
 
