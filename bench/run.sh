@@ -68,9 +68,20 @@ if [ "$(nproc)" -lt 2 ]; then
 	LOAD_CPU=$SERVER_CPU
 fi
 
-# The fan-out leg holds FANOUT connections open in the server and in the
-# generator.
-ulimit -n "$(( FANOUT * 2 + 1024 ))" 2>/dev/null || echo "warning: cannot raise the open-file limit (ulimit -n $(ulimit -n))" >&2
+# The fan-out leg holds FANOUT connections open in the server and as many
+# in the generator (each process needs FANOUT plus some); raise the soft
+# limit toward twice that, as far as the hard limit allows, and warn only
+# when one process could not hold its share.
+nofile_want=$((FANOUT + 1024))
+nofile=$((FANOUT * 2 + 1024))
+nofile_hard=$(ulimit -Hn)
+if [ "$nofile_hard" != unlimited ] && [ "$nofile_hard" -lt "$nofile" ]; then
+	nofile=$nofile_hard
+fi
+ulimit -n "$nofile" 2>/dev/null || true
+if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt "$nofile_want" ]; then
+	echo "warning: open-file limit $(ulimit -n) is below $nofile_want: the fan-out leg will fail (lower FANOUT)" >&2
+fi
 
 mkdir -p "$OUT/bin" "$OUT/prof"
 echo "building into $OUT/bin" >&2

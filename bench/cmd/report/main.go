@@ -149,11 +149,11 @@ func main() {
 			if row.baseline != "" {
 				b = row.baseline
 			}
-			title := row.title
+			note := ""
 			if row.baseline == "plain" {
-				title += "; " + env
+				note = env // the feature costs are pasted on their own
 			}
-			table(by[rowKey(row.key, conc)], title, row.cpu, conc, targets, b)
+			table(by[rowKey(row.key, conc)], row.title, note, row.cpu, conc, targets, b)
 			if row.baseline == "plain" {
 				taskNote(by[rowKey(row.key, conc)])
 			}
@@ -242,7 +242,8 @@ func streamTable(rs map[string][]result, title string, targets []string, baselin
 	}
 }
 
-func table(rs map[string][]result, title, cpuOf string, conc int, targets []string, baseline string) {
+// table prints one row's table; note (if any) ends the title.
+func table(rs map[string][]result, title, note, cpuOf string, conc int, targets []string, baseline string) {
 	if len(rs) == 0 {
 		return
 	}
@@ -252,6 +253,9 @@ func table(rs map[string][]result, title, cpuOf string, conc int, targets []stri
 		baseCPU := median(base, func(r result) float64 { return r.CPUusReq })
 		if conc > 0 {
 			title += fmt.Sprintf(", c=%d", conc)
+		}
+		if note != "" {
+			title += "; " + note
 		}
 		fmt.Printf("\n%s\n\n", title)
 		// The feature-cost tables count operations (a tools/call, or a
