@@ -39,6 +39,10 @@ type requestEnv struct {
 	// streamDone, when not nil, is closed when the transport stops reading;
 	// listen streams end then.
 	streamDone <-chan struct{}
+	// listenTick, when not nil, ticks when a listen stream should show it
+	// is alive; listenPing then writes a keep-alive (SSE comment).
+	listenTick <-chan time.Time
+	listenPing func() error
 	// closeStream, when not nil, ends the request's response stream while
 	// the request keeps running (see RequestHandlerExtra.CloseStream).
 	closeStream func() bool

@@ -221,7 +221,8 @@ run_fanout() { # round mode
 	local round=$1 mode=$2
 	next_port
 	echo "round $round: fanout-$mode pmcp ($FANOUT streams)" >&2
-	taskset -c "$SERVER_CPU" "$OUT/bin/pmcp" -addr "127.0.0.1:$port" -sse &
+	# shellcheck disable=SC2046
+	taskset -c "$SERVER_CPU" "$OUT/bin/pmcp" -addr "127.0.0.1:$port" -sse $(profile_flag pmcp "fanout-$mode" "$round") &
 	server_pid=$!
 	taskset -c "$LOAD_CPU" "$OUT/bin/load" fanout -target pmcp -round "$round" -mode "$mode" -n "$FANOUT" \
 		-url "http://127.0.0.1:$port/mcp" -pid "$server_pid" >>"$results" || echo "  failed (no result line)" >&2
