@@ -19,7 +19,7 @@ import (
 // stream and a hand-off on every event of a fan-out. The reply stays plain
 // JSON, with its proper status, when the handler fails before its
 // acknowledgement.
-func (h *StreamableHTTPHandler) serveListen(ctx context.Context, w http.ResponseWriter, req *jsonrpc.Request, env *requestEnv) {
+func (h *StreamableHTTPHandler) serveListen(ctx context.Context, w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, env *requestEnv) {
 	lw := &listenWriter{sw: newSSEWriter(w, h.opts.StreamWriteTimeout)}
 	env.listenSend = lw.send
 	// Progress or log notifications of the request (a middleware's) are
@@ -29,6 +29,11 @@ func (h *StreamableHTTPHandler) serveListen(ctx context.Context, w http.Response
 	tick, stopTick := h.keepAlive()
 	defer stopTick()
 	env.listenTick, env.listenPing = tick, lw.ping
+	if h.detached != nil {
+		env.detach = func(ack []byte, l *listener, id jsonrpc.ID, params jsontext.Value) bool {
+			return h.detachListen(w, r, lw, ack, l, id, params)
+		}
+	}
 	res, err := h.s.handle(ctx, req, env)
 
 	lw.mu.Lock()
@@ -36,7 +41,7 @@ func (h *StreamableHTTPHandler) serveListen(ctx context.Context, w http.Response
 	lw.ended = true // a late notify from a goroutine of the handler writes nothing
 	sw := lw.sw
 	switch {
-	case lw.broken:
+	case lw.broken || lw.detached:
 		h.s.logAccess(ctx, req, env.state, res, err, 0)
 	case !sw.started:
 		h.s.logAccess(ctx, req, env.state, res, err, h.writeModernJSON(w, req, res, err))
@@ -53,10 +58,20 @@ func (h *StreamableHTTPHandler) serveListen(ctx context.Context, w http.Response
 // listenWriter writes the frames of one listen stream; the handler's
 // goroutine and, rarely, goroutines of middleware share it.
 type listenWriter struct {
-	mu     sync.Mutex
-	sw     *sseWriter
-	broken bool // a write failed: the client is gone
-	ended  bool // the request is over: the response must not be touched
+	mu       sync.Mutex
+	sw       *sseWriter
+	broken   bool    // a write failed: the client is gone
+	ended    bool    // the request is over: the response must not be touched
+	detached bool    // the connection was hijacked (DetachListenStreams)
+	bp       *[]byte // the pooled buffer sw.buf is in, between buffer and flush
+}
+
+// buffer gives sw a pooled buffer: an idle stream keeps none.
+func (lw *listenWriter) buffer() {
+	if lw.bp == nil {
+		lw.bp = getBuf()
+		lw.sw.buf = (*lw.bp)[:0]
+	}
 }
 
 var errListenWrite = errors.New("pmcp: listen stream closed")
@@ -77,6 +92,7 @@ func (lw *listenWriter) send(_ context.Context, method string, params any) error
 	if lw.broken || lw.ended {
 		return errListenWrite
 	}
+	lw.buffer()
 	sw := lw.sw
 	n := len(sw.buf)
 	sw.buf = append(sw.buf, "event: message\ndata: "...)
@@ -96,6 +112,7 @@ func (lw *listenWriter) ping() error {
 	if lw.broken || lw.ended {
 		return errListenWrite
 	}
+	lw.buffer()
 	lw.sw.comment()
 	return lw.flush()
 }
@@ -106,7 +123,12 @@ func (lw *listenWriter) flush() error {
 	if !lw.sw.started {
 		lw.sw.start("")
 	}
-	if err := lw.sw.flush(); err != nil {
+	err := lw.sw.flush()
+	if lw.bp != nil {
+		putBuf(lw.bp, lw.sw.buf)
+		lw.bp, lw.sw.buf = nil, nil
+	}
+	if err != nil {
 		lw.broken = true
 		return err
 	}

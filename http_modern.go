@@ -65,7 +65,7 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 		return
 	}
 	if req.Method == MethodSubscriptionsListen {
-		h.serveListen(ctx, w, req, env)
+		h.serveListen(ctx, w, r, req, env)
 		return
 	}
 	h.serveModernStream(ctx, cancel, w, req, env)

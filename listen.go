@@ -55,12 +55,29 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 	subMeta := func() Meta { return Meta{MetaSubscriptionID: id} }
 	// The params of every list-changed notification of this stream, encoded
 	// once (boxed once, too: the transport gets the same value each time).
-	var listParams any = subscriptionParams(id)
+	rawParams := subscriptionParams(id)
+	var listParams any = rawParams
 	l := s.newListener(lf.accept)
 	// Register before acknowledging so no event between the two is lost;
 	// events wait until the acknowledgement is written.
 	s.listeners.add(l)
-	defer s.listeners.remove(l)
+	detached := false
+	defer func() {
+		if !detached {
+			s.listeners.remove(l)
+		}
+	}()
+	if env.detach != nil && taskq == nil {
+		// The transport may take the stream over (it then owns l) and
+		// write its events without this goroutine.
+		msg, err := encodeMessage(noID, NotificationSubscriptionsAck, &SubscriptionsAckParams{Notifications: ack, Meta: subMeta()})
+		if err != nil {
+			return nil, err
+		}
+		if detached = env.detach(msg, l, id, rawParams); detached {
+			return nil, errListenEnded
+		}
+	}
 	if err := env.listenSend(ctx, NotificationSubscriptionsAck, &SubscriptionsAckParams{Notifications: ack, Meta: subMeta()}); err != nil {
 		return nil, err
 	}

@@ -51,6 +51,10 @@ type listener struct {
 	mu    sync.Mutex
 	lists uint8    // bit 1<<kind per pending list change
 	uris  []string // pending resource updates, oldest first
+	// onReady, when set, is called instead of signalling ready (a
+	// detached listen stream is scheduled on a writer instead of waking a
+	// goroutine of its own).
+	onReady func()
 }
 
 // put records ev and reports false when it was dropped (the URI queue is
@@ -70,12 +74,29 @@ func (l *listener) put(ev event) bool {
 	} else {
 		l.lists |= 1 << ev.kind
 	}
+	onReady := l.onReady
 	l.mu.Unlock()
+	if onReady != nil {
+		onReady()
+		return true
+	}
 	select {
 	case l.ready <- struct{}{}:
 	default:
 	}
 	return true
+}
+
+// setOnReady makes f the wake-up of l from now on, and calls it when
+// something is already pending.
+func (l *listener) setOnReady(f func()) {
+	l.mu.Lock()
+	l.onReady = f
+	pending := l.lists != 0 || len(l.uris) > 0
+	l.mu.Unlock()
+	if pending {
+		f()
+	}
 }
 
 // take removes and returns what is pending. The caller owns uris.

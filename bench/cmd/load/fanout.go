@@ -30,6 +30,7 @@ func runFanout(args []string) Result {
 	pid := fs.Int("pid", 0, "server process id")
 	n := fs.Int("n", 10000, "streams to open")
 	wait := fs.Duration("wait", 30*time.Second, "how long to wait for every stream to be notified")
+	row := fs.String("row", "", "row name in the results (default fanout-MODE)")
 	hold := fs.Duration("hold", 0, "keep the streams open this long before the trigger (to take a heap profile of the server)")
 	_ = fs.Parse(args)
 	if *pid <= 0 || *n <= 0 || *n > 50000 || (*mode != "modern" && *mode != "legacy") {
@@ -117,6 +118,9 @@ func runFanout(args []string) Result {
 	}
 
 	r := Result{Target: c.target, Round: c.round, Row: "fanout-" + *mode, Sessions: opened}
+	if *row != "" {
+		r.Row = *row
+	}
 	slices.Sort(lat)
 	if len(lat) > 0 {
 		r.P50us = float64(lat[len(lat)/2]) / 1e3
