@@ -55,7 +55,7 @@ func (h *StreamableHTTPHandler) detachListen(w http.ResponseWriter, r *http.Requ
 	b = append(b, "\n\n"...)
 	ds := &detachedStream{p: h.detached, conn: conn, l: l, id: id, params: params}
 	h.listens.Add(1) // released by ds.close
-	_ = conn.SetWriteDeadline(time.Now().Add(h.detached.writeTimeout))
+	ds.extendDeadline()
 	if _, err := conn.Write(b); err != nil || !h.detached.add(ds) {
 		ds.close()
 	}
@@ -199,6 +199,9 @@ type detachedStream struct {
 	params jsontext.Value // of its list-changed notifications
 	ping   atomic.Bool    // a keep-alive is due
 	closed atomic.Bool
+	// deadline is the connection's write deadline; only the writer running
+	// the stream (or detachListen, before) touches it.
+	deadline time.Time
 
 	mu    sync.Mutex
 	state uint8
@@ -261,11 +264,23 @@ func (ds *detachedStream) write(buf []byte) []byte {
 	if len(buf) == 0 {
 		return buf
 	}
-	_ = ds.conn.SetWriteDeadline(time.Now().Add(ds.p.writeTimeout))
+	ds.extendDeadline()
 	if _, err := ds.conn.Write(buf); err != nil {
 		ds.close()
 	}
 	return buf
+}
+
+// extendDeadline gives the next write between half the write timeout and
+// all of it. Moving a deadline costs as much as the write of a small
+// event, so it moves only when less than half the timeout is left.
+func (ds *detachedStream) extendDeadline() {
+	now := time.Now()
+	if ds.deadline.Sub(now) >= ds.p.writeTimeout/2 {
+		return
+	}
+	ds.deadline = now.Add(ds.p.writeTimeout)
+	_ = ds.conn.SetWriteDeadline(ds.deadline)
 }
 
 // close ends the stream: its listener goes, the connection closes (the
