@@ -245,3 +245,31 @@ func TestHTTPDetachedListenFallback(t *testing.T) {
 		t.Fatalf("want the list change, got %q", d)
 	}
 }
+
+// TestHTTPDetachedListenStalledClient: a client that stops reading is
+// cut off once a write outlasts StreamWriteTimeout, so it cannot hold a
+// shared writer for ever.
+func TestHTTPDetachedListenStalledClient(t *testing.T) {
+	srv, _ := newHTTPTestServer(t)
+	h, addr := detachEnv(t, srv, StreamableHTTPOptions{KeepAliveInterval: -1, StreamWriteTimeout: 100 * time.Millisecond})
+	uris := listenURIs(60, 1000)
+	var list strings.Builder
+	for i, u := range uris {
+		if i > 0 {
+			list.WriteByte(',')
+		}
+		list.WriteString(`"` + u + `"`)
+	}
+	c, _, _ := rawListen(t, addr, "1", `{"resourceSubscriptions":[`+list.String()+`]}`)
+	defer c.Close() // never read again
+	deadline := time.Now().Add(30 * time.Second)
+	for h.Stats().ListenStreams != 0 || h.Stats().InFlight != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stalled stream is still open (%d listen streams)", h.Stats().ListenStreams)
+		}
+		for _, u := range uris {
+			srv.NotifyResourceUpdated(u)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
