@@ -252,6 +252,20 @@ func TestHTTPDetachedListenFallback(t *testing.T) {
 func TestHTTPDetachedListenStalledClient(t *testing.T) {
 	srv, _ := newHTTPTestServer(t)
 	h, addr := detachEnv(t, srv, StreamableHTTPOptions{KeepAliveInterval: -1, StreamWriteTimeout: 100 * time.Millisecond})
+	stallListen(t, srv, h, addr)
+}
+
+// TestHTTPListenStalledClient: the same on the usual path (the SSE
+// writer moves its deadline only when half of it is used).
+func TestHTTPListenStalledClient(t *testing.T) {
+	srv, _ := newHTTPTestServer(t)
+	e := newHTTPEnv(t, srv, &StreamableHTTPOptions{KeepAliveInterval: -1, StreamWriteTimeout: 100 * time.Millisecond})
+	stallListen(t, srv, e.h, e.ts.Listener.Addr().String())
+}
+
+// stallListen opens a listen stream on 60 URIs of 1,000 bytes, never
+// reads it, and sends updates until the server gives the stream up.
+func stallListen(t *testing.T, srv *Server, h *StreamableHTTPHandler, addr string) {
 	uris := listenURIs(60, 1000)
 	var list strings.Builder
 	for i, u := range uris {

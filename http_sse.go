@@ -15,6 +15,7 @@ type sseWriter struct {
 	w            http.ResponseWriter
 	rc           *http.ResponseController
 	writeTimeout time.Duration
+	deadline     time.Time // the write deadline set last
 	buf          []byte
 	started      bool
 }
@@ -60,13 +61,19 @@ func (s *sseWriter) priming(id string, retry time.Duration) {
 
 func (s *sseWriter) comment() { s.buf = append(s.buf, ": keep-alive\n\n"...) }
 
-// flush writes what was appended, within the write timeout.
+// flush writes what was appended, within the write timeout: the deadline
+// is moved only when less than half of it is left (moving it costs about
+// as much as writing a small event), so each write gets between half the
+// timeout and all of it.
 func (s *sseWriter) flush() error {
 	if len(s.buf) == 0 {
 		return nil
 	}
 	if s.writeTimeout > 0 {
-		_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+		if now := time.Now(); s.deadline.Sub(now) < s.writeTimeout/2 {
+			s.deadline = now.Add(s.writeTimeout)
+			_ = s.rc.SetWriteDeadline(s.deadline)
+		}
 	}
 	_, err := s.w.Write(s.buf)
 	if err == nil {
