@@ -39,6 +39,17 @@ type requestEnv struct {
 	// streamDone, when not nil, is closed when the transport stops reading;
 	// listen streams end then.
 	streamDone <-chan struct{}
+	// listenTick, when not nil, ticks when a listen stream should show it
+	// is alive; listenPing then writes a keep-alive (SSE comment).
+	listenTick <-chan time.Time
+	listenPing func() error
+	// detach, when not nil, offers the transport a listen stream (without
+	// task ids) to serve without the handler's goroutine: ack is the
+	// encoded acknowledgement, l the registered listener, params the
+	// encoded params of the stream's list-changed notifications. True
+	// means the transport wrote ack and owns l (it removes it when the
+	// stream ends); false means nothing was written.
+	detach func(ack []byte, l *listener, id jsonrpc.ID, params jsontext.Value) bool
 	// closeStream, when not nil, ends the request's response stream while
 	// the request keeps running (see RequestHandlerExtra.CloseStream).
 	closeStream func() bool

@@ -94,6 +94,24 @@ type StreamableHTTPOptions struct {
 	// StreamWriteTimeout bounds each write to a client. Zero means
 	// DefaultStreamWriteTimeout; negative disables it.
 	StreamWriteTimeout time.Duration
+	// DetachListenStreams serves subscriptions/listen streams without a
+	// goroutine or net/http buffers of their own, for servers holding many
+	// thousands of them: once a stream (one without taskIds) is
+	// acknowledged, its connection is hijacked, the handler returns, and
+	// DefaultDetachedWriters goroutines write the events of every such
+	// stream, each write within StreamWriteTimeout (DefaultStreamWriteTimeout
+	// if that is negative). The response carries the headers a middleware
+	// set, Connection: close, and ends when the connection closes.
+	// Trade-offs: HTTP/1.x only, and only when the ResponseWriter can be
+	// hijacked (http.ResponseController); otherwise, as for streams with
+	// taskIds, the stream is served as usual. The connection is no longer
+	// read, so a client that leaves is noticed on the next write (the next
+	// event or keep-alive: set KeepAliveInterval accordingly, not
+	// negative). A stalled client holds one writer for up to the write
+	// timeout, delaying other streams' events. Streams still count against
+	// MaxListenStreams and end on Shutdown and Close; middleware sees the
+	// listen request end once the stream is detached.
+	DetachListenStreams bool
 	// EventStore keeps legacy SSE events for Last-Event-ID resumption. Nil
 	// means a MemoryEventStore with default bounds.
 	EventStore EventStore
@@ -197,6 +215,7 @@ type StreamableHTTPHandler struct {
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc
 	drain     chan struct{} // closed by Shutdown and Close: idle streams end
+	detached  *detachedPool // nil unless DetachListenStreams
 	drainOnce sync.Once
 	// drainCtx is cancelled when drain is closed (for forwarded streams).
 	drainCtx    context.Context
@@ -287,6 +306,9 @@ func NewStreamableHTTPHandler(s *Server, opts StreamableHTTPOptions) *Streamable
 	h.drainCtx, h.drainCancel = context.WithCancel(context.Background())
 	for i := range h.ctxShards {
 		h.ctxShards[i], h.ctxShardCancels[i] = context.WithCancel(h.ctx)
+	}
+	if o.DetachListenStreams {
+		h.detached = newDetachedPool(h)
 	}
 	return h
 }

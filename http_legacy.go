@@ -401,7 +401,7 @@ func (sess *httpSession) liveStream(id string) *eventStream {
 
 // standaloneStream returns the GET stream, creating it (and registering
 // the session for list-changed events) on first use; nil once ended.
-func (sess *httpSession) standaloneStream() (*eventStream, <-chan event) {
+func (sess *httpSession) standaloneStream() (*eventStream, *listener) {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
 	if sess.ended {
@@ -413,7 +413,7 @@ func (sess *httpSession) standaloneStream() (*eventStream, <-chan event) {
 		sess.listener = sess.h.s.newListener(sess.ss.accept)
 		sess.h.s.listeners.add(sess.listener)
 	}
-	return sess.standalone, sess.listener.q
+	return sess.standalone, sess.listener
 }
 
 func (sess *httpSession) standaloneOrNil() *eventStream {
@@ -691,7 +691,7 @@ func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request
 		h.resume(w, r, sw, sess, sid, n)
 		return
 	}
-	st, events := sess.standaloneStream()
+	st, l := sess.standaloneStream()
 	if st == nil {
 		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
 		return
@@ -699,7 +699,7 @@ func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request
 	a, _, floor := st.attach()
 	sw.start(sess.id)
 	sw.priming(eventID(st.id, floor), h.opts.SSERetry)
-	h.pump(r.Context(), sw, st, a, pumpOptions{written: floor, events: events, idle: true})
+	h.pump(r.Context(), sw, st, a, pumpOptions{written: floor, events: l, idle: true})
 	st.detach(a)
 }
 
@@ -711,7 +711,7 @@ func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request
 // issued, or whose events are no longer stored, gets 400 at once.
 func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, sw *sseWriter, sess *httpSession, sid string, n uint64) {
 	st := sess.liveStream(sid)
-	var events <-chan event
+	var events *listener
 	if sid == standaloneStreamID && st == nil && n == 0 {
 		// Resuming the standalone stream before it was ever opened.
 		if st, events = sess.standaloneStream(); st == nil {

@@ -64,6 +64,10 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 		h.s.logAccess(ctx, req, rs, res, err, h.writeModernJSON(w, req, res, err))
 		return
 	}
+	if req.Method == MethodSubscriptionsListen {
+		h.serveListen(ctx, w, r, req, env)
+		return
+	}
 	h.serveModernStream(ctx, cancel, w, req, env)
 }
 
@@ -135,23 +139,6 @@ func (h *StreamableHTTPHandler) serveModernStream(ctx context.Context, cancel co
 			h.dropped.Add(1)
 		}
 		return nil
-	}
-	if req.Method == MethodSubscriptionsListen {
-		// Listen frames wait for room (the listener's own queue drops when
-		// the client is slow); they end with the stream.
-		env.listenSend = func(sctx context.Context, method string, params any) error {
-			b, err := encodeMessage(noID, method, params)
-			if err != nil {
-				return err
-			}
-			select {
-			case q <- b:
-				return nil
-			case <-sctx.Done():
-				return sctx.Err()
-			}
-		}
-		env.streamDone = h.drain
 	}
 	done := make(chan modernOutcome, 1)
 	h.reqWG.Add(1) // this ServeHTTP holds a count, so Add cannot race Wait

@@ -15,6 +15,7 @@ type sseWriter struct {
 	w            http.ResponseWriter
 	rc           *http.ResponseController
 	writeTimeout time.Duration
+	deadline     time.Time // the write deadline set last
 	buf          []byte
 	started      bool
 }
@@ -60,13 +61,19 @@ func (s *sseWriter) priming(id string, retry time.Duration) {
 
 func (s *sseWriter) comment() { s.buf = append(s.buf, ": keep-alive\n\n"...) }
 
-// flush writes what was appended, within the write timeout.
+// flush writes what was appended, within the write timeout: the deadline
+// is moved only when less than half of it is left (moving it costs about
+// as much as writing a small event), so each write gets between half the
+// timeout and all of it.
 func (s *sseWriter) flush() error {
 	if len(s.buf) == 0 {
 		return nil
 	}
 	if s.writeTimeout > 0 {
-		_ = s.rc.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+		if now := time.Now(); s.deadline.Sub(now) < s.writeTimeout/2 {
+			s.deadline = now.Add(s.writeTimeout)
+			_ = s.rc.SetWriteDeadline(s.deadline)
+		}
 	}
 	_, err := s.w.Write(s.buf)
 	if err == nil {
@@ -263,9 +270,9 @@ func (st *eventStream) requestClose() bool {
 
 // pumpOptions are the per-stream variations of pump.
 type pumpOptions struct {
-	written uint64       // sequence numbers up to this one are delivered
-	events  <-chan event // list-changed events to turn into messages (standalone stream)
-	idle    bool         // an idle stream: ends on Shutdown
+	written uint64    // sequence numbers up to this one are delivered
+	events  *listener // list-changed events to turn into messages (standalone stream)
+	idle    bool      // an idle stream: ends on Shutdown
 }
 
 // pump writes the stream's events to sw until the stream completes, the
@@ -280,6 +287,10 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 	}
 	sess := st.sess
 	sessDone, ending := sess.context().Done(), false
+	var ready <-chan struct{}
+	if po.events != nil {
+		ready = po.events.ready
+	}
 	for {
 		evs, complete, ok := st.take(a)
 		if !ok {
@@ -314,8 +325,11 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 			ending = true
 		case <-drain:
 			return
-		case ev := <-po.events:
-			h.sendListEvent(st, ev)
+		case <-ready:
+			_ = po.events.drain(func(ev event) error {
+				h.sendListEvent(st, ev)
+				return nil
+			})
 		case <-tick:
 			sw.comment()
 		}
@@ -325,11 +339,26 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 // sendListEvent turns a list-changed or resource-updated event into a
 // notification on a legacy stream.
 func (h *StreamableHTTPHandler) sendListEvent(st *eventStream, ev event) {
-	var params any = struct{}{}
-	if ev.kind == resourceUpdated {
-		params = &ResourceUpdatedParams{URI: ev.uri}
+	if ev.kind != resourceUpdated {
+		// The same bytes for every stream: nothing of a legacy list change
+		// depends on the session (the SSE id is added by the writer).
+		st.send(legacyListChanged[ev.kind], true)
+		return
 	}
-	if b, err := encodeMessage(noID, listMethods[ev.kind], params); err == nil {
+	if b, err := encodeMessage(noID, listMethods[ev.kind], &ResourceUpdatedParams{URI: ev.uri}); err == nil {
 		st.send(b, true)
 	}
 }
+
+// legacyListChanged holds the encoded legacy list-changed notifications,
+// by kind. They are shared by every stream and never written to.
+var legacyListChanged = func() (m [resourceUpdated][]byte) {
+	for k := range m {
+		b, err := encodeMessage(noID, listMethods[k], struct{}{})
+		if err != nil {
+			panic(err)
+		}
+		m[k] = b
+	}
+	return m
+}()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -51,13 +53,40 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 	id := req.ID
 	releaseParams(req, env)
 	subMeta := func() Meta { return Meta{MetaSubscriptionID: id} }
+	// The params of every list-changed notification of this stream, encoded
+	// once (boxed once, too: the transport gets the same value each time).
+	rawParams := subscriptionParams(id)
+	var listParams any = rawParams
 	l := s.newListener(lf.accept)
 	// Register before acknowledging so no event between the two is lost;
-	// events queue until the acknowledgement is written.
+	// events wait until the acknowledgement is written.
 	s.listeners.add(l)
-	defer s.listeners.remove(l)
+	detached := false
+	defer func() {
+		if !detached {
+			s.listeners.remove(l)
+		}
+	}()
+	if env.detach != nil && taskq == nil {
+		// The transport may take the stream over (it then owns l) and
+		// write its events without this goroutine.
+		msg, err := encodeMessage(noID, NotificationSubscriptionsAck, &SubscriptionsAckParams{Notifications: ack, Meta: subMeta()})
+		if err != nil {
+			return nil, err
+		}
+		if detached = env.detach(msg, l, id, rawParams); detached {
+			return nil, errListenEnded
+		}
+	}
 	if err := env.listenSend(ctx, NotificationSubscriptionsAck, &SubscriptionsAckParams{Notifications: ack, Meta: subMeta()}); err != nil {
 		return nil, err
+	}
+	send := func(ev event) error {
+		params := listParams
+		if ev.kind == resourceUpdated {
+			params = &ResourceUpdatedParams{URI: ev.uri, Meta: subMeta()}
+		}
+		return env.listenSend(ctx, listMethods[ev.kind], params)
 	}
 	for {
 		select {
@@ -71,18 +100,25 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 			if err := env.listenSend(ctx, NotificationTasks, dt); err != nil {
 				return nil, err
 			}
-		case ev := <-l.q:
-			var params any = &struct {
-				Meta Meta `json:"_meta"`
-			}{subMeta()}
-			if ev.kind == resourceUpdated {
-				params = &ResourceUpdatedParams{URI: ev.uri, Meta: subMeta()}
+		case <-l.ready:
+			if err := l.drain(send); err != nil {
+				return nil, err
 			}
-			if err := env.listenSend(ctx, listMethods[ev.kind], params); err != nil {
+		case <-env.listenTick:
+			if err := env.listenPing(); err != nil {
 				return nil, err
 			}
 		}
 	}
+}
+
+// subscriptionParams encodes the params of a list-changed notification of
+// subscription id: only the _meta naming the subscription.
+func subscriptionParams(id jsonrpc.ID) jsontext.Value {
+	b := make([]byte, 0, 64)
+	b = append(b, `{"_meta":{"`+MetaSubscriptionID+`":`...)
+	b = id.AppendJSON(b)
+	return append(b, "}}"...)
 }
 
 // errListenEnded reports that the client ended a subscription; transports

@@ -2,6 +2,7 @@ package pmcp
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -27,12 +28,104 @@ type event struct {
 	uri  string
 }
 
-// listener receives events for one legacy session or one modern
-// subscriptions/listen stream. Delivery never blocks the producer: the queue
-// is bounded and, when full, the newest event is dropped and counted.
+// listener receives events for one legacy session, one stream connection
+// or one modern subscriptions/listen stream. Delivery never blocks the
+// producer and costs no allocation for list changes, so one event reaches
+// thousands of listeners quickly and an idle listener is small (no queue
+// of events is preallocated):
+//
+//   - a list change sets a pending bit: changes of one list that arrive
+//     before the consumer looks become one notification (it only tells
+//     the client to list again, so nothing is lost);
+//   - a resource update queues its URI, once (an update of a URI already
+//     pending is the same notification), in a queue bounded by max; beyond
+//     it the update is dropped and counted.
+//
+// List changes go out before resource updates, each kind in a fixed order;
+// updates go out oldest first.
 type listener struct {
 	accept func(ev event) bool
-	q      chan event
+	ready  chan struct{} // capacity 1: something is pending
+	max    int           // bound of uris
+
+	mu    sync.Mutex
+	lists uint8    // bit 1<<kind per pending list change
+	uris  []string // pending resource updates, oldest first
+	// onReady, when set, is called instead of signalling ready (a
+	// detached listen stream is scheduled on a writer instead of waking a
+	// goroutine of its own).
+	onReady func()
+}
+
+// put records ev and reports false when it was dropped (the URI queue is
+// full).
+func (l *listener) put(ev event) bool {
+	l.mu.Lock()
+	if ev.kind == resourceUpdated {
+		if slices.Contains(l.uris, ev.uri) {
+			l.mu.Unlock()
+			return true
+		}
+		if len(l.uris) >= l.max {
+			l.mu.Unlock()
+			return false
+		}
+		l.uris = append(l.uris, ev.uri)
+	} else {
+		l.lists |= 1 << ev.kind
+	}
+	onReady := l.onReady
+	l.mu.Unlock()
+	if onReady != nil {
+		onReady()
+		return true
+	}
+	select {
+	case l.ready <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// setOnReady makes f the wake-up of l from now on, and calls it when
+// something is already pending.
+func (l *listener) setOnReady(f func()) {
+	l.mu.Lock()
+	l.onReady = f
+	pending := l.lists != 0 || len(l.uris) > 0
+	l.mu.Unlock()
+	if pending {
+		f()
+	}
+}
+
+// take removes and returns what is pending. The caller owns uris.
+func (l *listener) take() (lists uint8, uris []string) {
+	l.mu.Lock()
+	lists, uris = l.lists, l.uris
+	l.lists, l.uris = 0, nil
+	l.mu.Unlock()
+	return lists, uris
+}
+
+// drain takes what is pending and calls f for each event, list changes
+// first; it stops at f's first error.
+func (l *listener) drain(f func(ev event) error) error {
+	lists, uris := l.take()
+	for k := listTools; k <= listResources; k++ {
+		if lists&(1<<k) == 0 {
+			continue
+		}
+		if err := f(event{kind: k}); err != nil {
+			return err
+		}
+	}
+	for _, u := range uris {
+		if err := f(event{kind: resourceUpdated, uri: u}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type listenerSet struct {
@@ -66,7 +159,7 @@ func (s *Server) newListener(accept func(event) bool) *listener {
 	if n <= 0 {
 		n = DefaultNotificationQueue
 	}
-	return &listener{accept: accept, q: make(chan event, n)}
+	return &listener{accept: accept, ready: make(chan struct{}, 1), max: n}
 }
 
 // broadcast tells every listener of every replica: through the EventBus
@@ -90,12 +183,7 @@ func (s *Server) deliver(ev event) {
 	s.listeners.mu.RLock()
 	defer s.listeners.mu.RUnlock()
 	for l := range s.listeners.m {
-		if !l.accept(ev) {
-			continue
-		}
-		select {
-		case l.q <- ev:
-		default:
+		if l.accept(ev) && !l.put(ev) {
 			s.droppedNotifications.Add(1)
 		}
 	}

@@ -87,12 +87,14 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 			select {
 			case <-pumpCtx.Done():
 				return
-			case ev := <-l.q:
-				var params any = struct{}{}
-				if ev.kind == resourceUpdated {
-					params = &ResourceUpdatedParams{URI: ev.uri}
-				}
-				_ = conn.Notify(pumpCtx, listMethods[ev.kind], params)
+			case <-l.ready:
+				_ = l.drain(func(ev event) error {
+					var params any = struct{}{}
+					if ev.kind == resourceUpdated {
+						params = &ResourceUpdatedParams{URI: ev.uri}
+					}
+					return conn.Notify(pumpCtx, listMethods[ev.kind], params)
+				})
 			}
 		}
 	}()

@@ -25,9 +25,12 @@ const (
 	// back to back. A final update (progress >= total) always goes out.
 	DefaultProgressRate  = 10
 	DefaultProgressBurst = 10
-	// DefaultNotificationQueue is the capacity of the per-listener queue of
-	// list-changed and resource-updated notifications. When it is full the
-	// newest notification is dropped and counted (see Server.Stats).
+	// DefaultNotificationQueue bounds the resource-updated notifications
+	// pending for one listener (a legacy session, a stream connection, a
+	// subscriptions/listen stream). When it is full the newest is dropped
+	// and counted (see Server.Stats). List-changed notifications need no
+	// queue: changes of one list that the client has not been told of yet
+	// become one notification.
 	DefaultNotificationQueue = 64
 	// DefaultMaxConcurrentRequests is the number of requests one stream
 	// connection or one legacy HTTP session serves at once when
@@ -78,8 +81,8 @@ type ServerOptions struct {
 	// MaxConcurrentRequests bounds requests served at once per stream
 	// connection. Zero means DefaultMaxConcurrentRequests; negative disables.
 	MaxConcurrentRequests int
-	// NotificationQueue is the per-listener queue capacity. Zero means
-	// DefaultNotificationQueue.
+	// NotificationQueue bounds the distinct resource-updated notifications
+	// pending per listener. Zero or negative means DefaultNotificationQueue.
 	NotificationQueue int
 	// MaxResourceSubscriptions caps the URIs of one subscriptions/listen
 	// resourceSubscriptions filter and the resources/subscribe set of one

@@ -10,9 +10,11 @@
 #   stream   the stream tool (16 progress notifications, then the result)
 #            on every server over HTTP legacy SSE, HTTP modern SSE and
 #            stdio (servers run with -sse); notifications/s, CPU per one
-#   fanout   FANOUT (10,000) modern subscriptions/listen streams, then as
+#   fanout   FANOUT (10,000) modern subscriptions/listen streams (served
+#            as usual, then with DetachListenStreams: -detach), then as
 #            many legacy GET streams, on the pmcp server (-sse); one tools
-#            list_changed: time until every stream has it, memory per stream
+#            list_changed: time until every stream has it, server CPU and
+#            memory per stream
 #   features the pmcp server's tools/call (HTTP legacy and modern) with one
 #            feature on: plain, accesslog, otel (always sample, no-op
 #            exporter), jwt (bearer JWT, ES256, cached key set), task (a task
@@ -236,13 +238,17 @@ run_stream() { # round row target
 	stop_server
 }
 
-run_fanout() { # round mode
-	local round=$1 mode=$2
+run_fanout() { # round mode (modern, detached: modern with DetachListenStreams, legacy)
+	local round=$1 mode=$2 proto=$2 flags=""
+	if [ "$mode" = detached ]; then
+		proto=modern flags=-detach
+	fi
 	next_port
 	echo "round $round: fanout-$mode pmcp ($FANOUT streams)" >&2
-	taskset -c "$SERVER_CPU" "$OUT/bin/pmcp" -addr "127.0.0.1:$port" -sse &
+	# shellcheck disable=SC2046,SC2086
+	taskset -c "$SERVER_CPU" "$OUT/bin/pmcp" -addr "127.0.0.1:$port" -sse $flags $(profile_flag pmcp "fanout-$mode" "$round") &
 	server_pid=$!
-	taskset -c "$LOAD_CPU" "$OUT/bin/load" fanout -target pmcp -round "$round" -mode "$mode" -n "$FANOUT" \
+	taskset -c "$LOAD_CPU" "$OUT/bin/load" fanout -target pmcp -round "$round" -mode "$proto" -row "fanout-$mode" -n "$FANOUT" \
 		-url "http://127.0.0.1:$port/mcp" -pid "$server_pid" >>"$results" || echo "  failed (no result line)" >&2
 	stop_server
 }
@@ -287,6 +293,7 @@ for round in $(seq 1 "$ROUNDS"); do
 			;;
 		fanout)
 			run_fanout "$round" modern
+			run_fanout "$round" detached
 			run_fanout "$round" legacy
 			;;
 		features)

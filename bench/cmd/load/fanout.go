@@ -30,6 +30,8 @@ func runFanout(args []string) Result {
 	pid := fs.Int("pid", 0, "server process id")
 	n := fs.Int("n", 10000, "streams to open")
 	wait := fs.Duration("wait", 30*time.Second, "how long to wait for every stream to be notified")
+	row := fs.String("row", "", "row name in the results (default fanout-MODE)")
+	hold := fs.Duration("hold", 0, "keep the streams open this long before the trigger (to take a heap profile of the server)")
 	_ = fs.Parse(args)
 	if *pid <= 0 || *n <= 0 || *n > 50000 || (*mode != "modern" && *mode != "legacy") {
 		fatalf("-pid is required, -n must be 1..50000, -mode modern or legacy")
@@ -74,6 +76,9 @@ func runFanout(args []string) Result {
 	}
 	heap1 := readHeap(ctl, host, heapURL)
 	rss1 := statusKiB(*pid, "VmRSS")
+	if *hold > 0 {
+		time.Sleep(*hold)
+	}
 
 	// Every stream waits for the list change; the clock starts just
 	// before the trigger is sent.
@@ -99,11 +104,13 @@ func runFanout(args []string) Result {
 		})
 	}
 	notify := []byte("POST /debug/notify HTTP/1.1\r\nHost: " + host + "\r\nContent-Length: 0\r\n\r\n")
+	cpu0 := cpuTicks(*pid)
 	t0.Store(time.Now().UnixNano())
 	if status, err := ctl.do(notify); err != nil || status != 200 {
 		fatalf("POST /debug/notify: HTTP %d %v", status, err)
 	}
 	readers.Wait()
+	cpu1 := cpuTicks(*pid)
 	for _, ls := range streams {
 		if ls != nil {
 			ls.c.Close()
@@ -111,6 +118,9 @@ func runFanout(args []string) Result {
 	}
 
 	r := Result{Target: c.target, Round: c.round, Row: "fanout-" + *mode, Sessions: opened}
+	if *row != "" {
+		r.Row = *row
+	}
 	slices.Sort(lat)
 	if len(lat) > 0 {
 		r.P50us = float64(lat[len(lat)/2]) / 1e3
@@ -118,6 +128,11 @@ func runFanout(args []string) Result {
 		r.MaxUs = float64(lat[len(lat)-1]) / 1e3
 	}
 	r.Notified = int64(len(lat))
+	if r.Notified > 0 {
+		// The server's CPU from the trigger until the last stream had it,
+		// per stream notified (10 ms ticks: about ±10 ms in all).
+		r.CPUusNote = float64(cpu1-cpu0) * 1e6 / clockTick / float64(r.Notified)
+	}
 	if opened > 0 {
 		r.HeapKiBPerSession = float64(int64(heap1)-int64(heap0)) / 1024 / float64(opened)
 		r.RSSKiBPerSession = float64(rss1-rss0) / float64(opened)

@@ -193,23 +193,25 @@ func taskNote(rs map[string][]result) {
 }
 
 func fanoutTable(by map[string]map[string][]result) {
-	if len(by["fanout-modern"])+len(by["fanout-legacy"]) == 0 {
+	if len(by["fanout-modern"])+len(by["fanout-detached"])+len(by["fanout-legacy"]) == 0 {
 		return
 	}
 	fmt.Printf("\nFan-out: one tools list_changed to every open stream (pmcp)\n\n")
-	fmt.Println("| streams | target | rounds | open | notified | p50 ms | p99 ms | max ms | KiB/stream (live heap) | KiB/stream (RSS) | errors |")
-	fmt.Println("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Println("| streams | target | rounds | open | notified | p50 ms | p99 ms | max ms | server CPU µs/stream | KiB/stream (live heap) | KiB/stream (RSS) | errors |")
+	fmt.Println("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, row := range []struct{ key, title string }{
 		{"fanout-modern", "modern subscriptions/listen"},
+		{"fanout-detached", "modern subscriptions/listen, DetachListenStreams"},
 		{"fanout-legacy", "legacy GET (with its session)"},
 	} {
 		for t, r := range by[row.key] {
-			fmt.Printf("| %s | %s | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %.2f | %.2f | %d |\n", row.title, t, len(r),
+			fmt.Printf("| %s | %s | %d | %.0f | %.0f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %d |\n", row.title, t, len(r),
 				median(r, func(r result) float64 { return float64(r.Sessions) }),
 				median(r, func(r result) float64 { return float64(r.Notified) }),
 				median(r, func(r result) float64 { return r.P50us / 1e3 }),
 				median(r, func(r result) float64 { return r.P99us / 1e3 }),
 				median(r, func(r result) float64 { return r.MaxUs / 1e3 }),
+				median(r, func(r result) float64 { return r.CPUusNote }),
 				median(r, func(r result) float64 { return r.HeapKiBPerSession }),
 				median(r, func(r result) float64 { return r.RSSKiBPerSession }),
 				errorsOf(r))

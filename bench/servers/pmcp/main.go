@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -52,6 +53,10 @@ func newServer() *pmcp.Server {
 	return s
 }
 
+// detach serves subscriptions/listen streams detached from net/http (the
+// fan-out leg's DetachListenStreams row).
+var detach = flag.Bool("detach", false, "serve listen streams with StreamableHTTPOptions.DetachListenStreams")
+
 func must(err error) {
 	if err != nil {
 		panic(err)
@@ -79,7 +84,8 @@ func main() {
 			MaxSessions: 20000,
 			// The fan-out leg opens 10,000 listen streams; the default
 			// cap is DefaultMaxListenStreams (1,024).
-			MaxListenStreams: 20000,
+			MaxListenStreams:    20000,
+			DetachListenStreams: *detach,
 		}))
 	}, func(ctx context.Context) error {
 		return newServer().Serve(ctx, stdio.Stdio(stdio.Options{}))
