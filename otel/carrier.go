@@ -77,12 +77,21 @@ func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 // mentionsAny reports whether meta contains any of fields as a quoted
 // string: a cheap test that spares decoding the (often large) _meta of
-// requests that carry no trace context. A member name escaped in the
-// JSON text is missed, which only costs that request its parent.
+// requests that carry no trace context. It looks at what follows each
+// quote, in one pass over meta. A member name escaped in the JSON text is
+// missed, which only costs that request its parent.
 func mentionsAny(meta []byte, fields []string) bool {
-	for _, f := range fields {
-		if i := bytes.Index(meta, []byte(f)); i > 0 && i+len(f) < len(meta) && meta[i-1] == '"' && meta[i+len(f)] == '"' {
-			return true
+	for i := 0; i < len(meta); {
+		j := bytes.IndexByte(meta[i:], '"')
+		if j < 0 {
+			return false
+		}
+		i += j + 1
+		rest := meta[i:]
+		for _, f := range fields {
+			if len(rest) > len(f) && rest[len(f)] == '"' && string(rest[:len(f)]) == f {
+				return true
+			}
 		}
 	}
 	return false

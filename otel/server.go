@@ -39,13 +39,16 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 	c := opts.resolve()
 	hist := c.durationHistogram(MetricServerOperationDuration, "Duration of MCP requests as the server processes them.")
 	sessions := c.durationHistogram(MetricServerSessionDuration, "Duration of legacy MCP sessions, from initialize to the session's end.")
+	ops := newOpCache(opts.OperationCacheSize)
 	return func(next pmcp.MethodHandler) pmcp.MethodHandler {
 		return func(ctx context.Context, r *pmcp.Request) (res pmcp.Result, err error) {
 			start := time.Now()
 			parent, links := c.serverParent(ctx, r.Meta(), r.Header)
-			base := operationAttrs(make([]attribute.KeyValue, 0, 16), r.Method, r.Name, r.ProtocolVersion(), r.Transport)
-			nbase := len(base)
-			sattrs := base
+			op := ops.get(serverOpKey(r.Method, r.Name, r.ProtocolVersion(), r.Transport))
+			// The span's attributes: the operation's, then the
+			// request's own, in one slice of the exact size.
+			n := len(op.attrs) + 4
+			sattrs := append(make([]attribute.KeyValue, 0, n), op.attrs...)
 			if r.ID.IsValid() {
 				sattrs = append(sattrs, KeyJSONRPCRequestID.String(idString(r.ID)))
 			}
@@ -53,11 +56,7 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 				sattrs = append(sattrs, KeySessionID.String(id))
 			}
 			sattrs = appendClientAddr(sattrs, r.Transport.RemoteAddr)
-			spanCtx, span := c.tracer.Start(parent, spanName(r.Method, r.Name),
-				trace.WithSpanKind(trace.SpanKindServer),
-				trace.WithTimestamp(start),
-				trace.WithAttributes(sattrs...),
-				trace.WithLinks(links...))
+			spanCtx, span := c.startServerSpan(parent, op.spanName, start, sattrs, links)
 			finished := false
 			defer func() {
 				if !finished { // next panicked: the chain turns it into -32603
@@ -68,15 +67,13 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 			finished = true
 			if ir, ok := res.(*pmcp.InitializeResult); ok && err == nil && r.ProtocolVersion() == "" && ir.ProtocolVersion != "" {
 				// The version initialize negotiates is known only now.
-				pv := KeyProtocolVersion.String(ir.ProtocolVersion)
-				span.SetAttributes(pv)
-				base = append(base[:nbase:nbase], pv)
-				nbase++
+				span.SetAttributes(KeyProtocolVersion.String(ir.ProtocolVersion))
+				op = ops.get(serverOpKey(r.Method, r.Name, ir.ProtocolVersion, r.Transport))
 			}
 			o := serverOutcome(res, err)
 			o.end(span, err)
 			if r.Method != pmcp.MethodSubscriptionsListen {
-				hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(base[:nbase:nbase])...))
+				hist.Record(ctx, time.Since(start).Seconds(), op.record(o)...)
 			}
 			if r.Method == pmcp.MethodInitialize && err == nil {
 				watchSession(sessions, start, r, res)
@@ -84,6 +81,18 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 			return res, err
 		}
 	}
+}
+
+// Span start options that never change.
+var spanKindServer = trace.WithSpanKind(trace.SpanKindServer)
+
+// startServerSpan starts a SERVER span. Every attribute is given at the
+// start, where samplers see them.
+func (c *config) startServerSpan(parent context.Context, name string, start time.Time, attrs []attribute.KeyValue, links []trace.Link) (context.Context, trace.Span) {
+	if len(links) == 0 {
+		return c.tracer.Start(parent, name, spanKindServer, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	}
+	return c.tracer.Start(parent, name, spanKindServer, trace.WithTimestamp(start), trace.WithAttributes(attrs...), trace.WithLinks(links...))
 }
 
 // watchSession records mcp.server.session.duration when the legacy
@@ -108,22 +117,18 @@ func watchSession(h metric.Float64Histogram, start time.Time, r *pmcp.Request, r
 func NotificationMiddleware(opts Options) pmcp.NotificationMiddleware {
 	c := opts.resolve()
 	hist := c.durationHistogram(MetricServerOperationDuration, "Duration of MCP requests as the server processes them.")
+	ops := newOpCache(opts.OperationCacheSize)
 	return func(next pmcp.NotificationHandler) pmcp.NotificationHandler {
 		return func(ctx context.Context, n *pmcp.Notification) (err error) {
 			start := time.Now()
 			parent, links := c.serverParent(ctx, metaOf(n.Params), n.Header)
-			base := operationAttrs(make([]attribute.KeyValue, 0, 12), n.Method, "", "", n.Transport)
-			nbase := len(base)
-			sattrs := base
+			op := ops.get(serverOpKey(n.Method, "", "", n.Transport))
+			sattrs := append(make([]attribute.KeyValue, 0, len(op.attrs)+3), op.attrs...)
 			if n.SessionID != "" {
 				sattrs = append(sattrs, KeySessionID.String(n.SessionID))
 			}
 			sattrs = appendClientAddr(sattrs, n.Transport.RemoteAddr)
-			spanCtx, span := c.tracer.Start(parent, n.Method,
-				trace.WithSpanKind(trace.SpanKindServer),
-				trace.WithTimestamp(start),
-				trace.WithAttributes(sattrs...),
-				trace.WithLinks(links...))
+			spanCtx, span := c.startServerSpan(parent, op.spanName, start, sattrs, links)
 			finished := false
 			defer func() {
 				if !finished {
@@ -134,7 +139,7 @@ func NotificationMiddleware(opts Options) pmcp.NotificationMiddleware {
 			finished = true
 			o := serverOutcome(nil, err)
 			o.end(span, err)
-			hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(base[:nbase:nbase])...))
+			hist.Record(ctx, time.Since(start).Seconds(), op.record(o)...)
 			return err
 		}
 	}
@@ -148,11 +153,11 @@ func NotificationMiddleware(opts Options) pmcp.NotificationMiddleware {
 func (c *config) serverParent(ctx context.Context, meta jsontext.Value, header http.Header) (context.Context, []trace.Link) {
 	base := ctx
 	httpSC := trace.SpanContextFromContext(ctx)
-	if !httpSC.IsValid() && c.useHeaders && len(header) > 0 {
+	if !httpSC.IsValid() && c.useHeaders && c.hasPropagationHeader(header) {
 		base = c.prop.Extract(ctx, propagation.HeaderCarrier(header))
 		httpSC = trace.SpanContextFromContext(base)
 	}
-	if len(meta) == 0 {
+	if len(meta) == 0 || !mentionsAny(meta, c.fields) {
 		return base, nil
 	}
 	mc := MetaCarrierFromMeta(meta, c.fields)
@@ -165,6 +170,22 @@ func (c *config) serverParent(ctx context.Context, meta jsontext.Value, header h
 		return out, nil
 	}
 	return out, []trace.Link{{SpanContext: httpSC}}
+}
+
+// hasPropagationHeader reports whether header has any of the
+// propagator's fields. Most requests carry no trace context, and
+// extracting from a header without any costs a canonicalised lookup and
+// an allocation per field.
+func (c *config) hasPropagationHeader(header http.Header) bool {
+	if len(header) == 0 {
+		return false
+	}
+	for _, k := range c.headerKeys {
+		if _, ok := header[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // spanName is "{method} {target}" for tools/call and prompts/get, the
