@@ -15,8 +15,9 @@
 #            list_changed: time until every stream has it, memory per stream
 #   features the pmcp server's tools/call (HTTP legacy and modern) with one
 #            feature on: plain, accesslog, otel (always sample, no-op
-#            exporter), jwt (bearer JWT, ES256, cached key set); ratios to
-#            plain
+#            exporter, simple span processor), jwt (bearer JWT, ES256,
+#            cached key set); ratios to plain. otelbatch (the batch span
+#            processor) is there too, not in the default FEATURES
 #
 # The server is pinned to one core and the load generator to the other
 # (taskset). Loopback only; every run is bounded (WARMUP + DURATION), and
