@@ -26,6 +26,9 @@ const maxOutcomesPerOperation = 8
 type opKey struct {
 	method, name, version        string
 	network, proto, protoVersion string
+	// remote is the server's host:port of a client operation (its
+	// server.address and server.port); "" on the server side.
+	remote string
 }
 
 // outcomeKey is the part of an outcome the histogram records.
@@ -50,7 +53,8 @@ type opEntry struct {
 func newOpEntry(k opKey) *opEntry {
 	e := &opEntry{spanName: spanName(k.method, k.name)}
 	ti := pmcp.TransportInfo{Network: k.network, Protocol: k.proto, ProtocolVersion: k.protoVersion}
-	e.attrs = operationAttrs(make([]attribute.KeyValue, 0, 7), k.method, k.name, k.version, ti)
+	e.attrs = operationAttrs(make([]attribute.KeyValue, 0, 9), k.method, k.name, k.version, ti)
+	e.attrs = appendHostPort(e.attrs, KeyServerAddress, KeyServerPort, k.remote)
 	e.attrs = e.attrs[:len(e.attrs):len(e.attrs)] // appends copy
 	e.ok = recordOptions(e.attrs)
 	e.toolError = recordOptions(append(e.attrs, KeyErrorType.String(ErrorTypeToolError)))
@@ -125,7 +129,7 @@ func (c *opCache) get(k opKey) *opEntry {
 	// The key's strings may point into a request's buffers: the cache
 	// keeps its own copies.
 	k = opKey{strings.Clone(k.method), strings.Clone(k.name), strings.Clone(k.version),
-		strings.Clone(k.network), strings.Clone(k.proto), strings.Clone(k.protoVersion)}
+		strings.Clone(k.network), strings.Clone(k.proto), strings.Clone(k.protoVersion), strings.Clone(k.remote)}
 	e := newOpEntry(k)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -159,4 +163,11 @@ func lenOf[K comparable, V any](m *map[K]V) int {
 // serverOpKey is the operation of a request or notification.
 func serverOpKey(method, name, version string, ti pmcp.TransportInfo) opKey {
 	return opKey{method: method, name: name, version: version, network: ti.Network, proto: ti.Protocol, protoVersion: ti.ProtocolVersion}
+}
+
+// clientOpKey is the operation of an outgoing request.
+func clientOpKey(method, name, version string, ti pmcp.TransportInfo) opKey {
+	k := serverOpKey(method, name, version, ti)
+	k.remote = ti.RemoteAddr
+	return k
 }

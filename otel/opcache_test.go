@@ -102,3 +102,21 @@ func TestMentionsAny(t *testing.T) {
 		}
 	}
 }
+
+// A client operation's attributes name the server it calls; a server
+// operation's never do.
+func TestOpEntryServerAddress(t *testing.T) {
+	ti := pmcp.TransportInfo{Network: "tcp", Protocol: "http", ProtocolVersion: "1.1", RemoteAddr: "127.0.0.1:8080"}
+	c := newOpCache(0)
+	cli := setOf(t, c.get(clientOpKey(pmcp.MethodToolsCall, "x", "2026-07-28", ti)).ok)
+	if v, _ := cli.Value(KeyServerAddress); v.AsString() != "127.0.0.1" {
+		t.Errorf("client %s = %q", KeyServerAddress, v.AsString())
+	}
+	if v, _ := cli.Value(KeyServerPort); v.AsInt64() != 8080 {
+		t.Errorf("client %s = %d", KeyServerPort, v.AsInt64())
+	}
+	srv := setOf(t, c.get(serverOpKey(pmcp.MethodToolsCall, "x", "2026-07-28", ti)).ok)
+	if _, ok := srv.Value(KeyServerAddress); ok {
+		t.Errorf("server operation has %s: %v", KeyServerAddress, srv.ToSlice())
+	}
+}
