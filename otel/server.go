@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -46,9 +47,13 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 			parent, links := c.serverParent(ctx, r.Meta(), r.Header)
 			op := ops.get(serverOpKey(r.Method, r.Name, r.ProtocolVersion(), r.Transport))
 			// The span's attributes: the operation's, then the
-			// request's own, in one slice of the exact size.
-			n := len(op.attrs) + 4
-			sattrs := append(make([]attribute.KeyValue, 0, n), op.attrs...)
+			// request's own, all given at the start where samplers see
+			// them. The slice is scratch: trace.NewSpanStartConfig, the
+			// only way a Tracer reads a SpanStartOption, copies the
+			// attributes into the span's config, so it goes back to the
+			// pool once Start returned.
+			scratch := attrScratch.Get().(*[]attribute.KeyValue)
+			sattrs := append((*scratch)[:0], op.attrs...)
 			if r.ID.IsValid() {
 				sattrs = append(sattrs, KeyJSONRPCRequestID.String(idString(r.ID)))
 			}
@@ -57,6 +62,9 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 			}
 			sattrs = appendClientAddr(sattrs, r.Transport.RemoteAddr)
 			spanCtx, span := c.startServerSpan(parent, op.spanName, start, sattrs, links)
+			clear(sattrs) // the pool pins no session id or address
+			*scratch = sattrs[:0]
+			attrScratch.Put(scratch)
 			finished := false
 			defer func() {
 				if !finished { // next panicked: the chain turns it into -32603
@@ -82,6 +90,14 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 		}
 	}
 }
+
+// attrScratch holds the slices a server span's attributes are gathered
+// in (an operation's at most 7, plus id, session and client address and
+// port).
+var attrScratch = sync.Pool{New: func() any {
+	s := make([]attribute.KeyValue, 0, 12)
+	return &s
+}}
 
 // Span start options that never change.
 var spanKindServer = trace.WithSpanKind(trace.SpanKindServer)

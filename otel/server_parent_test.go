@@ -114,6 +114,21 @@ func TestOperationCacheOverflow(t *testing.T) {
 			wantAttrs(t, s, map[attribute.Key]string{pmcpotel.KeyToolName: name, pmcpotel.KeyErrorType: et})
 		}
 	}
+	// Later requests reuse the slice the attributes were gathered in: every
+	// ended span still has its own.
+	ended := tel.spans.Ended()
+	if len(ended) != 2*tools {
+		t.Fatalf("%d spans, want %d", len(ended), 2*tools)
+	}
+	for _, s := range ended {
+		name := s.Name()[len("tools/call "):]
+		wantAttrs(t, s, map[attribute.Key]string{pmcpotel.KeyToolName: name, pmcpotel.KeyJSONRPCRequestID: "1234567",
+			pmcpotel.KeyClientAddress: "127.0.0.1", pmcpotel.KeyClientPort: "40001"})
+		i, _ := strconv.Atoi(name[1:])
+		if n, want := len(s.Attributes()), 10+i%2; n != want { // + error.type
+			t.Errorf("span %q has %d attributes, want %d: %v", s.Name(), n, want, s.Attributes())
+		}
+	}
 	var rm metricdata.ResourceMetrics
 	if err := tel.reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
