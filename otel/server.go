@@ -47,13 +47,9 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 			parent, links := c.serverParent(ctx, r.Meta(), r.Header)
 			op := ops.get(serverOpKey(r.Method, r.Name, r.ProtocolVersion(), r.Transport))
 			// The span's attributes: the operation's, then the
-			// request's own, all given at the start where samplers see
-			// them. The slice is scratch: trace.NewSpanStartConfig, the
-			// only way a Tracer reads a SpanStartOption, copies the
-			// attributes into the span's config, so it goes back to the
-			// pool once Start returned.
-			scratch := attrScratch.Get().(*[]attribute.KeyValue)
-			sattrs := append((*scratch)[:0], op.attrs...)
+			// request's own (see spanScratch.start).
+			scratch := spanScratchPool.Get().(*spanScratch)
+			sattrs := append(scratch.attrs[:0], op.attrs...)
 			if r.ID.IsValid() {
 				sattrs = append(sattrs, KeyJSONRPCRequestID.String(idString(r.ID)))
 			}
@@ -61,10 +57,7 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 				sattrs = append(sattrs, KeySessionID.String(id))
 			}
 			sattrs = appendClientAddr(sattrs, r.Transport.RemoteAddr)
-			spanCtx, span := c.startServerSpan(parent, op.spanName, start, sattrs, links)
-			clear(sattrs) // the pool pins no session id or address
-			*scratch = sattrs[:0]
-			attrScratch.Put(scratch)
+			spanCtx, span := scratch.start(c.tracer, parent, op.spanName, start, sattrs, links)
 			finished := false
 			defer func() {
 				if !finished { // next panicked: the chain turns it into -32603
@@ -91,24 +84,38 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 	}
 }
 
-// attrScratch holds the slices a server span's attributes are gathered
-// in (an operation's at most 7, plus id, session and client address and
-// port).
-var attrScratch = sync.Pool{New: func() any {
-	s := make([]attribute.KeyValue, 0, 12)
-	return &s
+// spanScratch is where a server span's start options are gathered: its
+// attributes (an operation's at most 7, plus id, session and client
+// address and port) and the option list.
+type spanScratch struct {
+	attrs []attribute.KeyValue
+	opts  []trace.SpanStartOption
+}
+
+var spanScratchPool = sync.Pool{New: func() any {
+	return &spanScratch{attrs: make([]attribute.KeyValue, 0, 12), opts: make([]trace.SpanStartOption, 0, 4)}
 }}
 
 // Span start options that never change.
 var spanKindServer = trace.WithSpanKind(trace.SpanKindServer)
 
-// startServerSpan starts a SERVER span. Every attribute is given at the
-// start, where samplers see them.
-func (c *config) startServerSpan(parent context.Context, name string, start time.Time, attrs []attribute.KeyValue, links []trace.Link) (context.Context, trace.Span) {
-	if len(links) == 0 {
-		return c.tracer.Start(parent, name, spanKindServer, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+// start starts a SERVER span with every attribute given at the start,
+// where samplers see them, and puts the scratch back in its pool:
+// trace.NewSpanStartConfig, the only way a Tracer can apply a
+// SpanStartOption, copies the attributes into the span's config, so
+// neither the attributes nor the option list are used once Start
+// returned.
+func (sc *spanScratch) start(t trace.Tracer, parent context.Context, name string, start time.Time, attrs []attribute.KeyValue, links []trace.Link) (context.Context, trace.Span) {
+	opts := append(sc.opts[:0], spanKindServer, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	if len(links) > 0 {
+		opts = append(opts, trace.WithLinks(links...))
 	}
-	return c.tracer.Start(parent, name, spanKindServer, trace.WithTimestamp(start), trace.WithAttributes(attrs...), trace.WithLinks(links...))
+	ctx, span := t.Start(parent, name, opts...)
+	clear(attrs) // the pool pins no session id or address
+	clear(opts)
+	sc.attrs, sc.opts = attrs[:0], opts[:0]
+	spanScratchPool.Put(sc)
+	return ctx, span
 }
 
 // watchSession records mcp.server.session.duration when the legacy
@@ -139,12 +146,13 @@ func NotificationMiddleware(opts Options) pmcp.NotificationMiddleware {
 			start := time.Now()
 			parent, links := c.serverParent(ctx, metaOf(n.Params), n.Header)
 			op := ops.get(serverOpKey(n.Method, "", "", n.Transport))
-			sattrs := append(make([]attribute.KeyValue, 0, len(op.attrs)+3), op.attrs...)
+			scratch := spanScratchPool.Get().(*spanScratch)
+			sattrs := append(scratch.attrs[:0], op.attrs...)
 			if n.SessionID != "" {
 				sattrs = append(sattrs, KeySessionID.String(n.SessionID))
 			}
 			sattrs = appendClientAddr(sattrs, n.Transport.RemoteAddr)
-			spanCtx, span := c.startServerSpan(parent, op.spanName, start, sattrs, links)
+			spanCtx, span := scratch.start(c.tracer, parent, op.spanName, start, sattrs, links)
 			finished := false
 			defer func() {
 				if !finished {
