@@ -17,10 +17,12 @@
 #            memory per stream
 #   features the pmcp server's tools/call (HTTP legacy and modern) with one
 #            feature on: plain, accesslog, otel (always sample, no-op
-#            exporter), jwt (bearer JWT, ES256, cached key set), task (a task
-#            round on a task-capable echo: tools/call as a task -> tasks/get
-#            until completed [-> tasks/result in the legacy era], counted as
-#            one operation); ratios to plain
+#            exporter, simple span processor), jwt (bearer JWT, ES256,
+#            cached key set), task (a task round on a task-capable echo:
+#            tools/call as a task -> tasks/get until completed [->
+#            tasks/result in the legacy era], counted as one operation);
+#            ratios to plain. otelbatch (the batch span processor) is there
+#            too, not in the default FEATURES
 #
 # The server is pinned to one core and the load generator to the other
 # (taskset). Loopback only; every run is bounded (WARMUP + DURATION), and
@@ -209,7 +211,7 @@ run_feature() { # round row feature
 	next_port
 	echo "round $round: features-$row $f" >&2
 	rm -f "$OUT/token"
-	taskset -c "$SERVER_CPU" "$OUT/bin/pmcp" -addr "127.0.0.1:$port" -feature "$f" -token-out "$OUT/token" &
+	taskset -c "$SERVER_CPU" "$OUT/bin/pmcp" -addr "127.0.0.1:$port" -feature "$f" -token-out "$OUT/token" $(profile_flag "$f" "features-$row" "$round") &
 	server_pid=$!
 	if [ "$f" = jwt ]; then
 		bearer=(-bearer-file "$OUT/token")

@@ -1,6 +1,8 @@
 package otel_test
 
 import (
+	"bytes"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -49,12 +51,56 @@ func TestMetaCarrierFromMeta(t *testing.T) {
 	}
 }
 
+// metaCarrierDecoded is MetaCarrierFromMeta written with a JSON decoder
+// (the implementation before the single-pass scanner): on valid JSON the
+// two must agree.
+func metaCarrierDecoded(meta jsontext.Value, fields []string) map[string]string {
+	c := map[string]string{}
+	dec := jsontext.NewDecoder(bytes.NewReader(meta))
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return c
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return c
+		}
+		key := name.String()
+		if dec.PeekKind() == '"' && slices.Contains(fields, key) {
+			v, err := dec.ReadToken()
+			if err != nil {
+				return c
+			}
+			if s := v.String(); s != "" && len(s) <= pmcp.MaxTraceValueLen {
+				c[key] = s
+			}
+			continue
+		}
+		if err := dec.SkipValue(); err != nil {
+			return c
+		}
+	}
+	return c
+}
+
 func FuzzMetaCarrierFromMeta(f *testing.F) {
 	f.Add([]byte(`{"traceparent":"` + tp + `","tracestate":"k=v","baggage":"u=1"}`))
 	f.Add([]byte(`{"traceparent":"\u0074","traceparent":"x"}`))
 	f.Add([]byte(`{"a":[1,{"traceparent":"x"}],"baggage":"b"}`))
+	f.Add([]byte(` { "x" : [ "]" , { "y" : "\"}" } ] , "\u0074racestate" : "a\u00e9" , "baggage" : true } `))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c := pmcpotel.MetaCarrierFromMeta(jsontext.Value(b), w3cFields)
+		if jsontext.Value(b).IsValid() && bytes.Contains(b, []byte(`"`)) {
+			// Valid JSON: the same members as a decoder reads, once the
+			// quick test for an unescaped field name lets it through.
+			want := map[string]string{}
+			if slices.ContainsFunc(w3cFields, func(f string) bool { return bytes.Contains(b, []byte(`"`+f+`"`)) }) {
+				want = metaCarrierDecoded(b, w3cFields)
+			}
+			if !maps.Equal(map[string]string(c), want) {
+				t.Fatalf("%s: carrier %v, a JSON decoder reads %v", b, c, want)
+			}
+		}
 		for k, v := range c {
 			if !slices.Contains(w3cFields, k) {
 				t.Fatalf("carrier kept %q, not a propagator field", k)

@@ -11,7 +11,6 @@ import (
 	"github.com/gopmcp/pmcp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -36,6 +35,7 @@ import (
 func ClientMiddleware(opts Options) pmcp.ClientMiddleware {
 	c := opts.resolve()
 	hist := c.durationHistogram(MetricClientOperationDuration, "Duration of MCP requests as the client sees them, from send to response.")
+	ops := newOpCache(opts.OperationCacheSize)
 	return func(next pmcp.ClientHandler) pmcp.ClientHandler {
 		return func(ctx context.Context, r *pmcp.ClientRequest) (jsontext.Value, error) {
 			if r.Incoming {
@@ -46,19 +46,15 @@ func ClientMiddleware(opts Options) pmcp.ClientMiddleware {
 			if r.Session != nil {
 				pv, ti = r.Session.ProtocolVersion(), r.Session.Transport()
 			}
-			attrs := operationAttrs(make([]attribute.KeyValue, 0, 14), r.Method, r.Name, pv, ti)
-			attrs = appendHostPort(attrs, KeyServerAddress, KeyServerPort, ti.RemoteAddr)
-			nattrs := len(attrs)
-			sattrs := attrs
+			op := ops.get(clientOpKey(r.Method, r.Name, pv, ti))
+			sattrs := op.attrs
 			if r.Session != nil && r.Session.Era() == pmcp.EraLegacy {
 				if id := r.Session.SessionID(); id != "" {
+					sattrs = append(make([]attribute.KeyValue, 0, len(op.attrs)+1), op.attrs...)
 					sattrs = append(sattrs, KeySessionID.String(id))
 				}
 			}
-			spanCtx, span := c.tracer.Start(ctx, spanName(r.Method, r.Name),
-				trace.WithSpanKind(trace.SpanKindClient),
-				trace.WithTimestamp(start),
-				trace.WithAttributes(sattrs...))
+			spanCtx, span := c.tracer.Start(ctx, op.spanName, spanKindClient, trace.WithTimestamp(start), trace.WithAttributes(sattrs...))
 			c.inject(spanCtx, r)
 			finished := false
 			defer func() {
@@ -73,11 +69,13 @@ func ClientMiddleware(opts Options) pmcp.ClientMiddleware {
 			}
 			o := clientOutcome(err == nil && r.Method == pmcp.MethodToolsCall && resultIsError(raw), err)
 			o.end(span, err)
-			hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(attrs[:nattrs:nattrs])...))
+			hist.Record(ctx, time.Since(start).Seconds(), op.record(o)...)
 			return raw, err
 		}
 	}
 }
+
+var spanKindClient = trace.WithSpanKind(trace.SpanKindClient)
 
 // inject writes the trace context of ctx into r's _meta and HTTP headers.
 func (c *config) inject(ctx context.Context, r *pmcp.ClientRequest) {

@@ -1,6 +1,8 @@
 package otel
 
 import (
+	"net/textproto"
+
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
@@ -27,6 +29,12 @@ type Options struct {
 	// only still join the trace) and servers fall back to the headers
 	// when _meta carries no traceparent.
 	NoHTTPHeaders bool
+	// OperationCacheSize bounds how many operations (method, target,
+	// protocol version, transport) a middleware keeps its span name and
+	// histogram attribute sets precomputed for; when full it starts over.
+	// Zero means DefaultOperationCacheSize; negative turns the cache off
+	// (everything is computed per request).
+	OperationCacheSize int
 }
 
 // config is Options resolved once, when a middleware is built.
@@ -35,6 +43,7 @@ type config struct {
 	meter      metric.Meter
 	prop       propagation.TextMapPropagator
 	fields     []string
+	headerKeys []string // fields as canonical HTTP header keys
 	useHeaders bool
 }
 
@@ -54,11 +63,17 @@ func (o Options) resolve() *config {
 			prop = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 		}
 	}
+	fields := prop.Fields()
+	headerKeys := make([]string, len(fields))
+	for i, f := range fields {
+		headerKeys[i] = textproto.CanonicalMIMEHeaderKey(f)
+	}
 	return &config{
 		tracer:     tp.Tracer(instrumentationName, trace.WithInstrumentationVersion(version)),
 		meter:      mp.Meter(instrumentationName, metric.WithInstrumentationVersion(version)),
 		prop:       prop,
-		fields:     prop.Fields(),
+		fields:     fields,
+		headerKeys: headerKeys,
 		useHeaders: !o.NoHTTPHeaders,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -39,13 +40,16 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 	c := opts.resolve()
 	hist := c.durationHistogram(MetricServerOperationDuration, "Duration of MCP requests as the server processes them.")
 	sessions := c.durationHistogram(MetricServerSessionDuration, "Duration of legacy MCP sessions, from initialize to the session's end.")
+	ops := newOpCache(opts.OperationCacheSize)
 	return func(next pmcp.MethodHandler) pmcp.MethodHandler {
 		return func(ctx context.Context, r *pmcp.Request) (res pmcp.Result, err error) {
 			start := time.Now()
 			parent, links := c.serverParent(ctx, r.Meta(), r.Header)
-			base := operationAttrs(make([]attribute.KeyValue, 0, 16), r.Method, r.Name, r.ProtocolVersion(), r.Transport)
-			nbase := len(base)
-			sattrs := base
+			op := ops.get(serverOpKey(r.Method, r.Name, r.ProtocolVersion(), r.Transport))
+			// The span's attributes: the operation's, then the
+			// request's own (see spanScratch.start).
+			scratch := spanScratchPool.Get().(*spanScratch)
+			sattrs := append(scratch.attrs[:0], op.attrs...)
 			if r.ID.IsValid() {
 				sattrs = append(sattrs, KeyJSONRPCRequestID.String(idString(r.ID)))
 			}
@@ -53,11 +57,7 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 				sattrs = append(sattrs, KeySessionID.String(id))
 			}
 			sattrs = appendClientAddr(sattrs, r.Transport.RemoteAddr)
-			spanCtx, span := c.tracer.Start(parent, spanName(r.Method, r.Name),
-				trace.WithSpanKind(trace.SpanKindServer),
-				trace.WithTimestamp(start),
-				trace.WithAttributes(sattrs...),
-				trace.WithLinks(links...))
+			spanCtx, span := scratch.start(c.tracer, parent, op.spanName, start, sattrs, links)
 			finished := false
 			defer func() {
 				if !finished { // next panicked: the chain turns it into -32603
@@ -68,15 +68,13 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 			finished = true
 			if ir, ok := res.(*pmcp.InitializeResult); ok && err == nil && r.ProtocolVersion() == "" && ir.ProtocolVersion != "" {
 				// The version initialize negotiates is known only now.
-				pv := KeyProtocolVersion.String(ir.ProtocolVersion)
-				span.SetAttributes(pv)
-				base = append(base[:nbase:nbase], pv)
-				nbase++
+				span.SetAttributes(KeyProtocolVersion.String(ir.ProtocolVersion))
+				op = ops.get(serverOpKey(r.Method, r.Name, ir.ProtocolVersion, r.Transport))
 			}
 			o := serverOutcome(res, err)
 			o.end(span, err)
 			if r.Method != pmcp.MethodSubscriptionsListen {
-				hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(base[:nbase:nbase])...))
+				hist.Record(ctx, time.Since(start).Seconds(), op.record(o)...)
 			}
 			if r.Method == pmcp.MethodInitialize && err == nil {
 				watchSession(sessions, start, r, res)
@@ -84,6 +82,40 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 			return res, err
 		}
 	}
+}
+
+// spanScratch is where a server span's start options are gathered: its
+// attributes (an operation's at most 7, plus id, session and client
+// address and port) and the option list.
+type spanScratch struct {
+	attrs []attribute.KeyValue
+	opts  []trace.SpanStartOption
+}
+
+var spanScratchPool = sync.Pool{New: func() any {
+	return &spanScratch{attrs: make([]attribute.KeyValue, 0, 12), opts: make([]trace.SpanStartOption, 0, 4)}
+}}
+
+// Span start options that never change.
+var spanKindServer = trace.WithSpanKind(trace.SpanKindServer)
+
+// start starts a SERVER span with every attribute given at the start,
+// where samplers see them, and puts the scratch back in its pool:
+// trace.NewSpanStartConfig, the only way a Tracer can apply a
+// SpanStartOption, copies the attributes into the span's config, so
+// neither the attributes nor the option list are used once Start
+// returned.
+func (sc *spanScratch) start(t trace.Tracer, parent context.Context, name string, start time.Time, attrs []attribute.KeyValue, links []trace.Link) (context.Context, trace.Span) {
+	opts := append(sc.opts[:0], spanKindServer, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	if len(links) > 0 {
+		opts = append(opts, trace.WithLinks(links...))
+	}
+	ctx, span := t.Start(parent, name, opts...)
+	clear(attrs) // the pool pins no session id or address
+	clear(opts)
+	sc.attrs, sc.opts = attrs[:0], opts[:0]
+	spanScratchPool.Put(sc)
+	return ctx, span
 }
 
 // watchSession records mcp.server.session.duration when the legacy
@@ -108,22 +140,19 @@ func watchSession(h metric.Float64Histogram, start time.Time, r *pmcp.Request, r
 func NotificationMiddleware(opts Options) pmcp.NotificationMiddleware {
 	c := opts.resolve()
 	hist := c.durationHistogram(MetricServerOperationDuration, "Duration of MCP requests as the server processes them.")
+	ops := newOpCache(opts.OperationCacheSize)
 	return func(next pmcp.NotificationHandler) pmcp.NotificationHandler {
 		return func(ctx context.Context, n *pmcp.Notification) (err error) {
 			start := time.Now()
 			parent, links := c.serverParent(ctx, metaOf(n.Params), n.Header)
-			base := operationAttrs(make([]attribute.KeyValue, 0, 12), n.Method, "", "", n.Transport)
-			nbase := len(base)
-			sattrs := base
+			op := ops.get(serverOpKey(n.Method, "", "", n.Transport))
+			scratch := spanScratchPool.Get().(*spanScratch)
+			sattrs := append(scratch.attrs[:0], op.attrs...)
 			if n.SessionID != "" {
 				sattrs = append(sattrs, KeySessionID.String(n.SessionID))
 			}
 			sattrs = appendClientAddr(sattrs, n.Transport.RemoteAddr)
-			spanCtx, span := c.tracer.Start(parent, n.Method,
-				trace.WithSpanKind(trace.SpanKindServer),
-				trace.WithTimestamp(start),
-				trace.WithAttributes(sattrs...),
-				trace.WithLinks(links...))
+			spanCtx, span := scratch.start(c.tracer, parent, op.spanName, start, sattrs, links)
 			finished := false
 			defer func() {
 				if !finished {
@@ -134,7 +163,7 @@ func NotificationMiddleware(opts Options) pmcp.NotificationMiddleware {
 			finished = true
 			o := serverOutcome(nil, err)
 			o.end(span, err)
-			hist.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(o.attrs(base[:nbase:nbase])...))
+			hist.Record(ctx, time.Since(start).Seconds(), op.record(o)...)
 			return err
 		}
 	}
@@ -148,11 +177,11 @@ func NotificationMiddleware(opts Options) pmcp.NotificationMiddleware {
 func (c *config) serverParent(ctx context.Context, meta jsontext.Value, header http.Header) (context.Context, []trace.Link) {
 	base := ctx
 	httpSC := trace.SpanContextFromContext(ctx)
-	if !httpSC.IsValid() && c.useHeaders && len(header) > 0 {
+	if !httpSC.IsValid() && c.useHeaders && c.hasPropagationHeader(header) {
 		base = c.prop.Extract(ctx, propagation.HeaderCarrier(header))
 		httpSC = trace.SpanContextFromContext(base)
 	}
-	if len(meta) == 0 {
+	if len(meta) == 0 || !mentionsAny(meta, c.fields) {
 		return base, nil
 	}
 	mc := MetaCarrierFromMeta(meta, c.fields)
@@ -165,6 +194,22 @@ func (c *config) serverParent(ctx context.Context, meta jsontext.Value, header h
 		return out, nil
 	}
 	return out, []trace.Link{{SpanContext: httpSC}}
+}
+
+// hasPropagationHeader reports whether header has any of the
+// propagator's fields. Most requests carry no trace context, and
+// extracting from a header without any costs a canonicalised lookup and
+// an allocation per field.
+func (c *config) hasPropagationHeader(header http.Header) bool {
+	if len(header) == 0 {
+		return false
+	}
+	for _, k := range c.headerKeys {
+		if _, ok := header[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // spanName is "{method} {target}" for tools/call and prompts/get, the

@@ -33,6 +33,8 @@ import (
 //	plain      no feature
 //	accesslog  the access log: a JSON slog handler at Info (formatted, then discarded)
 //	otel       pmcp/otel server middleware, every span sampled, a no-op exporter
+//	           called synchronously (simple span processor)
+//	otelbatch  the same through the batch span processor
 //	jwt        bearer JWT auth (auth package): ES256 tokens, the JWKS fetched
 //	           once and cached; the token is written to -token-out for the
 //	           load generator
@@ -41,7 +43,7 @@ import (
 //	           round is create (tools/call as a task) -> tasks/get
 //	           (completed) [-> tasks/result in the 2025-11-25 era]
 var (
-	feature  = flag.String("feature", "plain", "plain, accesslog, otel, jwt or task")
+	feature  = flag.String("feature", "plain", "plain, accesslog, otel, otelbatch, jwt or task")
 	tokenOut = flag.String("token-out", "", "jwt: write the bearer token to `file`")
 )
 
@@ -56,9 +58,16 @@ func serverOptions() pmcp.ServerOptions {
 		o.Tasks = &pmcp.TaskOptions{StoreOptions: taskStoreOptions}
 	case "accesslog":
 		o.Logger = slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	case "otel":
-		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()),
-			sdktrace.WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(tracetest.NewNoopExporter())))
+	case "otel", "otelbatch":
+		// Every span is sampled, recorded and ended into a no-op
+		// exporter: synchronously (simple span processor) for otel,
+		// through the batch span processor production setups use for
+		// otelbatch.
+		sp := sdktrace.NewSimpleSpanProcessor(tracetest.NewNoopExporter())
+		if *feature == "otelbatch" {
+			sp = sdktrace.NewBatchSpanProcessor(tracetest.NewNoopExporter())
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithSpanProcessor(sp))
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 		o.Middleware = []pmcp.Middleware{pmcpotel.ServerMiddleware(pmcpotel.Options{TracerProvider: tp, MeterProvider: mp})}
 	default:
