@@ -191,7 +191,10 @@ run_feature() { # round row feature
 	next_port
 	echo "round $round: features-$row $f" >&2
 	rm -f "$OUT/token"
-	taskset -c "$SERVER_CPU" "$OUT/bin/pmcp" -addr "127.0.0.1:$port" -feature "$f" -token-out "$OUT/token" &
+	local prof
+	prof=$(profile_flag "$f" "features-$row" "$round")
+	# shellcheck disable=SC2086
+	taskset -c "$SERVER_CPU" "$OUT/bin/pmcp" -addr "127.0.0.1:$port" -feature "$f" -token-out "$OUT/token" $prof &
 	server_pid=$!
 	if [ "$f" = jwt ]; then
 		bearer=(-bearer-file "$OUT/token")
