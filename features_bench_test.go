@@ -69,9 +69,7 @@ func BenchmarkHTTPToolsCallFeatures(b *testing.B) {
 		}{{"legacy", legacy}, {"modern", modern}} {
 			b.Run(f.name+"/"+c.name, func(b *testing.B) {
 				b.ReportAllocs()
-				for b.Loop() {
-					c.hb.serve()
-				}
+				cpuPerOp(b, c.hb.serve)
 				if c.hb.w.status != http.StatusOK || !isEchoResult(c.hb.w.body) {
 					b.Fatalf("status %d: %s", c.hb.w.status, c.hb.w.body)
 				}
@@ -111,7 +109,5 @@ func accessLogFixture(tb testing.TB, logger *slog.Logger) (*Server, func()) {
 func BenchmarkAccessLogRecord(b *testing.B) {
 	_, record := accessLogFixture(b, discardJSONLogger())
 	b.ReportAllocs()
-	for b.Loop() {
-		record()
-	}
+	cpuPerOp(b, record)
 }
