@@ -138,3 +138,19 @@ func TestAllocBudgetAccessLog(t *testing.T) {
 		}
 	}
 }
+
+func TestAllocBudgetBearer(t *testing.T) {
+	// A whole HTTP tools/call authenticated by a hook that allocates its
+	// AuthInfo, AuthContext and scopes (3): pmcp adds nothing, the
+	// session's principal check included (principalMatches).
+	h, legacy, modern := newBenchHTTPWith(t, ServerOptions{}, StreamableHTTPOptions{Authenticate: benchAuthenticate},
+		http.Header{"Authorization": {"Bearer " + benchBearer}})
+	defer h.Close()
+	checkAllocs(t, "HTTP legacy tools/call, bearer", 14+3, legacy.serve)
+	checkAllocs(t, "HTTP modern tools/call, bearer", 19+3, modern.serve)
+	for _, hb := range []*httpBench{legacy, modern} {
+		if hb.w.status != http.StatusOK || !isEchoResult(hb.w.body) {
+			t.Fatalf("status %d: %s", hb.w.status, hb.w.body)
+		}
+	}
+}
