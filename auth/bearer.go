@@ -178,7 +178,10 @@ func (a *Authenticator) ResourceMetadataURL() string { return a.prmURL }
 // RFC 9449): 401 with no error code when no token was sent, 401
 // invalid_token for a token that is refused, 400 invalid_request for a
 // malformed Authorization header, 403 insufficient_scope when Scopes are
-// missing. The token never appears in an error.
+// missing. The token never appears in an error. What it returns is the
+// request's own: the scopes, Extra and the claims (at every depth) are
+// copies, so a handler may change them without affecting other requests,
+// even when the verifier answered from its cache.
 func (a *Authenticator) Authenticate(r *http.Request) (*pmcp.AuthInfo, *pmcp.AuthContext, error) {
 	tok, c, err := a.verify(r)
 	if err != nil {
