@@ -43,45 +43,75 @@ const (
 	OutcomeError     = "error"      // a JSON-RPC error; its code is logged
 )
 
+// accessAttrsMax is the number of attributes an access record can have.
+const accessAttrsMax = 12
+
 // logAccess writes the access record of req, whose response encoded to
 // size bytes. It does nothing when the access log was off when req began.
+//
+// The record is built here rather than through Logger.LogAttrs: its
+// attributes are typed values (strings, integers, a duration) taken from
+// what the pipeline already computed, in a fixed-size array, and its PC
+// is zero, so no stack is walked for a source location (which would
+// always name this function). The handler sees the same message, level,
+// time and attributes, in the same order.
 func (s *Server) logAccess(ctx context.Context, req *jsonrpc.Request, rs *reqState, res any, err error, size int) {
 	if rs == nil || rs.accessStart.IsZero() {
 		return
 	}
-	d := time.Since(rs.accessStart)
+	h := s.logger.Handler()
+	if !h.Enabled(ctx, slog.LevelInfo) {
+		return // the level was raised while the request ran
+	}
+	now := time.Now()
 	env := &rs.env
-	attrs := make([]slog.Attr, 0, 13)
-	attrs = append(attrs, slog.String(AccessKeyMethod, req.Method))
+	var a [accessAttrsMax]slog.Attr
+	n := 0
+	a[n] = slog.String(AccessKeyMethod, req.Method)
+	n++
 	if name := targetName(req, &rs.params); name != "" {
-		attrs = append(attrs, slog.String(AccessKeyName, name))
+		a[n] = slog.String(AccessKeyName, name)
+		n++
 	}
 	era, version := accessEra(req, rs)
 	if era != EraUnknown {
-		attrs = append(attrs, slog.String(AccessKeyEra, era.String()))
+		a[n] = slog.String(AccessKeyEra, era.String())
+		n++
 	}
 	if version != "" {
-		attrs = append(attrs, slog.String(AccessKeyProtocolVersion, version))
+		a[n] = slog.String(AccessKeyProtocolVersion, version)
+		n++
 	}
-	attrs = append(attrs, slog.String(AccessKeyID, req.ID.String()))
+	a[n] = slog.String(AccessKeyID, req.ID.String())
+	n++
 	if env.sessionID != "" {
-		attrs = append(attrs, slog.String(AccessKeySession, env.sessionID))
+		a[n] = slog.String(AccessKeySession, env.sessionID)
+		n++
 	}
-	ti, _ := env.transportInfo()
-	attrs = append(attrs, slog.String(AccessKeyTransport, ti.Name), slog.Duration(AccessKeyDuration, d))
-	switch {
-	case ErrorCode(err) != 0:
-		attrs = append(attrs, slog.String(AccessKeyOutcome, OutcomeError), slog.Int64(AccessKeyCode, ErrorCode(err)))
+	a[n] = slog.String(AccessKeyTransport, env.transportName())
+	a[n+1] = slog.Duration(AccessKeyDuration, now.Sub(rs.accessStart))
+	n += 2
+	switch code := ErrorCode(err); {
+	case code != 0:
+		a[n] = slog.String(AccessKeyOutcome, OutcomeError)
+		a[n+1] = slog.Int64(AccessKeyCode, code)
+		n += 2
 	case isToolErrorResult(res):
-		attrs = append(attrs, slog.String(AccessKeyOutcome, OutcomeToolError))
+		a[n] = slog.String(AccessKeyOutcome, OutcomeToolError)
+		n++
 	default:
-		attrs = append(attrs, slog.String(AccessKeyOutcome, OutcomeOK))
+		a[n] = slog.String(AccessKeyOutcome, OutcomeOK)
+		n++
 	}
-	attrs = append(attrs, slog.Int(AccessKeyResponseBytes, size))
+	a[n] = slog.Int(AccessKeyResponseBytes, size)
+	n++
 	if p := logSubject(env.authInfo, env.authCtx); p != "" {
-		attrs = append(attrs, slog.String(AccessKeyPrincipal, p))
+		a[n] = slog.String(AccessKeyPrincipal, p)
+		n++
 	}
-	s.logger.LogAttrs(ctx, slog.LevelInfo, AccessLogMessage, attrs...)
+	r := slog.NewRecord(now, slog.LevelInfo, AccessLogMessage, 0)
+	r.AddAttrs(a[:n]...)
+	_ = h.Handle(ctx, r) // as Logger.LogAttrs: a handler's error is not reported
 }
 
 func isToolErrorResult(res any) bool {

@@ -120,3 +120,37 @@ func TestAllocBudgetResultEncoding(t *testing.T) {
 		}
 	})
 }
+
+func TestAllocBudgetAccessLog(t *testing.T) {
+	// The access record alone: its attributes are typed values in a
+	// fixed-size array; the one allocation is the slog.Record's storage
+	// for the attributes beyond the five it holds inline.
+	_, record := accessLogFixture(t, discardJSONLogger())
+	checkAllocs(t, "access record", 1, record)
+	// A whole HTTP tools/call with the access log on: the record only.
+	h, legacy, modern := newBenchHTTPWith(t, ServerOptions{Logger: discardJSONLogger()}, StreamableHTTPOptions{}, nil)
+	defer h.Close()
+	checkAllocs(t, "HTTP legacy tools/call, access log", 14+1, legacy.serve)
+	checkAllocs(t, "HTTP modern tools/call, access log", 19+1, modern.serve)
+	for _, hb := range []*httpBench{legacy, modern} {
+		if hb.w.status != http.StatusOK || !isEchoResult(hb.w.body) {
+			t.Fatalf("status %d: %s", hb.w.status, hb.w.body)
+		}
+	}
+}
+
+func TestAllocBudgetBearer(t *testing.T) {
+	// A whole HTTP tools/call authenticated by a hook that allocates its
+	// AuthInfo, AuthContext and scopes (3): pmcp adds nothing, the
+	// session's principal check included (principalMatches).
+	h, legacy, modern := newBenchHTTPWith(t, ServerOptions{}, StreamableHTTPOptions{Authenticate: benchAuthenticate},
+		http.Header{"Authorization": {"Bearer " + benchBearer}})
+	defer h.Close()
+	checkAllocs(t, "HTTP legacy tools/call, bearer", 14+3, legacy.serve)
+	checkAllocs(t, "HTTP modern tools/call, bearer", 19+3, modern.serve)
+	for _, hb := range []*httpBench{legacy, modern} {
+		if hb.w.status != http.StatusOK || !isEchoResult(hb.w.body) {
+			t.Fatalf("status %d: %s", hb.w.status, hb.w.body)
+		}
+	}
+}

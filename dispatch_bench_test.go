@@ -37,7 +37,15 @@ type benchAddIn struct {
 // the way an application registers typed tools.
 func newBenchServer(tb testing.TB) *Server {
 	tb.Helper()
-	s, err := NewServer(ServerOptions{Name: "bench", Version: "1.0.0"})
+	return newBenchServerWith(tb, ServerOptions{})
+}
+
+// newBenchServerWith is newBenchServer with opts (its name and version are
+// set here).
+func newBenchServerWith(tb testing.TB, opts ServerOptions) *Server {
+	tb.Helper()
+	opts.Name, opts.Version = "bench", "1.0.0"
+	s, err := NewServer(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -346,22 +354,37 @@ func (hb *httpBench) serve() {
 // tools/call on an initialized session and a modern one with its headers.
 func newBenchHTTP(tb testing.TB) (h *StreamableHTTPHandler, legacy, modern *httpBench) {
 	tb.Helper()
-	h = NewStreamableHTTPHandler(newBenchServer(tb), StreamableHTTPOptions{JSONResponse: true})
-	init := newHTTPBench(tb, h, benchInitialize, http.Header{})
+	return newBenchHTTPWith(tb, ServerOptions{}, StreamableHTTPOptions{}, nil)
+}
+
+// newBenchHTTPWith is newBenchHTTP with the server options sopts, the
+// handler options hopts (JSONResponse is set here) and hdr added to every
+// request (initialize included), such as an Authorization header.
+func newBenchHTTPWith(tb testing.TB, sopts ServerOptions, hopts StreamableHTTPOptions, hdr http.Header) (h *StreamableHTTPHandler, legacy, modern *httpBench) {
+	tb.Helper()
+	hopts.JSONResponse = true
+	h = NewStreamableHTTPHandler(newBenchServerWith(tb, sopts), hopts)
+	with := func(m http.Header) http.Header {
+		for k, v := range hdr {
+			m[k] = v
+		}
+		return m
+	}
+	init := newHTTPBench(tb, h, benchInitialize, with(http.Header{}))
 	init.serve()
 	sid := init.w.h.Get(headerSessionID)
 	if init.w.status != http.StatusOK || sid == "" {
 		tb.Fatalf("initialize: status %d, body %s", init.w.status, init.w.body)
 	}
-	legacy = newHTTPBench(tb, h, benchEchoLegacy, http.Header{
+	legacy = newHTTPBench(tb, h, benchEchoLegacy, with(http.Header{
 		"Mcp-Session-Id":       {sid},
 		"Mcp-Protocol-Version": {Version20251125},
-	})
-	modern = newHTTPBench(tb, h, benchEchoModern, http.Header{
+	}))
+	modern = newHTTPBench(tb, h, benchEchoModern, with(http.Header{
 		"Mcp-Protocol-Version": {Version20260728},
 		"Mcp-Method":           {MethodToolsCall},
 		"Mcp-Name":             {"echo"},
-	})
+	}))
 	for _, hb := range []*httpBench{legacy, modern} {
 		hb.serve()
 		if hb.w.status != http.StatusOK || !bytes.Contains(hb.w.body, []byte(`"text":"hello"`)) {

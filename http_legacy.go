@@ -2,7 +2,6 @@ package pmcp
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
@@ -140,8 +139,7 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 			return nil
 		}
 	}
-	principal, bindable := auth.principal()
-	if sess == nil || !bindable || subtle.ConstantTimeCompare([]byte(sess.principal), []byte(principal)) != 1 {
+	if sess == nil || !principalMatches(sess.principal, auth.info, auth.ctx) {
 		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
 		return nil
 	}

@@ -143,6 +143,17 @@ func httpTransportInfo(r *http.Request) TransportInfo {
 	return TransportInfo{Name: TransportHTTP, Network: network, Protocol: "http", ProtocolVersion: v, RemoteAddr: r.RemoteAddr}
 }
 
+// transportName is transportInfo().Name, without building the rest.
+func (env *requestEnv) transportName() string {
+	switch {
+	case env.httpReq != nil:
+		return TransportHTTP
+	case env.transport != nil:
+		return env.transport.Name
+	}
+	return TransportStream
+}
+
 // transport returns how the request of env arrived, and its HTTP header.
 func (env *requestEnv) transportInfo() (TransportInfo, http.Header) {
 	if env.httpReq != nil {

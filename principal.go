@@ -1,9 +1,10 @@
 package pmcp
 
 import (
-	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 
+	"github.com/gopmcp/pmcp/internal/tokenhash"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/reqstate"
 )
@@ -30,26 +31,55 @@ import (
 // id) gives ok false: nothing may be bound to it, so such callers never
 // share state with each other.
 func principalOf(info *AuthInfo, actx *AuthContext) (id string, ok bool) {
-	switch {
-	case info == nil && actx == nil:
-		return "", true
-	case actx != nil && actx.Subject != "":
-		return "sub:" + actx.Subject, true
-	case info != nil && info.Token != "":
-		return tokenPrincipal(info.Token), true
-	case actx != nil && actx.Token != "":
-		return tokenPrincipal(actx.Token), true
-	case info != nil && info.ClientID != "":
-		return "client:" + info.ClientID, true
-	case actx != nil && actx.ClientID != "":
-		return "client:" + actx.ClientID, true
-	}
-	return "", false
+	var buf [principalBufLen]byte
+	b, ok := appendPrincipal(buf[:0], info, actx)
+	return string(b), ok
 }
 
-func tokenPrincipal(tok Secret) string {
-	sum := sha256.Sum256([]byte(tok.Reveal()))
-	return "token-sha256:" + hex.EncodeToString(sum[:])
+// principalBufLen holds a token principal and a subject of up to 124
+// bytes without a heap allocation.
+const principalBufLen = 128
+
+// appendPrincipal appends the principal of info and actx (principalOf)
+// to dst.
+func appendPrincipal(dst []byte, info *AuthInfo, actx *AuthContext) ([]byte, bool) {
+	switch {
+	case info == nil && actx == nil:
+		return dst, true
+	case actx != nil && actx.Subject != "":
+		return append(append(dst, "sub:"...), actx.Subject...), true
+	case info != nil && info.Token != "":
+		return appendTokenPrincipal(dst, info.Token), true
+	case actx != nil && actx.Token != "":
+		return appendTokenPrincipal(dst, actx.Token), true
+	case info != nil && info.ClientID != "":
+		return append(append(dst, "client:"...), info.ClientID...), true
+	case actx != nil && actx.ClientID != "":
+		return append(append(dst, "client:"...), actx.ClientID...), true
+	}
+	return dst, false
+}
+
+func appendTokenPrincipal(dst []byte, tok Secret) []byte {
+	sum := tokenhash.SHA256(tok.Reveal())
+	return hex.AppendEncode(append(dst, "token-sha256:"...), sum[:])
+}
+
+// principalMatches reports whether the request whose authentication is
+// info and actx is the principal want (a principalOf result), comparing
+// in constant time and without allocating. A request that names no
+// principal matches nothing.
+func principalMatches(want string, info *AuthInfo, actx *AuthContext) bool {
+	var buf [principalBufLen]byte
+	b, ok := appendPrincipal(buf[:0], info, actx)
+	if !ok || len(b) != len(want) {
+		return false
+	}
+	var v byte
+	for i := range b {
+		v |= b[i] ^ want[i]
+	}
+	return subtle.ConstantTimeByteEq(v, 0) == 1
 }
 
 // stateBinding is what the requestState of a request to method with params

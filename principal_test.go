@@ -2,6 +2,8 @@ package pmcp
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
@@ -143,8 +145,8 @@ func TestPrincipalOf(t *testing.T) {
 	}{
 		{"unauthenticated", nil, nil, "", true},
 		{"subject wins", &AuthInfo{Token: Secret(tok), ClientID: "app"}, &AuthContext{Subject: "alice", Token: Secret(tok)}, "sub:alice", true},
-		{"info token", &AuthInfo{Token: Secret(tok), ClientID: "app"}, nil, tokenPrincipal(Secret(tok)), true},
-		{"context token", nil, &AuthContext{Token: Secret(tok), ClientID: "app"}, tokenPrincipal(Secret(tok)), true},
+		{"info token", &AuthInfo{Token: Secret(tok), ClientID: "app"}, nil, wantTokenPrincipal(tok), true},
+		{"context token", nil, &AuthContext{Token: Secret(tok), ClientID: "app"}, wantTokenPrincipal(tok), true},
 		{"info client id", &AuthInfo{ClientID: "app"}, nil, "client:app", true},
 		{"context client id", nil, &AuthContext{ClientID: "app"}, "client:app", true},
 		{"empty info", &AuthInfo{Scopes: []string{"read"}}, nil, "", false},
@@ -159,14 +161,29 @@ func TestPrincipalOf(t *testing.T) {
 		if strings.Contains(got, tok) {
 			t.Errorf("%s: the principal %q holds the raw token", c.name, got)
 		}
+		// The session check (principalMatches) agrees with principalOf: a
+		// request matches its own principal, never another one, and one
+		// that names nobody matches nothing.
+		if m := principalMatches(c.want, c.info, c.actx); m != c.ok {
+			t.Errorf("%s: principalMatches(own principal) = %v, want %v", c.name, m, c.ok)
+		}
+		for _, other := range []string{"", "sub:bob", wantTokenPrincipal("other-token"), "client:other", c.want + "x"} {
+			if other != c.want && principalMatches(other, c.info, c.actx) {
+				t.Errorf("%s: matches the principal %q", c.name, other)
+			}
+		}
+	}
+	long := &AuthContext{Subject: strings.Repeat("s", 300)}
+	if id, _ := principalOf(nil, long); !principalMatches(id, nil, long) || principalMatches(id[:len(id)-1], nil, long) {
+		t.Error("a subject longer than the stack buffer does not match itself")
 	}
 	// Kinds never collide: a subject spelled like a token's principal is
 	// another principal.
-	forged, _ := principalOf(nil, &AuthContext{Subject: tokenPrincipal(Secret(tok))})
+	forged, _ := principalOf(nil, &AuthContext{Subject: wantTokenPrincipal(tok)})
 	if real, _ := principalOf(&AuthInfo{Token: Secret(tok)}, nil); forged == real {
 		t.Fatalf("subject and token principals collide: %q", real)
 	}
-	if a, b := tokenPrincipal("alice-token"), tokenPrincipal("bob-token"); a == b {
+	if a, b := wantTokenPrincipal("alice-token"), wantTokenPrincipal("bob-token"); a == b {
 		t.Fatal("two tokens, one principal")
 	}
 }
@@ -202,5 +219,34 @@ func TestUnboundPrincipalRefused(t *testing.T) {
 	resp = e.post(modernBody(2, MethodToolsCall, retry, caps), h)
 	if r := readJSON(t, resp); r.Error == nil || r.Error.Code != -32602 {
 		t.Fatalf("requestState resumed without a principal: %d %s %+v", resp.StatusCode, r.Result, r.Error)
+	}
+}
+
+// wantTokenPrincipal is the principal of a bearer token, computed here
+// independently of principal.go.
+func wantTokenPrincipal(tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return "token-sha256:" + hex.EncodeToString(sum[:])
+}
+
+// TestPrincipalMatchesAllocs: the session check of every legacy request
+// allocates nothing, whether the principal is a subject or a token.
+func TestPrincipalMatchesAllocs(t *testing.T) {
+	tok := strings.Repeat("t", 800)
+	for _, c := range []struct {
+		info *AuthInfo
+		actx *AuthContext
+	}{
+		{&AuthInfo{Token: Secret(tok)}, &AuthContext{Subject: "bench-user", Token: Secret(tok)}},
+		{&AuthInfo{Token: Secret(tok), ClientID: "app"}, nil},
+	} {
+		want, _ := principalOf(c.info, c.actx)
+		if n := testing.AllocsPerRun(100, func() {
+			if !principalMatches(want, c.info, c.actx) {
+				t.Fatal("no match")
+			}
+		}); n != 0 && !raceEnabled {
+			t.Errorf("principal %q: %v allocations", want, n)
+		}
 	}
 }

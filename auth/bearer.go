@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -179,7 +178,10 @@ func (a *Authenticator) ResourceMetadataURL() string { return a.prmURL }
 // RFC 9449): 401 with no error code when no token was sent, 401
 // invalid_token for a token that is refused, 400 invalid_request for a
 // malformed Authorization header, 403 insufficient_scope when Scopes are
-// missing. The token never appears in an error.
+// missing. The token never appears in an error. What it returns is the
+// request's own: the scopes, Extra and the claims (at every depth) are
+// copies, so a handler may change them without affecting other requests,
+// even when the verifier answered from its cache.
 func (a *Authenticator) Authenticate(r *http.Request) (*pmcp.AuthInfo, *pmcp.AuthContext, error) {
 	tok, c, err := a.verify(r)
 	if err != nil {
@@ -188,15 +190,27 @@ func (a *Authenticator) Authenticate(r *http.Request) (*pmcp.AuthInfo, *pmcp.Aut
 	if err := InsufficientScope(a.prmURL, a.scopes, tok.Scopes); err != nil {
 		return nil, nil, err
 	}
+	// tok may be the verifier's cached Token, shared with every request
+	// of the same token: what is handed out is copied, claims at every
+	// depth, so that a handler changing its copy changes nothing else.
+	// The two views of one request share one copy of the scopes.
 	secret := pmcp.Secret(c.token)
-	extra := map[string]any{"issuer": tok.Issuer, "scheme": c.scheme}
+	scopes := slices.Clip(slices.Clone(tok.Scopes))
+	extra := map[string]any{"issuer": tok.Issuer, "scheme": SchemeBearer}
+	if c.scheme == SchemeDPoP {
+		extra["scheme"] = SchemeDPoP
+	}
 	if tok.JKT != "" {
 		extra["jkt"] = tok.JKT
+	}
+	var claims map[string]any
+	if tok.Claims != nil {
+		claims = copyJSON(tok.Claims).(map[string]any)
 	}
 	info := &pmcp.AuthInfo{
 		Token:     secret,
 		ClientID:  tok.ClientID,
-		Scopes:    append([]string(nil), tok.Scopes...),
+		Scopes:    scopes,
 		ExpiresAt: tok.ExpiresAt,
 		Resource:  a.resource,
 		Extra:     extra,
@@ -204,12 +218,20 @@ func (a *Authenticator) Authenticate(r *http.Request) (*pmcp.AuthInfo, *pmcp.Aut
 	actx := &pmcp.AuthContext{
 		Subject:  tok.Subject,
 		ClientID: tok.ClientID,
-		Scopes:   append([]string(nil), tok.Scopes...),
-		Claims:   maps.Clone(tok.Claims), // a cached Token is shared
+		Scopes:   scopes,
+		Claims:   claims,
 		Token:    secret,
 	}
 	return info, actx, nil
 }
+
+// sharingVerifier is a TokenVerifier that can return a Token it keeps
+// (shared true), which the caller reads and copies but never modifies.
+type sharingVerifier interface {
+	verifyShared(ctx context.Context, token string) (t *Token, shared bool, err error)
+}
+
+var _ sharingVerifier = (*JWTVerifier)(nil)
 
 // verify checks the credentials of r and returns the token and the
 // credentials it came in.
@@ -225,11 +247,16 @@ func (a *Authenticator) verify(r *http.Request) (*Token, credentials, error) {
 	case c.scheme == SchemeBearer && a.dpopMode == DPoPRequired:
 		return nil, credentials{}, a.fail(http.StatusUnauthorized, SchemeDPoP, ErrorInvalidToken, "a DPoP-bound token is required", errBearerRefused)
 	}
-	if len(r.Header.Values("DPoP")) > 0 && c.scheme == SchemeBearer && a.dpop != nil {
+	if a.dpop != nil && c.scheme == SchemeBearer && len(r.Header.Values("DPoP")) > 0 {
 		// A proof with a bearer scheme is a confused or downgraded client.
 		return nil, credentials{}, a.fail(http.StatusBadRequest, SchemeBearer, ErrorInvalidRequest, "a DPoP proof needs the DPoP scheme", errBearerRefused)
 	}
-	tok, err := a.verifier.VerifyToken(r.Context(), c.token)
+	var tok *Token
+	if sv, ok := a.verifier.(sharingVerifier); ok {
+		tok, _, err = sv.verifyShared(r.Context(), c.token)
+	} else {
+		tok, err = a.verifier.VerifyToken(r.Context(), c.token)
+	}
 	if err != nil {
 		desc := "the access token is invalid"
 		if errors.Is(err, ErrVerifierUnavailable) {

@@ -3,7 +3,6 @@ package auth
 import (
 	"container/list"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,7 +161,7 @@ func (v *IntrospectionVerifier) VerifyToken(ctx context.Context, token string) (
 	if len(token) > v.opts.MaxTokenBytes {
 		return nil, fmt.Errorf("%w: larger than %d bytes", ErrInvalidToken, v.opts.MaxTokenBytes)
 	}
-	key := sha256.Sum256([]byte(token))
+	key := tokenKey(token)
 	if t := v.cached(key); t != nil {
 		return t, nil
 	}

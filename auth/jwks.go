@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"crypto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -104,6 +105,7 @@ func (k *keySet) lookup(ctx context.Context, kid, alg string) ([]jose.JSONWebKey
 
 		k.mu.Lock()
 		if err == nil {
+			sameKeyObjects(keys, k.keys)
 			k.keys, k.fetchedAt, k.lastErr = keys, k.now(), nil
 		} else {
 			k.lastErr = err
@@ -112,6 +114,44 @@ func (k *keySet) lookup(ctx context.Context, kid, alg string) ([]jose.JSONWebKey
 		close(ch)
 		k.mu.Unlock()
 		refreshed = true
+	}
+}
+
+// holds reports whether the key set still has the public key pub for
+// kid and alg, as lookup followed by hasKey would, but without allocating
+// when the key set is fresh and holds that very key object (which a
+// refetch keeps for unchanged keys, see sameKeyObjects). now is the
+// caller's clock reading.
+func (k *keySet) holds(ctx context.Context, kid, alg string, pub any, now time.Time) bool {
+	k.mu.Lock()
+	if k.inflight == nil && !k.fetchedAt.IsZero() && now.Sub(k.fetchedAt) < k.maxAge {
+		for i := range k.keys {
+			if keyMatches(&k.keys[i], kid, alg) && samePointer(k.keys[i].Key, pub) {
+				k.mu.Unlock()
+				return true
+			}
+		}
+	}
+	k.mu.Unlock()
+	keys, err := k.lookup(ctx, kid, alg)
+	return err == nil && hasKey(keys, pub)
+}
+
+// sameKeyObjects makes the keys of a refetched key set that are unchanged
+// (same kid, same key material) the objects of the previous set, so that
+// tokens remembered as verified by them still match by identity (holds).
+func sameKeyObjects(fetched, old []jose.JSONWebKey) {
+	for i := range fetched {
+		p, ok := fetched[i].Key.(interface{ Equal(crypto.PublicKey) bool })
+		if !ok {
+			continue
+		}
+		for j := range old {
+			if old[j].KeyID == fetched[i].KeyID && p.Equal(old[j].Key) {
+				fetched[i].Key = old[j].Key
+				break
+			}
+		}
 	}
 }
 
@@ -181,14 +221,16 @@ func parseJWKS(body []byte) ([]jose.JSONWebKey, error) {
 // whose declared algorithm, if any, is alg.
 func matchKeys(keys []jose.JSONWebKey, kid, alg string) []jose.JSONWebKey {
 	var out []jose.JSONWebKey
-	for _, key := range keys {
-		if kid != "" && key.KeyID != kid {
-			continue
+	for i := range keys {
+		if keyMatches(&keys[i], kid, alg) {
+			out = append(out, keys[i])
 		}
-		if key.Algorithm != "" && key.Algorithm != alg {
-			continue
-		}
-		out = append(out, key)
 	}
 	return out
+}
+
+// keyMatches reports whether key may verify a token with key id kid
+// (any key when kid is empty) and algorithm alg.
+func keyMatches(key *jose.JSONWebKey, kid, alg string) bool {
+	return (kid == "" || key.KeyID == kid) && (key.Algorithm == "" || key.Algorithm == alg)
 }

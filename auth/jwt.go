@@ -187,18 +187,36 @@ type accessClaims struct {
 	} `json:"cnf"`
 }
 
-// VerifyToken implements TokenVerifier.
+// VerifyToken implements TokenVerifier. The Token is the caller's own.
 func (v *JWTVerifier) VerifyToken(ctx context.Context, token string) (*Token, error) {
+	t, shared, err := v.verifyShared(ctx, token)
+	if shared {
+		t = t.clone()
+	}
+	return t, err
+}
+
+// verifyShared is VerifyToken without the copy of a remembered token:
+// when shared is true, t is the verified-token cache's own and must not be
+// modified. The Authenticator uses it, and copies what it hands out.
+func (v *JWTVerifier) verifyShared(ctx context.Context, token string) (t *Token, shared bool, err error) {
 	if len(token) > v.maxToken {
-		return nil, fmt.Errorf("%w: larger than %d bytes", ErrInvalidToken, v.maxToken)
+		return nil, false, fmt.Errorf("%w: larger than %d bytes", ErrInvalidToken, v.maxToken)
 	}
 	var cacheKey [32]byte
 	if v.cache != nil {
 		cacheKey = tokenKey(token)
 		if t := v.cached(ctx, cacheKey); t != nil {
-			return t, nil
+			return t, true, nil
 		}
 	}
+	t, err = v.verifyFull(ctx, token, cacheKey)
+	return t, false, err
+}
+
+// verifyFull verifies token in full and remembers it under cacheKey when
+// the cache is on.
+func (v *JWTVerifier) verifyFull(ctx context.Context, token string, cacheKey [32]byte) (*Token, error) {
 	tok, err := jwt.ParseSigned(token, v.algs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)

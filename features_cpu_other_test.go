@@ -1,0 +1,13 @@
+//go:build !unix
+
+package pmcp
+
+import "testing"
+
+// cpuPerOp runs loop; without getrusage it reports no CPU time.
+func cpuPerOp(b *testing.B, loop func()) {
+	b.Helper()
+	for b.Loop() {
+		loop()
+	}
+}
