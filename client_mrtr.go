@@ -1,6 +1,7 @@
 package pmcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -62,7 +63,12 @@ func WithMeta(m Meta) CallOption {
 	return func(c *callConfig) { c.meta = m }
 }
 
+// callConfigOf applies opts; nil when there are none (every use takes
+// nil for the zero configuration), so a plain call allocates none.
 func callConfigOf(opts []CallOption) *callConfig {
+	if len(opts) == 0 {
+		return nil
+	}
 	cfg := &callConfig{}
 	for _, o := range opts {
 		if o != nil {
@@ -234,7 +240,7 @@ func (s *ClientSession) requestMeta(cfg *callConfig, token jsontext.Value) (json
 func (s *ClientSession) callMeta(cfg *callConfig) (meta jsontext.Value, done func(), err error) {
 	done = func() {}
 	var token jsontext.Value
-	if cfg.progress != nil {
+	if cfg != nil && cfg.progress != nil {
 		id := s.progressSeq.Add(1)
 		token = strconv.AppendInt(nil, id, 10)
 		s.progressMu.Lock()
@@ -256,9 +262,20 @@ func (s *ClientSession) callMeta(cfg *callConfig) (meta jsontext.Value, done fun
 
 // resultTypeOf reads a result's resultType: "" (absent, which counts as
 // complete), complete or input_required. Anything else is an error.
+var (
+	resultTypeKey = []byte(`"resultType"`)
+	unicodeEscape = []byte(`\u`)
+)
+
 func resultTypeOf(method string, raw jsontext.Value) (string, error) {
 	if raw.Kind() != '{' {
 		return "", fmt.Errorf("pmcp: %s: malformed result: not a JSON object", method)
+	}
+	if !bytes.Contains(raw, resultTypeKey) && !bytes.Contains(raw, unicodeEscape) {
+		// No member anywhere can be named resultType: the name is not
+		// there as is, and no \u escape could spell it. Most results;
+		// their decode (which every caller does next) checks the rest.
+		return "", nil
 	}
 	var probe struct {
 		ResultType *string `json:"resultType"`
