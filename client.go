@@ -311,6 +311,8 @@ type ClientSession struct {
 	// ctx is the session's lifetime: cancelled when the connection ends.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// deadline is the latest shared call timeout (see sharedTimeout).
+	deadline atomic.Pointer[sharedDeadline]
 
 	progressMu  sync.Mutex
 	progress    map[int64]ProgressHandler
@@ -418,6 +420,9 @@ func (s *ClientSession) Close() error {
 		}
 		s.closeErr = err
 		s.cancel()
+		if d := s.deadline.Swap(nil); d != nil && d.cancel != nil {
+			d.cancel() // the earlier ones end at their deadlines
+		}
 		s.hosted.close()
 	})
 	if s.handlers.Load() == 0 {

@@ -151,8 +151,10 @@ func TestAllocBudgetClientPipe(t *testing.T) {
 	// was 44 before its _meta was pre-encoded at negotiation (issue 14);
 	// legacy 27 / modern 26 before the waiter channel was pooled (2), the
 	// resultType probe skipped when no member can be named so (2, it ran
-	// twice) and a call without options made no config (1).
-	budgets := map[string]float64{"legacy": 22, "modern": 21}
+	// twice) and a call without options made no config (1); 22 / 21
+	// before calls made with the same ctx shared their timeout context
+	// (5: the timer context, its timer, channel and cancel func).
+	budgets := map[string]float64{"legacy": 17, "modern": 16}
 	for _, e := range clientEras {
 		s := connectFakePipe(t, e.era)
 		checkAllocs(t, "client pipe "+e.name+" CallTool", budgets[e.name], func() { callEcho(t, s) })
@@ -167,8 +169,10 @@ func TestAllocBudgetClientHTTP(t *testing.T) {
 	// issue 14: legacy 65, modern 93 (_meta re-encoded and re-parsed into
 	// maps per call, header values built per request, the body read
 	// through a growing buffer); 59 and 68 before the pooled waiter, the
-	// skipped resultType probes and the nil call config (5 fewer).
-	budgets := map[string]float64{"legacy": 54, "modern": 63}
+	// skipped resultType probes and the nil call config (5 fewer); 54 and
+	// 63 before the shared call timeout (7 fewer: the request's own
+	// cancel context no longer registers in a fresh timer context).
+	budgets := map[string]float64{"legacy": 47, "modern": 56}
 	for _, e := range clientEras {
 		s := connectFakeHTTP(t, e.era)
 		checkAllocs(t, "client HTTP "+e.name+" CallTool", budgets[e.name], func() { callEcho(t, s) })
