@@ -152,7 +152,8 @@ type ClientOptions struct {
 	// CallTimeout bounds each request whose ctx has no deadline. Zero
 	// means DefaultClientCallTimeout; negative means no bound. In the
 	// modern era it applies to each round of a multi-round-trip call, not
-	// to the time the input handlers take.
+	// to the time the input handlers take. Calls made with the same ctx
+	// share one timer: a call may run up to 1/64 of CallTimeout longer.
 	CallTimeout time.Duration
 	// MaxInputRounds caps the input_required rounds of one modern call.
 	// Zero means DefaultClientMaxInputRounds.
