@@ -152,7 +152,8 @@ type ClientOptions struct {
 	// CallTimeout bounds each request whose ctx has no deadline. Zero
 	// means DefaultClientCallTimeout; negative means no bound. In the
 	// modern era it applies to each round of a multi-round-trip call, not
-	// to the time the input handlers take.
+	// to the time the input handlers take. Calls made with the same ctx
+	// share one timer: a call may run up to 1/64 of CallTimeout longer.
 	CallTimeout time.Duration
 	// MaxInputRounds caps the input_required rounds of one modern call.
 	// Zero means DefaultClientMaxInputRounds.
@@ -311,6 +312,8 @@ type ClientSession struct {
 	// ctx is the session's lifetime: cancelled when the connection ends.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// deadline is the latest shared call timeout (see sharedTimeout).
+	deadline atomic.Pointer[sharedDeadline]
 
 	progressMu  sync.Mutex
 	progress    map[int64]ProgressHandler
@@ -418,6 +421,9 @@ func (s *ClientSession) Close() error {
 		}
 		s.closeErr = err
 		s.cancel()
+		if d := s.deadline.Swap(nil); d != nil && d.cancel != nil {
+			d.cancel() // the earlier ones end at their deadlines
+		}
 		s.hosted.close()
 	})
 	if s.handlers.Load() == 0 {

@@ -368,3 +368,25 @@ func TestClientCapabilitiesDerivedFromHandlers(t *testing.T) {
 		t.Fatalf("legacy: %s", b)
 	}
 }
+
+// TestResultTypeOfFastPath: the byte scan that skips the probe decode
+// never misses a resultType member, even one whose name is escaped.
+func TestResultTypeOfFastPath(t *testing.T) {
+	for _, c := range []struct {
+		raw, want string
+		err       bool
+	}{
+		{`{"content":[{"type":"text","text":"a\nb"}]}`, "", false},
+		{`{"content":[{"type":"text","text":"resultType"}]}`, "", false},
+		{`{"resultType":"input_required","inputRequests":{}}`, ResultTypeInputRequired, false},
+		{`{"result\u0054ype":"input_required"}`, ResultTypeInputRequired, false},
+		{`{"\u0072esultType":"task"}`, ResultTypeTask, false},
+		{`{"resultType":"bogus"}`, "", true},
+		{`{"x":{"resultType":"task"}}`, "", false},
+	} {
+		got, err := resultTypeOf(MethodToolsCall, jsontext.Value(c.raw))
+		if got != c.want || (err != nil) != c.err {
+			t.Errorf("%s: %q, %v; want %q (error %v)", c.raw, got, err, c.want, c.err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package pmcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -309,27 +310,47 @@ func (s *Server) serveLegacy(req *jsonrpc.Request, ss *session) (Result, error) 
 	return &EmptyResult{}, nil // ping
 }
 
+// keptHandshake is what a legacy session keeps of its initialize, in one
+// allocation, immutable once made; raw is the params it was decoded from.
+type keptHandshake struct {
+	hs   handshake
+	pc   ProtocolContext
+	caps ClientCapabilities
+	info Implementation
+	raw  []byte
+}
+
+// maxSharedHandshakeBytes: initialize params longer than this are not
+// kept for sharing (the copy would cost more than it saves).
+const maxSharedHandshakeBytes = 4 << 10
+
 func (s *Server) initialize(req *jsonrpc.Request, ss *session) (Result, error) {
-	p, err := decodeParams[InitializeParams](req.Params)
-	if err != nil {
-		return nil, err
-	}
 	if ss.hs.Load() != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session already initialized"}
 	}
-	version := LatestLegacyVersion
-	if i := slices.Index(legacyVersions, p.ProtocolVersion); i >= 0 {
-		version = legacyVersions[i] // the constant: sessions keep no copy
+	// Sessions opened by the same client program usually send the same
+	// params byte for byte: they share one immutable handshake, so an idle
+	// session does not keep its own copy of the client's info and
+	// capabilities (most of its memory otherwise).
+	kept := s.lastHandshake.Load()
+	if kept == nil || len(req.Params) == 0 || !bytes.Equal(kept.raw, req.Params) {
+		p, err := decodeParams[InitializeParams](req.Params)
+		if err != nil {
+			return nil, err
+		}
+		version := LatestLegacyVersion
+		if i := slices.Index(legacyVersions, p.ProtocolVersion); i >= 0 {
+			version = legacyVersions[i] // the constant: sessions keep no copy
+		}
+		kept = &keptHandshake{caps: p.Capabilities, info: p.ClientInfo}
+		kept.pc = ProtocolContext{Era: EraLegacy, ProtocolVersion: version, ClientInfo: &kept.info, ClientCapabilities: &kept.caps}
+		kept.hs.pc = &kept.pc
+		if len(req.Params) <= maxSharedHandshakeBytes {
+			kept.raw = bytes.Clone(req.Params)
+			s.lastHandshake.Store(kept)
+		}
 	}
-	// What the session keeps, in one allocation.
-	kept := &struct {
-		hs   handshake
-		pc   ProtocolContext
-		caps ClientCapabilities
-		info Implementation
-	}{caps: p.Capabilities, info: p.ClientInfo}
-	kept.pc = ProtocolContext{Era: EraLegacy, ProtocolVersion: version, ClientInfo: &kept.info, ClientCapabilities: &kept.caps}
-	kept.hs.pc = &kept.pc
+	version := kept.pc.ProtocolVersion
 	if !ss.hs.CompareAndSwap(nil, &kept.hs) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session already initialized"}
 	}

@@ -79,7 +79,8 @@ type RequestHandlerExtra struct {
 
 // ProtocolContext is what the dispatcher resolved about the protocol for one
 // request. ClientInfo and ClientCapabilities are SELF-REPORTED by the client:
-// informational only, never an authorization anchor.
+// informational only, never an authorization anchor. Read-only: legacy
+// sessions whose initialize params were identical share one.
 type ProtocolContext struct {
 	Era                Era
 	ProtocolVersion    string

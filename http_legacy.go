@@ -34,7 +34,6 @@ type httpSession struct {
 	h         *StreamableHTTPHandler
 	id        string
 	principal string
-	ss        *session
 	lastUsed  atomic.Int64 // unix nanoseconds
 	active    atomic.Int32 // requests in flight plus attached writers
 	running   atomic.Int32 // requests in flight, bounded by maxRunning
@@ -44,27 +43,44 @@ type httpSession struct {
 
 	mu    sync.Mutex
 	ended bool
-	// ctx, made on first use (streams need one, JSON requests do not), is
-	// cancelled when the session ends; see context.
-	ctx    context.Context
-	cancel context.CancelFunc
 	// The requests in flight, for notifications/cancelled: the first one
-	// in the inline slot (first*), the others in the map, made when
-	// needed. Idle sessions hold neither.
+	// in the inline slot (first*), the others in io.inflight. Idle
+	// sessions hold no map.
+	hasFirst    bool
 	firstID     jsonrpc.ID
 	firstCancel context.CancelFunc
-	hasFirst    bool
-	inflight    map[jsonrpc.ID]context.CancelFunc
-	streams     map[string]*eventStream // streams of requests still running
-	nextStream  uint64
-	// standaloneBase is the sequence number the standalone stream starts
-	// after: non-zero in a session adopted from another replica.
+	// io holds what only sessions with streams, server-to-client calls or
+	// concurrent requests need; made on first use (guarded by mu), so an
+	// idle session that only served JSON requests holds none of it.
+	io *sessionIO
+
+	state session // the legacy-era state; the dispatcher gets &state
+}
+
+// sessionIO is the part of an httpSession made on first use; see
+// httpSession.io.
+type sessionIO struct {
+	// ctx is cancelled when the session ends; see context.
+	ctx      context.Context
+	cancel   context.CancelFunc
+	inflight map[jsonrpc.ID]context.CancelFunc // beyond the inline first
+	streams  map[string]*eventStream           // streams of requests still running
+	// nextStream numbers the request streams; standaloneBase is the
+	// sequence number the standalone stream starts after: both non-zero
+	// in a session adopted from another replica.
+	nextStream     uint64
 	standaloneBase uint64
 	standalone     *eventStream
 	listener       *listener
 	pending        *rpcconn.Pending // server-to-client calls; made on first use
+}
 
-	state session // what ss points to
+// ioLocked returns sess.io, making it; sess.mu is held.
+func (sess *httpSession) ioLocked() *sessionIO {
+	if sess.io == nil {
+		sess.io = new(sessionIO)
+	}
+	return sess.io
 }
 
 func (sess *httpSession) touch() { sess.lastUsed.Store(sess.h.now().UnixNano()) }
@@ -104,9 +120,8 @@ func (h *StreamableHTTPHandler) startReaperLocked() {
 // initSession makes a session, not yet registered.
 func (h *StreamableHTTPHandler) initSession(id, principal string) *httpSession {
 	sess := &httpSession{h: h, id: id, principal: principal}
-	sess.ss = &sess.state
-	sess.ss.id = sess.id
-	sess.ss.notify = sess.notifySession
+	sess.state.id = sess.id
+	sess.state.notify = sess.notifySession
 	if n := h.s.opts.MaxConcurrentRequests; n >= 0 {
 		if n == 0 {
 			n = DefaultMaxConcurrentRequests
@@ -198,34 +213,41 @@ func (h *StreamableHTTPHandler) endAllSessions() {
 func (sess *httpSession) context() context.Context {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	if sess.ctx == nil {
-		sess.ctx, sess.cancel = context.WithCancel(sess.h.ctx)
+	io := sess.ioLocked()
+	if io.ctx == nil {
+		io.ctx, io.cancel = context.WithCancel(sess.h.ctx)
 		if sess.ended {
-			sess.cancel()
+			io.cancel()
 		}
 	}
-	return sess.ctx
+	return io.ctx
 }
 
 // end cancels the session's requests, ends its streams and calls, and
 // drops its stored events unless keepEvents.
 func (sess *httpSession) end(keepEvents bool) {
-	defer sess.ss.finish()
+	defer sess.state.finish()
 	sess.mu.Lock()
 	if sess.ended {
 		sess.mu.Unlock()
 		return
 	}
 	sess.ended = true
-	l, p := sess.listener, sess.pending
-	sess.listener = nil
-	cancel := sess.cancel
-	var requests []context.CancelFunc
+	var (
+		l        *listener
+		p        *rpcconn.Pending
+		cancel   context.CancelFunc
+		requests []context.CancelFunc
+	)
 	if sess.hasFirst {
 		requests = append(requests, sess.firstCancel)
 	}
-	for _, c := range sess.inflight {
-		requests = append(requests, c)
+	if io := sess.io; io != nil {
+		l, p, cancel = io.listener, io.pending, io.cancel
+		io.listener = nil
+		for _, c := range io.inflight {
+			requests = append(requests, c)
+		}
 	}
 	sess.mu.Unlock()
 	if cancel != nil {
@@ -321,17 +343,20 @@ func (sess *httpSession) track(id jsonrpc.ID, cancel context.CancelFunc) bool {
 		sess.mu.Unlock()
 		return false
 	}
-	if _, dup := sess.inflight[id]; dup {
-		sess.mu.Unlock()
-		return false
+	if io := sess.io; io != nil {
+		if _, dup := io.inflight[id]; dup {
+			sess.mu.Unlock()
+			return false
+		}
 	}
 	if !sess.hasFirst {
 		sess.firstID, sess.firstCancel, sess.hasFirst = id, cancel, true
 	} else {
-		if sess.inflight == nil {
-			sess.inflight = make(map[jsonrpc.ID]context.CancelFunc)
+		io := sess.ioLocked()
+		if io.inflight == nil {
+			io.inflight = make(map[jsonrpc.ID]context.CancelFunc)
 		}
-		sess.inflight[id] = cancel
+		io.inflight[id] = cancel
 	}
 	ended := sess.ended
 	sess.mu.Unlock()
@@ -345,10 +370,10 @@ func (sess *httpSession) untrack(id jsonrpc.ID) {
 	sess.mu.Lock()
 	if sess.hasFirst && sess.firstID == id {
 		sess.firstID, sess.firstCancel, sess.hasFirst = jsonrpc.ID{}, nil, false
-	} else {
-		delete(sess.inflight, id)
-		if len(sess.inflight) == 0 {
-			sess.inflight = nil // idle sessions hold no map
+	} else if io := sess.io; io != nil {
+		delete(io.inflight, id)
+		if len(io.inflight) == 0 {
+			io.inflight = nil // idle sessions hold no map
 		}
 	}
 	sess.mu.Unlock()
@@ -359,8 +384,8 @@ func (sess *httpSession) cancelInflight(id jsonrpc.ID) {
 	var cancel context.CancelFunc
 	if sess.hasFirst && sess.firstID == id {
 		cancel = sess.firstCancel
-	} else {
-		cancel = sess.inflight[id]
+	} else if io := sess.io; io != nil {
+		cancel = io.inflight[id]
 	}
 	sess.mu.Unlock()
 	if cancel != nil {
@@ -372,18 +397,21 @@ func (sess *httpSession) cancelInflight(id jsonrpc.ID) {
 func (sess *httpSession) newStream() *eventStream {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	sess.nextStream++
-	st := newEventStream(sess, strconv.FormatUint(sess.nextStream, 10))
-	if sess.streams == nil {
-		sess.streams = make(map[string]*eventStream)
+	io := sess.ioLocked()
+	io.nextStream++
+	st := newEventStream(sess, strconv.FormatUint(io.nextStream, 10))
+	if io.streams == nil {
+		io.streams = make(map[string]*eventStream)
 	}
-	sess.streams[st.id] = st
+	io.streams[st.id] = st
 	return st
 }
 
 func (sess *httpSession) removeStream(st *eventStream) {
 	sess.mu.Lock()
-	delete(sess.streams, st.id)
+	if io := sess.io; io != nil {
+		delete(io.streams, st.id)
+	}
 	sess.mu.Unlock()
 }
 
@@ -391,10 +419,14 @@ func (sess *httpSession) removeStream(st *eventStream) {
 func (sess *httpSession) liveStream(id string) *eventStream {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	if id == standaloneStreamID {
-		return sess.standalone
+	io := sess.io
+	if io == nil {
+		return nil
 	}
-	return sess.streams[id]
+	if id == standaloneStreamID {
+		return io.standalone
+	}
+	return io.streams[id]
 }
 
 // standaloneStream returns the GET stream, creating it (and registering
@@ -405,19 +437,23 @@ func (sess *httpSession) standaloneStream() (*eventStream, *listener) {
 	if sess.ended {
 		return nil, nil
 	}
-	if sess.standalone == nil {
-		sess.standalone = newEventStream(sess, standaloneStreamID)
-		sess.standalone.seq = sess.standaloneBase
-		sess.listener = sess.h.s.newListener(sess.ss.accept)
-		sess.h.s.listeners.add(sess.listener)
+	io := sess.ioLocked()
+	if io.standalone == nil {
+		io.standalone = newEventStream(sess, standaloneStreamID)
+		io.standalone.seq = io.standaloneBase
+		io.listener = sess.h.s.newListener(sess.state.accept)
+		sess.h.s.listeners.add(io.listener)
 	}
-	return sess.standalone, sess.listener
+	return io.standalone, io.listener
 }
 
 func (sess *httpSession) standaloneOrNil() *eventStream {
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
-	return sess.standalone
+	if sess.io == nil {
+		return nil
+	}
+	return sess.io.standalone
 }
 
 // calls returns the tracker of server-to-client calls, nil once ended.
@@ -427,10 +463,17 @@ func (sess *httpSession) calls(create bool) *rpcconn.Pending {
 	if sess.ended {
 		return nil
 	}
-	if sess.pending == nil && create {
-		sess.pending = rpcconn.NewPending()
+	if !create {
+		if sess.io == nil {
+			return nil
+		}
+		return sess.io.pending
 	}
-	return sess.pending
+	io := sess.ioLocked()
+	if io.pending == nil {
+		io.pending = rpcconn.NewPending()
+	}
+	return io.pending
 }
 
 // notifyOn sends request-related notifications on a stream (droppable).
@@ -450,7 +493,11 @@ func notifyOn(st *eventStream) func(ctx context.Context, method string, params a
 // reach its client between requests.
 func (sess *httpSession) notifySession(_ context.Context, method string, params any) error {
 	sess.mu.Lock()
-	st, ended := sess.standalone, sess.ended
+	var st *eventStream
+	if sess.io != nil {
+		st = sess.io.standalone
+	}
+	ended := sess.ended
 	sess.mu.Unlock()
 	switch {
 	case ended:
@@ -555,7 +602,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	env := &rs.env
-	env.session, env.sessionID, env.authInfo, env.authCtx = sess.ss, sess.id, auth.info, auth.ctx
+	env.session, env.sessionID, env.authInfo, env.authCtx = &sess.state, sess.id, auth.info, auth.ctx
 
 	if !useSSE {
 		// JSON reply: request-related messages can only reach the client

@@ -174,9 +174,10 @@ func (h *StreamableHTTPHandler) adopt(ctx context.Context, rec SessionRecord) *h
 		base = evs[len(evs)-1].Seq
 	}
 	sess := h.initSession(rec.ID, rec.Principal)
-	sess.nextStream = uint64(rec.Epoch) << 32
-	sess.standaloneBase = base
-	if _, err := h.s.initialize(&jsonrpc.Request{Method: MethodInitialize, Params: jsontext.Value(rec.InitParams)}, sess.ss); err != nil {
+	io := sess.ioLocked() // not shared yet: no lock needed
+	io.nextStream = uint64(rec.Epoch) << 32
+	io.standaloneBase = base
+	if _, err := h.s.initialize(&jsonrpc.Request{Method: MethodInitialize, Params: jsontext.Value(rec.InitParams)}, &sess.state); err != nil {
 		h.log.Warn("pmcp: cannot replay the handshake of an adopted session", "session", rec.ID, "error", err)
 	}
 	h.smu.Lock()

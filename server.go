@@ -174,6 +174,11 @@ type Server struct {
 
 	tasks  *taskServer
 	skills skillSet
+
+	// lastHandshake is the latest legacy handshake with the initialize
+	// params it came from: a session whose params are byte-identical
+	// shares it instead of keeping its own copy (see initialize).
+	lastHandshake atomic.Pointer[keptHandshake]
 }
 
 // NewServer returns a Server. It fails only when opts are inconsistent

@@ -15,21 +15,35 @@ type session struct {
 	hs       atomic.Pointer[handshake]
 	logLevel atomic.Uint32 // LoggingLevel; LevelUnset until setLevel
 
-	mu   sync.Mutex
-	subs uriSet // subscribed resource URIs
-	// taskOwner owns the session's tasks without authentication.
-	taskOwner string
+	mu       sync.Mutex
+	finished bool // guarded by mu
+	// more holds what few sessions use, made on first use (guarded by mu):
+	// an idle session does not pay for it.
+	more *sessionMore
 
 	// notify sends a notification that belongs to no request, on the
 	// session's own channel (the connection on stdio, the standalone GET
 	// stream on Streamable HTTP). Set by the transport before any request
 	// is served; nil when there is none.
 	notify func(ctx context.Context, method string, params any) error
+}
 
-	// onEnd runs once when the session ends (see OnSessionEnd); guarded
-	// by mu, at most MaxSessionEndFuncs entries.
-	onEnd    []func()
-	finished bool
+// sessionMore is the part of a session made on first use.
+type sessionMore struct {
+	subs uriSet // subscribed resource URIs
+	// taskOwner owns the session's tasks without authentication.
+	taskOwner string
+	// onEnd runs once when the session ends (see OnSessionEnd), at most
+	// MaxSessionEndFuncs entries.
+	onEnd []func()
+}
+
+// moreLocked returns ss.more, making it; ss.mu is held.
+func (ss *session) moreLocked() *sessionMore {
+	if ss.more == nil {
+		ss.more = new(sessionMore)
+	}
+	return ss.more
 }
 
 // addOnEnd registers f to run at finish. It runs f at once when the
@@ -41,11 +55,12 @@ func (ss *session) addOnEnd(f func()) bool {
 		f()
 		return true
 	}
-	if len(ss.onEnd) >= MaxSessionEndFuncs {
+	m := ss.moreLocked()
+	if len(m.onEnd) >= MaxSessionEndFuncs {
 		ss.mu.Unlock()
 		return false
 	}
-	ss.onEnd = append(ss.onEnd, f)
+	m.onEnd = append(m.onEnd, f)
 	ss.mu.Unlock()
 	return true
 }
@@ -60,8 +75,10 @@ func (ss *session) finish() {
 		return
 	}
 	ss.finished = true
-	fs := ss.onEnd
-	ss.onEnd = nil
+	var fs []func()
+	if m := ss.more; m != nil {
+		fs, m.onEnd = m.onEnd, nil
+	}
 	ss.mu.Unlock()
 	for _, f := range fs {
 		f()
@@ -84,19 +101,21 @@ func (ss *session) protocol() *ProtocolContext {
 func (ss *session) subscribe(uri string, lim subLimits) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.subs.add(uri, lim, "resources/subscribe")
+	return ss.moreLocked().subs.add(uri, lim, "resources/subscribe")
 }
 
 func (ss *session) unsubscribe(uri string) {
 	ss.mu.Lock()
-	ss.subs.remove(uri)
+	if m := ss.more; m != nil {
+		m.subs.remove(uri)
+	}
 	ss.mu.Unlock()
 }
 
 func (ss *session) subscribed(uri string) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.subs.has(uri)
+	return ss.more != nil && ss.more.subs.has(uri)
 }
 
 // accept is the legacy listener filter: list changes go to every

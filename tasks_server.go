@@ -630,15 +630,16 @@ func (e *RequestHandlerExtra) SetTaskStatusMessage(msg string) error {
 func (ss *session) taskOwnerID() string {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	if ss.taskOwner == "" {
+	m := ss.moreLocked()
+	if m.taskOwner == "" {
 		if ss.id != "" {
 			h := sha256.Sum256([]byte("pmcp task owner\x00" + ss.id))
-			ss.taskOwner = "session:" + hex.EncodeToString(h[:18])
+			m.taskOwner = "session:" + hex.EncodeToString(h[:18])
 		} else {
 			var b [18]byte
 			_, _ = rand.Read(b[:])
-			ss.taskOwner = "session:" + hex.EncodeToString(b[:])
+			m.taskOwner = "session:" + hex.EncodeToString(b[:])
 		}
 	}
-	return ss.taskOwner
+	return m.taskOwner
 }

@@ -47,9 +47,9 @@ func NewPending() *Pending {
 // fails the waiter. A receive that yields ok == false therefore means the
 // connection is gone and [Pending.Err] tells why. After CloseAll, Add returns
 // a channel that is already closed.
-func (p *Pending) Add() (jsonrpc.ID, <-chan *jsonrpc.Response) {
+func (p *Pending) Add() (jsonrpc.ID, chan *jsonrpc.Response) {
 	id := jsonrpc.Int64ID(p.next.Add(1))
-	ch := make(chan *jsonrpc.Response, 1)
+	ch := waiterPool.Get().(chan *jsonrpc.Response)
 	p.mu.Lock()
 	if p.err != nil {
 		p.mu.Unlock()
@@ -60,6 +60,13 @@ func (p *Pending) Add() (jsonrpc.ID, <-chan *jsonrpc.Response) {
 	p.mu.Unlock()
 	return id, ch
 }
+
+// waiterPool recycles waiter channels: await returns a channel once it
+// received the one value sent on it (nothing can send again: Resolve
+// removed the waiter under the lock before sending) or once it forgot a
+// waiter nobody had taken, so a call makes no channel (two allocations).
+// Closed channels are never returned.
+var waiterPool = sync.Pool{New: func() any { return make(chan *jsonrpc.Response, 1) }}
 
 // Resolve delivers r to the waiter registered for r.ID and reports whether
 // there was one. A response whose id is unknown, already resolved or
@@ -148,28 +155,38 @@ func (p *Pending) Dropped() uint64 { return p.dropped.Load() }
 // response won the race (it was delivered before Forget), Await returns it
 // instead, so a nil-error result is never lost. Await must be called at most
 // once per Add, and id must not have been forgotten by anyone else.
-func (p *Pending) Await(ctx context.Context, id jsonrpc.ID, ch <-chan *jsonrpc.Response) (jsontext.Value, error) {
+// After Await, ch belongs to the Pending again: do not use it.
+func (p *Pending) Await(ctx context.Context, id jsonrpc.ID, ch chan *jsonrpc.Response) (jsontext.Value, error) {
 	v, err, _ := p.await(ctx, id, ch)
 	return v, err
 }
 
 // await is Await that also reports whether the request was abandoned: ctx
 // ended before any response, and the waiter was forgotten.
-func (p *Pending) await(ctx context.Context, id jsonrpc.ID, ch <-chan *jsonrpc.Response) (_ jsontext.Value, _ error, abandoned bool) {
+func (p *Pending) await(ctx context.Context, id jsonrpc.ID, ch chan *jsonrpc.Response) (_ jsontext.Value, _ error, abandoned bool) {
 	select {
 	case r, ok := <-ch:
-		v, err := p.outcome(r, ok)
-		return v, err, false
+		return p.received(ch, r, ok)
 	case <-ctx.Done():
 		if p.Forget(id) {
+			waiterPool.Put(ch) // nobody took it: nothing will be sent
 			return nil, ctx.Err(), true
 		}
 		// Resolve or CloseAll removed the waiter under the lock and is
 		// about to send on or close ch (or already has).
 		r, ok := <-ch
-		v, err := p.outcome(r, ok)
-		return v, err, false
+		return p.received(ch, r, ok)
 	}
+}
+
+// received is the outcome of the one receive on ch, which goes back to
+// the pool unless CloseAll closed it.
+func (p *Pending) received(ch chan *jsonrpc.Response, r *jsonrpc.Response, ok bool) (jsontext.Value, error, bool) {
+	if ok {
+		waiterPool.Put(ch)
+	}
+	v, err := p.outcome(r, ok)
+	return v, err, false
 }
 
 func (p *Pending) outcome(r *jsonrpc.Response, ok bool) (jsontext.Value, error) {

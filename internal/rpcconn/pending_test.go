@@ -143,7 +143,7 @@ func TestPendingCloseAll(t *testing.T) {
 
 	for _, w := range []struct {
 		id jsonrpc.ID
-		ch <-chan *jsonrpc.Response
+		ch chan *jsonrpc.Response
 	}{{id1, ch1}, {id2, ch2}} {
 		if r, ok := <-w.ch; ok {
 			t.Fatalf("waiter %v got %v, want closed channel", w.id, r)

@@ -29,6 +29,10 @@ import (
 // DefaultMaxLineBytes is the default cap on one input line: 4 MiB.
 const DefaultMaxLineBytes = 4 << 20
 
+// DefaultNotificationQueueBytes is the default bound on the notification
+// lines that may wait to be written after their Writes returned: 64 KiB.
+const DefaultNotificationQueueBytes = 64 << 10
+
 // ErrClosed is returned by Read and Write after Close. It is net.ErrClosed,
 // so errors.Is(err, net.ErrClosed) works the same for every transport.
 var ErrClosed = net.ErrClosed
@@ -43,6 +47,25 @@ type Options struct {
 	MaxLineBytes int
 	// Limits is passed to jsonrpc.Decode for every line.
 	Limits jsonrpc.Limits
+	// NotificationQueueBytes bounds the lines waiting to be written whose
+	// Writes already returned: a notification's Write (a Request without
+	// an id) returns once its line is queued while the queue holds fewer
+	// bytes than this, and waits for the write otherwise. A tool's progress
+	// notifications then go out together (with its response) instead of
+	// one write and one wait each. Zero means
+	// DefaultNotificationQueueBytes; negative means no queue: every Write
+	// returns once its line is written. Requests and responses always wait.
+	NotificationQueueBytes int
+}
+
+func (o Options) queueBytes() int {
+	switch {
+	case o.NotificationQueueBytes == 0:
+		return DefaultNotificationQueueBytes
+	case o.NotificationQueueBytes < 0:
+		return 0
+	}
+	return o.NotificationQueueBytes
 }
 
 func (o Options) maxLine() int {
@@ -60,6 +83,8 @@ type Stream struct {
 	w       io.Writer
 	maxLine int
 	limits  jsonrpc.Limits
+	// maxQueued is the bound of Options.NotificationQueueBytes; 0: none.
+	maxQueued int
 
 	rmu      sync.Mutex // serializes Read; guards the fields below
 	br       *bufio.Reader
@@ -93,11 +118,12 @@ var _ jsonrpc.Stream = (*Stream)(nil)
 // Close closes r and w if they implement io.Closer.
 func NewStream(r io.Reader, w io.Writer, opts Options) *Stream {
 	s := &Stream{
-		r:       r,
-		w:       w,
-		maxLine: opts.maxLine(),
-		limits:  opts.Limits,
-		br:      bufio.NewReaderSize(r, 64<<10),
+		r:         r,
+		w:         w,
+		maxLine:   opts.maxLine(),
+		limits:    opts.Limits,
+		maxQueued: opts.queueBytes(),
+		br:        bufio.NewReaderSize(r, 64<<10),
 	}
 	// Probe the deadline: an *os.File in blocking mode has the method but
 	// reports os.ErrNoDeadline.
@@ -303,13 +329,22 @@ type wbatch struct {
 // Write encodes m as one line and writes it to the underlying writer.
 // Concurrent Writes are serialized and never interleave; lines that are
 // ready together (several responses of a pipelined burst) are coalesced
-// into one Write call on the underlying writer. Write returns once its
-// line was written, or failed.
+// into one Write call on the underlying writer. Lines are written in the
+// order their Writes were called.
+//
+// A request or a response returns once its line was written, or failed;
+// so does a notification when Options.NotificationQueueBytes is negative
+// or the queue is full. Otherwise a notification returns once its line is
+// queued: it is written soon (by a goroutine, or with a line written
+// after it), and always before any line written after it, so when a
+// later request or response Write returns, every notification queued
+// before it was written too.
 //
 // Like Read, Write checks ctx only before writing: a write blocked on the
 // underlying writer cannot be interrupted except by closing it. If writing
 // fails, the line may have been written partially, so the error is sticky:
-// every later Write returns it too.
+// every later Write returns it too (a queued notification's failure is
+// returned by the Writes after it).
 func (s *Stream) Write(ctx context.Context, m jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -334,12 +369,25 @@ func (s *Stream) Write(ctx context.Context, m jsonrpc.Message) error {
 		return err
 	}
 	others := s.unanswered.Load()
-	if r, ok := m.(*jsonrpc.Response); ok && r.ID.IsValid() {
-		others = s.unanswered.Add(-1)
+	queue := false
+	switch r := m.(type) {
+	case *jsonrpc.Response:
+		if r.ID.IsValid() {
+			others = s.unanswered.Add(-1)
+		}
+	case *jsonrpc.Request:
+		queue = !r.ID.IsValid() && s.maxQueued > 0
 	}
 	if b := s.cur; b != nil {
-		// Join the open batch and wait for it to be written.
+		// Join the open batch and wait for it to be written, unless this
+		// is a notification and the batch has room.
+		queue = queue && len(*b.buf)+len(line) <= s.maxQueued
 		*b.buf = append(*b.buf, line...)
+		if queue {
+			s.qmu.Unlock()
+			putBuf(lp)
+			return nil
+		}
 		if b.done == nil {
 			b.done = make(chan struct{})
 		}
@@ -352,6 +400,14 @@ func (s *Stream) Write(ctx context.Context, m jsonrpc.Message) error {
 	b := &wbatch{buf: lp}
 	s.cur = b
 	s.qmu.Unlock()
+	if queue && len(line) <= s.maxQueued {
+		// A notification opening a batch: a goroutine writes it, so the
+		// notifications and the response that follow at once (a tool's
+		// progress, then its result) join it instead of each waiting for
+		// its own write.
+		go s.writeQueued(b)
+		return nil
+	}
 
 	// Leader. While other requests are being served, let the goroutines
 	// that are ready (handlers with their responses) join first. The batch
@@ -369,6 +425,17 @@ func (s *Stream) Write(ctx context.Context, m jsonrpc.Message) error {
 	err = b.err
 	s.qmu.Unlock()
 	return err
+}
+
+// writeQueued writes batch b, opened by a queued notification, unless
+// another writer took it first.
+func (s *Stream) writeQueued(b *wbatch) {
+	if s.unanswered.Load() > 0 {
+		runtime.Gosched()
+	}
+	s.wmu.Lock()
+	s.writeBatch(b)
+	s.wmu.Unlock()
 }
 
 // flushOpen writes the open batch, if there is one and no write is under
@@ -428,7 +495,8 @@ func putBuf(bp *[]byte) {
 // io.Closer (once, if they are the same value). It is safe to call more
 // than once; later calls return the first call's result. Close does not
 // wait for a pending Read or Write; closing the underlying reader and
-// writer is what unblocks them.
+// writer is what unblocks them. Queued notifications not yet written
+// when Close is called are not written.
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)

@@ -461,8 +461,8 @@ func (w *failWriter) Write(p []byte) (int, error) {
 func TestWriteErrorIsSticky(t *testing.T) {
 	w := &failWriter{}
 	s := NewStream(strings.NewReader(""), w, Options{})
-	err1 := s.Write(context.Background(), &jsonrpc.Request{Method: "m"})
-	err2 := s.Write(context.Background(), &jsonrpc.Request{Method: "m"})
+	err1 := s.Write(context.Background(), &jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "m"})
+	err2 := s.Write(context.Background(), &jsonrpc.Request{ID: jsonrpc.Int64ID(2), Method: "m"})
 	if err1 == nil || err2 != err1 || w.n != 1 {
 		t.Fatalf("errors %v, %v after %d write calls", err1, err2, w.n)
 	}
