@@ -111,3 +111,41 @@ func BenchmarkAccessLogRecord(b *testing.B) {
 	b.ReportAllocs()
 	cpuPerOp(b, record)
 }
+
+// BenchmarkAccessLogRecordEra is the access record alone as the bench
+// features leg's server writes it for each era's tools/call of echo over
+// Streamable HTTP: legacy with its session and the negotiated version,
+// modern with its _meta version and no session; no principal (the leg's
+// accesslog server has no auth). The modern record has one attribute
+// fewer and no session string to escape, so it must not cost more.
+func BenchmarkAccessLogRecordEra(b *testing.B) {
+	for _, era := range []struct {
+		name    string
+		body    string
+		pc      ProtocolContext
+		session string
+	}{
+		{"legacy", benchEchoLegacy, ProtocolContext{Era: EraLegacy, ProtocolVersion: Version20251125}, newSessionID()},
+		{"modern", benchEchoModern, ProtocolContext{Era: EraModern, ProtocolVersion: Version20260728}, ""},
+	} {
+		b.Run(era.name, func(b *testing.B) {
+			s := newBenchServerWith(b, ServerOptions{Logger: discardJSONLogger()})
+			req := mustDecodeRequest(b, era.body)
+			hreq, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:8080/mcp", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rs := new(reqState)
+			rs.params.scan(req.Params)
+			rs.env.httpReq = hreq
+			rs.env.sessionID = era.session
+			rs.pc = era.pc
+			rs.extra.ProtocolContext = &rs.pc
+			rs.accessStart = time.Now()
+			res := textResult("hello")
+			ctx := context.Background()
+			b.ReportAllocs()
+			cpuPerOp(b, func() { s.logAccess(ctx, req, rs, res, nil, 79) })
+		})
+	}
+}

@@ -42,8 +42,15 @@ import (
 //	           echo_task, which completes at once; the load generator's
 //	           round is create (tools/call as a task) -> tasks/get
 //	           (completed) [-> tasks/result in the 2025-11-25 era]
+//	spin       a control, not a feature: -spin of pure CPU work (no
+//	           allocation, no memory traffic) after pmcp wrote the response
+//	           and before net/http flushes it, where the access log runs.
+//	           Its delta over plain shows how much a feature's measured
+//	           cost exceeds the CPU it spends itself (scheduling, kernel
+//	           and cache effects of the closed loop on a shared machine).
 var (
-	feature  = flag.String("feature", "plain", "plain, accesslog, otel, otelbatch, jwt or task")
+	feature  = flag.String("feature", "plain", "plain, accesslog, otel, otelbatch, jwt, task or spin")
+	spinFor  = flag.Duration("spin", 1400*time.Nanosecond, "spin: CPU time to spend per HTTP request")
 	tokenOut = flag.String("token-out", "", "jwt: write the bearer token to `file`")
 )
 
@@ -53,7 +60,7 @@ func serverOptions() pmcp.ServerOptions {
 	// harness.StreamNotes passes the progress rate limit.
 	o := pmcp.ServerOptions{Name: "bench-pmcp", Version: "1.0.0", ProgressBurst: harness.StreamNotes}
 	switch *feature {
-	case "plain", "jwt":
+	case "plain", "jwt", "spin":
 	case "task":
 		o.Tasks = &pmcp.TaskOptions{StoreOptions: taskStoreOptions}
 	case "accesslog":
@@ -162,4 +169,43 @@ func signES256(key *ecdsa.PrivateKey, kid string, claims map[string]any) string 
 		panic(err)
 	}
 	return input + "." + b64(append(pad32(r), pad32(s)...))
+}
+
+// withSpin wraps h for the spin control: after h served a request (the
+// response is written into net/http's buffer, not yet flushed), it spends
+// *spinFor of CPU in a loop calibrated at start.
+func withSpin(h http.Handler) http.Handler {
+	if *feature != "spin" {
+		return h
+	}
+	n := spinIterations(*spinFor)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		spinLoop(n, uint64(r.ContentLength))
+	})
+}
+
+// spinIterations returns how many iterations of spinLoop take d, from the
+// fastest of a few timed runs (the slower ones were interrupted).
+func spinIterations(d time.Duration) int {
+	const n = 2_000_000
+	best := time.Duration(1<<63 - 1)
+	for range 5 {
+		t := time.Now()
+		spinLoop(n, 1)
+		best = min(best, time.Since(t))
+	}
+	return int(float64(d) * n / float64(max(best, 1)))
+}
+
+// spinLoop is n steps of a linear congruential generator from x: a
+// dependency chain of multiplications the compiler cannot shorten, in a
+// call it does not inline or drop.
+//
+//go:noinline
+func spinLoop(n int, x uint64) uint64 {
+	for range n {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	return x
 }

@@ -75,7 +75,7 @@ func main() {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 			}
 		}))
-		return pmcp.NewStreamableHTTPHandler(s, withFeature(pmcp.StreamableHTTPOptions{
+		return withSpin(pmcp.NewStreamableHTTPHandler(s, withFeature(pmcp.StreamableHTTPOptions{
 			// One application/json body per request, as every target of
 			// the bench answers (see README.md).
 			JSONResponse: !*harness.SSE,
@@ -86,7 +86,7 @@ func main() {
 			// cap is DefaultMaxListenStreams (1,024).
 			MaxListenStreams:    20000,
 			DetachListenStreams: *detach,
-		}))
+		})))
 	}, func(ctx context.Context) error {
 		return newServer().Serve(ctx, stdio.Stdio(stdio.Options{}))
 	})
