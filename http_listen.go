@@ -81,7 +81,11 @@ var errListenWrite = errors.New("pmcp: listen stream closed")
 // stream) and is copied as is.
 func (lw *listenWriter) send(_ context.Context, method string, params any) error {
 	raw, ok := params.(jsontext.Value)
-	if !ok {
+	if ok {
+		if k, isList := listKindOf(method); isList && oneLineObject(raw) {
+			return lw.sendList(k, raw)
+		}
+	} else {
 		var err error
 		if raw, err = marshalParams(method, params); err != nil {
 			return err
@@ -102,6 +106,19 @@ func (lw *listenWriter) send(_ context.Context, method string, params any) error
 		return err
 	}
 	sw.buf = append(b, "\n\n"...)
+	return lw.flush()
+}
+
+// sendList writes a list change of the listen stream: the shared frame
+// around the params the handler encoded once.
+func (lw *listenWriter) sendList(k listKind, raw jsontext.Value) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.broken || lw.ended {
+		return errListenWrite
+	}
+	lw.buffer()
+	lw.sw.buf = appendListFrame(lw.sw.buf, k, raw)
 	return lw.flush()
 }
 

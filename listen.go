@@ -1,6 +1,7 @@
 package pmcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
@@ -142,4 +143,43 @@ func releaseParams(req *jsonrpc.Request, env *requestEnv) {
 		rs.extra.RequestMeta = nil
 		rs.pc.ClientInfo, rs.pc.ClientCapabilities = nil, nil
 	}
+}
+
+// listFramePrefix holds, by list kind, the bytes of a list-changed SSE
+// event up to its params: the same for every stream, so a stream's frame
+// is this, its encoded params (subscriptionParams) and listFrameSuffix,
+// without encoding a message per stream.
+var listFramePrefix = func() (m [resourceUpdated]string) {
+	for k := range m {
+		m[k] = `event: message` + "\n" + `data: {"jsonrpc":"2.0","method":"` + listMethods[k] + `","params":`
+	}
+	return m
+}()
+
+const listFrameSuffix = "}\n\n"
+
+// appendListFrame appends the SSE event of a list change of kind k whose
+// params are raw: a JSON object without line breaks, as subscriptionParams
+// makes. It is byte for byte the frame jsonrpc.AppendMessage gives.
+func appendListFrame(dst []byte, k listKind, raw jsontext.Value) []byte {
+	dst = append(dst, listFramePrefix[k]...)
+	dst = append(dst, raw...)
+	return append(dst, listFrameSuffix...)
+}
+
+// oneLineObject reports whether raw can go into appendListFrame as is: a
+// JSON object (without leading whitespace) on one line, as
+// subscriptionParams makes. Anything else takes the general encoder.
+func oneLineObject(raw jsontext.Value) bool {
+	return len(raw) > 0 && raw[0] == '{' && bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0
+}
+
+// listKindOf returns the list kind of a list-changed method.
+func listKindOf(method string) (listKind, bool) {
+	for k := listTools; k < resourceUpdated; k++ {
+		if listMethods[k] == method {
+			return k, true
+		}
+	}
+	return 0, false
 }

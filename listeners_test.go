@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -148,6 +150,36 @@ func TestListenNotificationBytes(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Fatalf("id %s:\n got %s\nwant %s", id, got, want)
 		}
+	}
+	// The shared frame around a stream's params (detached and in-line
+	// listen streams) is the frame the general encoder makes.
+	for _, id := range []jsonrpc.ID{jsonrpc.Int64ID(7), jsonrpc.StringID(`sub "1" <é>`)} {
+		raw := subscriptionParams(id)
+		if !oneLineObject(raw) {
+			t.Fatalf("id %s: subscriptionParams %s is not a one-line object", id, raw)
+		}
+		for k := listTools; k < resourceUpdated; k++ {
+			want := []byte("event: message\ndata: ")
+			want, err := jsonrpc.AppendMessage(want, &jsonrpc.Request{Method: listMethods[k], Params: raw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, "\n\n"...)
+			if got := appendListFrame([]byte("x"), k, raw); !bytes.Equal(got[1:], want) {
+				t.Fatalf("%s, id %s:\n got %q\nwant %q", listMethods[k], id, got[1:], want)
+			}
+			if got, ok := listKindOf(listMethods[k]); !ok || got != k {
+				t.Fatalf("listKindOf(%s) = %d, %v", listMethods[k], got, ok)
+			}
+		}
+	}
+	for _, raw := range []string{` {}`, "{\n}", "{\r}", `[]`, ``} {
+		if oneLineObject(jsontext.Value(raw)) {
+			t.Fatalf("oneLineObject(%q) = true: it must take the general encoder", raw)
+		}
+	}
+	if _, ok := listKindOf(NotificationResourceUpdated); ok {
+		t.Fatal("resources/updated is not a list change")
 	}
 	for k := listTools; k < resourceUpdated; k++ {
 		want, err := encodeMessage(noID, listMethods[k], struct{}{})
