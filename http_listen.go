@@ -25,10 +25,8 @@ func (h *StreamableHTTPHandler) serveListen(ctx context.Context, w http.Response
 	// Progress or log notifications of the request (a middleware's) are
 	// written in line as well, in order with the listen frames.
 	env.notify = lw.send
-	env.streamDone = h.drain
-	tick, stopTick := h.keepAlive()
-	defer stopTick()
-	env.listenTick, env.listenPing = tick, lw.ping
+	env.streamDone, env.streamDoneCtx = h.drain, h.drainCtx
+	env.listenEvery, env.listenPing = h.opts.KeepAliveInterval, lw.ping
 	if h.detached != nil {
 		env.detach = func(ack []byte, l *listener, id jsonrpc.ID, params jsontext.Value) bool {
 			return h.detachListen(w, r, lw, ack, l, id, params)

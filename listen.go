@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"sync/atomic"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -89,6 +91,15 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 		}
 		return env.listenSend(ctx, listMethods[ev.kind], params)
 	}
+	if taskq == nil && (env.streamDone == nil || env.streamDoneCtx != nil) {
+		return nil, listenQuiet(ctx, env, l, send)
+	}
+	var tick <-chan time.Time
+	if env.listenEvery > 0 {
+		t := time.NewTicker(env.listenEvery)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,10 +116,48 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 			if err := l.drain(send); err != nil {
 				return nil, err
 			}
-		case <-env.listenTick:
+		case <-tick:
 			if err := env.listenPing(); err != nil {
 				return nil, err
 			}
+		}
+	}
+}
+
+// listenQuiet is the wait loop of a listen stream without task ids whose
+// stream end is a context: everything that can wake the stream (an event,
+// the request's end, the stream's end, a keep-alive) signals l.ready, so
+// the stream waits on that one channel. A fan-out then wakes each of
+// thousands of streams with one channel receive instead of a select that
+// locks and queues on four channels.
+func listenQuiet(ctx context.Context, env *requestEnv, l *listener, send func(event) error) error {
+	defer context.AfterFunc(ctx, l.wake)()
+	done := env.streamDoneCtx
+	if done != nil {
+		defer context.AfterFunc(done, l.wake)()
+	}
+	var ping atomic.Bool
+	var timer *time.Timer
+	if d := env.listenEvery; d > 0 {
+		timer = time.AfterFunc(d, func() {
+			ping.Store(true)
+			l.wake()
+		})
+		defer timer.Stop()
+	}
+	for {
+		<-l.ready
+		if ctx.Err() != nil || (done != nil && done.Err() != nil) {
+			return errListenEnded
+		}
+		if err := l.drain(send); err != nil {
+			return err
+		}
+		if ping.Swap(false) {
+			if err := env.listenPing(); err != nil {
+				return err
+			}
+			timer.Reset(env.listenEvery)
 		}
 	}
 }

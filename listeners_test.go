@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -224,5 +225,61 @@ func TestHTTPModernListenKeepAliveAndEnd(t *testing.T) {
 			t.Fatalf("after the client left: %d listeners (want %d), %d listen streams", srv.Stats().Listeners, base, e.h.Stats().ListenStreams)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestHTTPModernListenQuietWait: an in-line listen stream waits on its
+// listener alone, so everything else must wake it through that channel:
+// keep-alives keep coming (the timer re-arms after each), events between
+// them go out, and Shutdown ends the stream while its client is still
+// there (Shutdown returns without waiting for its context).
+func TestHTTPModernListenQuietWait(t *testing.T) {
+	srv, _ := newHTTPTestServer(t)
+	e := newHTTPEnv(t, srv, &StreamableHTTPOptions{KeepAliveInterval: 2 * time.Millisecond})
+	listen := modernBody(5, MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil)
+	resp := e.do(context.Background(), http.MethodPost, listen, modernHeaders(MethodSubscriptionsListen, ""))
+	defer resp.Body.Close()
+	wantStatus(t, resp, 200)
+	rd := newSSEReader(t, resp.Body)
+	if ack, _, ok := rd.nextMessage(); !ok || ack.Method != NotificationSubscriptionsAck {
+		t.Fatalf("first frame %+v", ack)
+	}
+	for round := range 3 {
+		for i := range 3 {
+			if ev, ok := rd.next(); !ok || !ev.comment {
+				t.Fatalf("round %d: keep-alive %d: got %+v", round, i, ev)
+			}
+		}
+		srv.notifyListChanged(listTools)
+		for {
+			ev, ok := rd.next()
+			if !ok {
+				t.Fatalf("round %d: stream ended before the list change", round)
+			}
+			if ev.comment {
+				continue
+			}
+			if !strings.Contains(ev.data, NotificationToolsListChanged) || !strings.Contains(ev.data, `subscriptionId":5}`) {
+				t.Fatalf("round %d: want the tools list change of subscription 5, got %+v", round, ev)
+			}
+			break
+		}
+	}
+	// Without keep-alives only the drain can wake the stream to end it.
+	e2 := newHTTPEnv(t, srv, &StreamableHTTPOptions{KeepAliveInterval: -1})
+	resp2 := e2.do(context.Background(), http.MethodPost, listen, modernHeaders(MethodSubscriptionsListen, ""))
+	defer resp2.Body.Close()
+	wantStatus(t, resp2, 200)
+	rd2 := newSSEReader(t, resp2.Body)
+	if ack, _, ok := rd2.nextMessage(); !ok || ack.Method != NotificationSubscriptionsAck {
+		t.Fatalf("first frame %+v", ack)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e2.h.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v (the listen stream did not end when the handler drained)", err)
+	}
+	if ev, ok := rd2.next(); ok {
+		t.Fatalf("after Shutdown: %+v", ev)
 	}
 }
