@@ -49,6 +49,18 @@ func (s *sseWriter) event(id string, data []byte) {
 	s.buf = append(s.buf, "\n\n"...)
 }
 
+// eventSeq appends one message event whose id is eventID(stream, seq),
+// formatted in place.
+func (s *sseWriter) eventSeq(stream string, seq uint64, data []byte) {
+	s.buf = append(s.buf, "id: "...)
+	s.buf = append(s.buf, stream...)
+	s.buf = append(s.buf, '-')
+	s.buf = strconv.AppendUint(s.buf, seq, 10)
+	s.buf = append(s.buf, "\nevent: message\ndata: "...)
+	s.buf = append(s.buf, data...)
+	s.buf = append(s.buf, "\n\n"...)
+}
+
 // priming appends the SEP-1699 priming event: an id, the reconnection
 // delay and empty data.
 func (s *sseWriter) priming(id string, retry time.Duration) {
@@ -292,6 +304,13 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 		ready = po.events.ready
 	}
 	for {
+		// take gets everything queued so far: a signal still pending from
+		// those pushes (the list-changed case below queues through send,
+		// which signals) would only cost an empty round of this loop.
+		select {
+		case <-st.signal:
+		default:
+		}
 		evs, complete, ok := st.take(a)
 		if !ok {
 			_ = sw.flush() // a replay may be buffered
@@ -301,7 +320,7 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 			if ev.seq <= po.written {
 				continue
 			}
-			sw.event(eventID(st.id, ev.seq), ev.data)
+			sw.eventSeq(st.id, ev.seq, ev.data)
 			po.written = ev.seq
 		}
 		if err := sw.flush(); err != nil {

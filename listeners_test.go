@@ -283,3 +283,18 @@ func TestHTTPModernListenQuietWait(t *testing.T) {
 		t.Fatalf("after Shutdown: %+v", ev)
 	}
 }
+
+// TestSSEEventSeq: the event id formatted in place is eventID's.
+func TestSSEEventSeq(t *testing.T) {
+	for _, c := range []struct {
+		stream string
+		seq    uint64
+	}{{"0", 0}, {"17", 1}, {"3", 18446744073709551615}} {
+		var a, b sseWriter
+		a.event(eventID(c.stream, c.seq), []byte(`{"a":1}`))
+		b.eventSeq(c.stream, c.seq, []byte(`{"a":1}`))
+		if !bytes.Equal(a.buf, b.buf) {
+			t.Fatalf("%s-%d: got %q, want %q", c.stream, c.seq, b.buf, a.buf)
+		}
+	}
+}
