@@ -156,7 +156,8 @@ type eventStream struct {
 	queued   int // droppable events in q
 	drops    int
 	att      *attachment
-	complete bool // the final response is queued
+	complete bool            // the final response is queued
+	sctx     context.Context // the session's context, once looked up
 }
 
 // attachment is one writer of a stream; stop ends it.
@@ -206,7 +207,12 @@ func (st *eventStream) push(data []byte, droppable, final bool) bool {
 		st.queued++
 	}
 	st.complete = final
-	if sctx := st.sess.context(); sctx.Err() == nil {
+	if st.sctx == nil {
+		// The session's context is made once and never replaced: look it
+		// up (under the session's lock) once per stream, not per event.
+		st.sctx = st.sess.context()
+	}
+	if sctx := st.sctx; sctx.Err() == nil {
 		if err := h.store.Append(sctx, st.sess.id, st.id, st.seq, data); err != nil {
 			h.storeErrs.Add(1)
 			h.log.Warn("pmcp: event store append failed", "session", st.sess.id, "stream", st.id, "error", err)
