@@ -40,10 +40,14 @@ type requestEnv struct {
 	// streamDone, when not nil, is closed when the transport stops reading;
 	// listen streams end then.
 	streamDone <-chan struct{}
-	// listenTick, when not nil, ticks when a listen stream should show it
-	// is alive; listenPing then writes a keep-alive (SSE comment).
-	listenTick <-chan time.Time
-	listenPing func() error
+	// streamDoneCtx, when not nil, is cancelled when streamDone is
+	// closed: a listen stream then waits on its listener alone (see
+	// listenQuiet).
+	streamDoneCtx context.Context
+	// listenEvery, when positive, is how often a listen stream shows it is
+	// alive: listenPing then writes a keep-alive (SSE comment).
+	listenEvery time.Duration
+	listenPing  func() error
 	// detach, when not nil, offers the transport a listen stream (without
 	// task ids) to serve without the handler's goroutine: ack is the
 	// encoded acknowledgement, l the registered listener, params the

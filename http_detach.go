@@ -75,6 +75,7 @@ type detachedPool struct {
 	cond    *sync.Cond
 	streams map[*detachedStream]struct{}
 	runq    []*detachedStream
+	idle    int // writers waiting on cond
 	closed  bool
 }
 
@@ -107,11 +108,18 @@ func (p *detachedPool) add(ds *detachedStream) bool {
 	return true
 }
 
+// push queues ds. Only a push onto an empty queue wakes a writer; a
+// writer that takes a stream and leaves others behind wakes the next idle
+// one. A fan-out to thousands of streams so costs a few wake-ups, not a
+// Signal per stream, while a writer stuck on a stalled client (up to the
+// write timeout) still leaves the rest of the queue to the others.
 func (p *detachedPool) push(ds *detachedStream) {
 	p.mu.Lock()
 	if !p.closed {
 		p.runq = append(p.runq, ds)
-		p.cond.Signal()
+		if len(p.runq) == 1 && p.idle > 0 {
+			p.cond.Signal()
+		}
 	}
 	p.mu.Unlock()
 }
@@ -122,7 +130,9 @@ func (p *detachedPool) writer() {
 	for {
 		p.mu.Lock()
 		for len(p.runq) == 0 && !p.closed {
+			p.idle++
 			p.cond.Wait()
+			p.idle--
 		}
 		if p.closed {
 			p.mu.Unlock()
@@ -133,6 +143,8 @@ func (p *detachedPool) writer() {
 		p.runq = p.runq[1:]
 		if len(p.runq) == 0 {
 			p.runq = p.runq[:0:0] // let a burst's backing array go
+		} else if p.idle > 0 {
+			p.cond.Signal()
 		}
 		p.mu.Unlock()
 		buf = ds.run(buf[:0])
@@ -241,12 +253,14 @@ func (ds *detachedStream) run(buf []byte) []byte {
 
 func (ds *detachedStream) write(buf []byte) []byte {
 	_ = ds.l.drain(func(ev event) error {
-		raw := ds.params
-		if ev.kind == resourceUpdated {
-			var err error
-			if raw, err = marshalParams(listMethods[ev.kind], &ResourceUpdatedParams{URI: ev.uri, Meta: Meta{MetaSubscriptionID: ds.id}}); err != nil {
-				return nil // cannot happen: a string and an id
-			}
+		if ev.kind != resourceUpdated {
+			// The shared frame around the stream's encoded params.
+			buf = appendListFrame(buf, ev.kind, ds.params)
+			return nil
+		}
+		raw, err := marshalParams(listMethods[ev.kind], &ResourceUpdatedParams{URI: ev.uri, Meta: Meta{MetaSubscriptionID: ds.id}})
+		if err != nil {
+			return nil // cannot happen: a string and an id
 		}
 		n := len(buf)
 		buf = append(buf, "event: message\ndata: "...)

@@ -25,10 +25,8 @@ func (h *StreamableHTTPHandler) serveListen(ctx context.Context, w http.Response
 	// Progress or log notifications of the request (a middleware's) are
 	// written in line as well, in order with the listen frames.
 	env.notify = lw.send
-	env.streamDone = h.drain
-	tick, stopTick := h.keepAlive()
-	defer stopTick()
-	env.listenTick, env.listenPing = tick, lw.ping
+	env.streamDone, env.streamDoneCtx = h.drain, h.drainCtx
+	env.listenEvery, env.listenPing = h.opts.KeepAliveInterval, lw.ping
 	if h.detached != nil {
 		env.detach = func(ack []byte, l *listener, id jsonrpc.ID, params jsontext.Value) bool {
 			return h.detachListen(w, r, lw, ack, l, id, params)
@@ -81,7 +79,11 @@ var errListenWrite = errors.New("pmcp: listen stream closed")
 // stream) and is copied as is.
 func (lw *listenWriter) send(_ context.Context, method string, params any) error {
 	raw, ok := params.(jsontext.Value)
-	if !ok {
+	if ok {
+		if k, isList := listKindOf(method); isList && oneLineObject(raw) {
+			return lw.sendList(k, raw)
+		}
+	} else {
 		var err error
 		if raw, err = marshalParams(method, params); err != nil {
 			return err
@@ -102,6 +104,19 @@ func (lw *listenWriter) send(_ context.Context, method string, params any) error
 		return err
 	}
 	sw.buf = append(b, "\n\n"...)
+	return lw.flush()
+}
+
+// sendList writes a list change of the listen stream: the shared frame
+// around the params the handler encoded once.
+func (lw *listenWriter) sendList(k listKind, raw jsontext.Value) error {
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if lw.broken || lw.ended {
+		return errListenWrite
+	}
+	lw.buffer()
+	lw.sw.buf = appendListFrame(lw.sw.buf, k, raw)
 	return lw.flush()
 }
 

@@ -49,6 +49,18 @@ func (s *sseWriter) event(id string, data []byte) {
 	s.buf = append(s.buf, "\n\n"...)
 }
 
+// eventSeq appends one message event whose id is eventID(stream, seq),
+// formatted in place.
+func (s *sseWriter) eventSeq(stream string, seq uint64, data []byte) {
+	s.buf = append(s.buf, "id: "...)
+	s.buf = append(s.buf, stream...)
+	s.buf = append(s.buf, '-')
+	s.buf = strconv.AppendUint(s.buf, seq, 10)
+	s.buf = append(s.buf, "\nevent: message\ndata: "...)
+	s.buf = append(s.buf, data...)
+	s.buf = append(s.buf, "\n\n"...)
+}
+
 // priming appends the SEP-1699 priming event: an id, the reconnection
 // delay and empty data.
 func (s *sseWriter) priming(id string, retry time.Duration) {
@@ -144,7 +156,8 @@ type eventStream struct {
 	queued   int // droppable events in q
 	drops    int
 	att      *attachment
-	complete bool // the final response is queued
+	complete bool            // the final response is queued
+	sctx     context.Context // the session's context, once looked up
 }
 
 // attachment is one writer of a stream; stop ends it.
@@ -194,7 +207,12 @@ func (st *eventStream) push(data []byte, droppable, final bool) bool {
 		st.queued++
 	}
 	st.complete = final
-	if sctx := st.sess.context(); sctx.Err() == nil {
+	if st.sctx == nil {
+		// The session's context is made once and never replaced: look it
+		// up (under the session's lock) once per stream, not per event.
+		st.sctx = st.sess.context()
+	}
+	if sctx := st.sctx; sctx.Err() == nil {
 		if err := h.store.Append(sctx, st.sess.id, st.id, st.seq, data); err != nil {
 			h.storeErrs.Add(1)
 			h.log.Warn("pmcp: event store append failed", "session", st.sess.id, "stream", st.id, "error", err)
@@ -292,6 +310,13 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 		ready = po.events.ready
 	}
 	for {
+		// take gets everything queued so far: a signal still pending from
+		// those pushes (the list-changed case below queues through send,
+		// which signals) would only cost an empty round of this loop.
+		select {
+		case <-st.signal:
+		default:
+		}
 		evs, complete, ok := st.take(a)
 		if !ok {
 			_ = sw.flush() // a replay may be buffered
@@ -301,7 +326,7 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 			if ev.seq <= po.written {
 				continue
 			}
-			sw.event(eventID(st.id, ev.seq), ev.data)
+			sw.eventSeq(st.id, ev.seq, ev.data)
 			po.written = ev.seq
 		}
 		if err := sw.flush(); err != nil {

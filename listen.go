@@ -1,8 +1,11 @@
 package pmcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"sync/atomic"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -88,6 +91,15 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 		}
 		return env.listenSend(ctx, listMethods[ev.kind], params)
 	}
+	if taskq == nil && (env.streamDone == nil || env.streamDoneCtx != nil) {
+		return nil, listenQuiet(ctx, env, l, send)
+	}
+	var tick <-chan time.Time
+	if env.listenEvery > 0 {
+		t := time.NewTicker(env.listenEvery)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -104,10 +116,48 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 			if err := l.drain(send); err != nil {
 				return nil, err
 			}
-		case <-env.listenTick:
+		case <-tick:
 			if err := env.listenPing(); err != nil {
 				return nil, err
 			}
+		}
+	}
+}
+
+// listenQuiet is the wait loop of a listen stream without task ids whose
+// stream end is a context: everything that can wake the stream (an event,
+// the request's end, the stream's end, a keep-alive) signals l.ready, so
+// the stream waits on that one channel. A fan-out then wakes each of
+// thousands of streams with one channel receive instead of a select that
+// locks and queues on four channels.
+func listenQuiet(ctx context.Context, env *requestEnv, l *listener, send func(event) error) error {
+	defer context.AfterFunc(ctx, l.wake)()
+	done := env.streamDoneCtx
+	if done != nil {
+		defer context.AfterFunc(done, l.wake)()
+	}
+	var ping atomic.Bool
+	var timer *time.Timer
+	if d := env.listenEvery; d > 0 {
+		timer = time.AfterFunc(d, func() {
+			ping.Store(true)
+			l.wake()
+		})
+		defer timer.Stop()
+	}
+	for {
+		<-l.ready
+		if ctx.Err() != nil || (done != nil && done.Err() != nil) {
+			return errListenEnded
+		}
+		if err := l.drain(send); err != nil {
+			return err
+		}
+		if ping.Swap(false) {
+			if err := env.listenPing(); err != nil {
+				return err
+			}
+			timer.Reset(env.listenEvery)
 		}
 	}
 }
@@ -142,4 +192,43 @@ func releaseParams(req *jsonrpc.Request, env *requestEnv) {
 		rs.extra.RequestMeta = nil
 		rs.pc.ClientInfo, rs.pc.ClientCapabilities = nil, nil
 	}
+}
+
+// listFramePrefix holds, by list kind, the bytes of a list-changed SSE
+// event up to its params: the same for every stream, so a stream's frame
+// is this, its encoded params (subscriptionParams) and listFrameSuffix,
+// without encoding a message per stream.
+var listFramePrefix = func() (m [resourceUpdated]string) {
+	for k := range m {
+		m[k] = `event: message` + "\n" + `data: {"jsonrpc":"2.0","method":"` + listMethods[k] + `","params":`
+	}
+	return m
+}()
+
+const listFrameSuffix = "}\n\n"
+
+// appendListFrame appends the SSE event of a list change of kind k whose
+// params are raw: a JSON object without line breaks, as subscriptionParams
+// makes. It is byte for byte the frame jsonrpc.AppendMessage gives.
+func appendListFrame(dst []byte, k listKind, raw jsontext.Value) []byte {
+	dst = append(dst, listFramePrefix[k]...)
+	dst = append(dst, raw...)
+	return append(dst, listFrameSuffix...)
+}
+
+// oneLineObject reports whether raw can go into appendListFrame as is: a
+// JSON object (without leading whitespace) on one line, as
+// subscriptionParams makes. Anything else takes the general encoder.
+func oneLineObject(raw jsontext.Value) bool {
+	return len(raw) > 0 && raw[0] == '{' && bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0
+}
+
+// listKindOf returns the list kind of a list-changed method.
+func listKindOf(method string) (listKind, bool) {
+	for k := listTools; k < resourceUpdated; k++ {
+		if listMethods[k] == method {
+			return k, true
+		}
+	}
+	return 0, false
 }

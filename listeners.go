@@ -80,11 +80,16 @@ func (l *listener) put(ev event) bool {
 		onReady()
 		return true
 	}
+	l.wake()
+	return true
+}
+
+// wake signals ready without blocking.
+func (l *listener) wake() {
 	select {
 	case l.ready <- struct{}{}:
 	default:
 	}
-	return true
 }
 
 // setOnReady makes f the wake-up of l from now on, and calls it when

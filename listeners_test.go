@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
@@ -149,6 +152,36 @@ func TestListenNotificationBytes(t *testing.T) {
 			t.Fatalf("id %s:\n got %s\nwant %s", id, got, want)
 		}
 	}
+	// The shared frame around a stream's params (detached and in-line
+	// listen streams) is the frame the general encoder makes.
+	for _, id := range []jsonrpc.ID{jsonrpc.Int64ID(7), jsonrpc.StringID(`sub "1" <é>`)} {
+		raw := subscriptionParams(id)
+		if !oneLineObject(raw) {
+			t.Fatalf("id %s: subscriptionParams %s is not a one-line object", id, raw)
+		}
+		for k := listTools; k < resourceUpdated; k++ {
+			want := []byte("event: message\ndata: ")
+			want, err := jsonrpc.AppendMessage(want, &jsonrpc.Request{Method: listMethods[k], Params: raw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, "\n\n"...)
+			if got := appendListFrame([]byte("x"), k, raw); !bytes.Equal(got[1:], want) {
+				t.Fatalf("%s, id %s:\n got %q\nwant %q", listMethods[k], id, got[1:], want)
+			}
+			if got, ok := listKindOf(listMethods[k]); !ok || got != k {
+				t.Fatalf("listKindOf(%s) = %d, %v", listMethods[k], got, ok)
+			}
+		}
+	}
+	for _, raw := range []string{` {}`, "{\n}", "{\r}", `[]`, ``} {
+		if oneLineObject(jsontext.Value(raw)) {
+			t.Fatalf("oneLineObject(%q) = true: it must take the general encoder", raw)
+		}
+	}
+	if _, ok := listKindOf(NotificationResourceUpdated); ok {
+		t.Fatal("resources/updated is not a list change")
+	}
 	for k := listTools; k < resourceUpdated; k++ {
 		want, err := encodeMessage(noID, listMethods[k], struct{}{})
 		if err != nil {
@@ -192,5 +225,76 @@ func TestHTTPModernListenKeepAliveAndEnd(t *testing.T) {
 			t.Fatalf("after the client left: %d listeners (want %d), %d listen streams", srv.Stats().Listeners, base, e.h.Stats().ListenStreams)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestHTTPModernListenQuietWait: an in-line listen stream waits on its
+// listener alone, so everything else must wake it through that channel:
+// keep-alives keep coming (the timer re-arms after each), events between
+// them go out, and Shutdown ends the stream while its client is still
+// there (Shutdown returns without waiting for its context).
+func TestHTTPModernListenQuietWait(t *testing.T) {
+	srv, _ := newHTTPTestServer(t)
+	e := newHTTPEnv(t, srv, &StreamableHTTPOptions{KeepAliveInterval: 2 * time.Millisecond})
+	listen := modernBody(5, MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil)
+	resp := e.do(context.Background(), http.MethodPost, listen, modernHeaders(MethodSubscriptionsListen, ""))
+	defer resp.Body.Close()
+	wantStatus(t, resp, 200)
+	rd := newSSEReader(t, resp.Body)
+	if ack, _, ok := rd.nextMessage(); !ok || ack.Method != NotificationSubscriptionsAck {
+		t.Fatalf("first frame %+v", ack)
+	}
+	for round := range 3 {
+		for i := range 3 {
+			if ev, ok := rd.next(); !ok || !ev.comment {
+				t.Fatalf("round %d: keep-alive %d: got %+v", round, i, ev)
+			}
+		}
+		srv.notifyListChanged(listTools)
+		for {
+			ev, ok := rd.next()
+			if !ok {
+				t.Fatalf("round %d: stream ended before the list change", round)
+			}
+			if ev.comment {
+				continue
+			}
+			if !strings.Contains(ev.data, NotificationToolsListChanged) || !strings.Contains(ev.data, `subscriptionId":5}`) {
+				t.Fatalf("round %d: want the tools list change of subscription 5, got %+v", round, ev)
+			}
+			break
+		}
+	}
+	// Without keep-alives only the drain can wake the stream to end it.
+	e2 := newHTTPEnv(t, srv, &StreamableHTTPOptions{KeepAliveInterval: -1})
+	resp2 := e2.do(context.Background(), http.MethodPost, listen, modernHeaders(MethodSubscriptionsListen, ""))
+	defer resp2.Body.Close()
+	wantStatus(t, resp2, 200)
+	rd2 := newSSEReader(t, resp2.Body)
+	if ack, _, ok := rd2.nextMessage(); !ok || ack.Method != NotificationSubscriptionsAck {
+		t.Fatalf("first frame %+v", ack)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e2.h.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v (the listen stream did not end when the handler drained)", err)
+	}
+	if ev, ok := rd2.next(); ok {
+		t.Fatalf("after Shutdown: %+v", ev)
+	}
+}
+
+// TestSSEEventSeq: the event id formatted in place is eventID's.
+func TestSSEEventSeq(t *testing.T) {
+	for _, c := range []struct {
+		stream string
+		seq    uint64
+	}{{"0", 0}, {"17", 1}, {"3", 18446744073709551615}} {
+		var a, b sseWriter
+		a.event(eventID(c.stream, c.seq), []byte(`{"a":1}`))
+		b.eventSeq(c.stream, c.seq, []byte(`{"a":1}`))
+		if !bytes.Equal(a.buf, b.buf) {
+			t.Fatalf("%s-%d: got %q, want %q", c.stream, c.seq, b.buf, a.buf)
+		}
 	}
 }
