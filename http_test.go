@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -195,6 +196,9 @@ func (s *sseReader) nextMessage() (*rpcReply, sseEvent, bool) {
 
 // modernBody builds a modern request body.
 func modernBody(id any, method string, params map[string]any, caps map[string]any) string {
+	// A copy: callers pass shared tables (scopedOps), and writing _meta
+	// into them leaked a modern _meta into later legacy requests.
+	params = maps.Clone(params)
 	if params == nil {
 		params = map[string]any{}
 	}
