@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gopmcp/pmcp/internal/benchcpu"
 )
 
 // The benchmarks of this file measure what the optional features of the
@@ -69,7 +71,7 @@ func BenchmarkHTTPToolsCallFeatures(b *testing.B) {
 		}{{"legacy", legacy}, {"modern", modern}} {
 			b.Run(f.name+"/"+c.name, func(b *testing.B) {
 				b.ReportAllocs()
-				cpuPerOp(b, c.hb.serve)
+				benchcpu.PerOp(b, c.hb.serve)
 				if c.hb.w.status != http.StatusOK || !isEchoResult(c.hb.w.body) {
 					b.Fatalf("status %d: %s", c.hb.w.status, c.hb.w.body)
 				}
@@ -109,7 +111,7 @@ func accessLogFixture(tb testing.TB, logger *slog.Logger) (*Server, func()) {
 func BenchmarkAccessLogRecord(b *testing.B) {
 	_, record := accessLogFixture(b, discardJSONLogger())
 	b.ReportAllocs()
-	cpuPerOp(b, record)
+	benchcpu.PerOp(b, record)
 }
 
 // BenchmarkAccessLogRecordEra is the access record alone as the bench
@@ -145,7 +147,7 @@ func BenchmarkAccessLogRecordEra(b *testing.B) {
 			res := textResult("hello")
 			ctx := context.Background()
 			b.ReportAllocs()
-			cpuPerOp(b, func() { s.logAccess(ctx, req, rs, res, nil, 79) })
+			benchcpu.PerOp(b, func() { s.logAccess(ctx, req, rs, res, nil, 79) })
 		})
 	}
 }

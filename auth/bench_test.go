@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/benchcpu"
 )
 
 // BenchmarkAuthenticateJWT is the per-request cost of a JWT bearer token
@@ -27,7 +28,7 @@ func BenchmarkAuthenticateJWT(b *testing.B) {
 			}
 			r := bearerRequest(tok)
 			b.ReportAllocs()
-			cpuPerOp(b, func() {
+			benchcpu.PerOp(b, func() {
 				if _, _, err := a.Authenticate(r); err != nil {
 					b.Fatal(err)
 				}
@@ -50,7 +51,7 @@ func BenchmarkAuthenticateJWTUncached(b *testing.B) {
 			}
 			r := bearerRequest(tok)
 			b.ReportAllocs()
-			cpuPerOp(b, func() {
+			benchcpu.PerOp(b, func() {
 				if _, _, err := a.Authenticate(r); err != nil {
 					b.Fatal(err)
 				}
@@ -69,7 +70,7 @@ func BenchmarkVerifyJWTHit(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	cpuPerOp(b, func() {
+	benchcpu.PerOp(b, func() {
 		if _, err := v.VerifyToken(context.Background(), tok); err != nil {
 			b.Fatal(err)
 		}
@@ -190,7 +191,7 @@ func BenchmarkHTTPToolsCallJWT(b *testing.B) {
 		}{{"legacy", newBenchCall(b, h, benchEchoLegacy, lh)}, {"modern", newBenchCall(b, h, benchEchoModern, mh)}} {
 			b.Run(mode+"/"+c.era, func(b *testing.B) {
 				b.ReportAllocs()
-				cpuPerOp(b, c.call.serve)
+				benchcpu.PerOp(b, c.call.serve)
 				if c.call.w.status != http.StatusOK || !strings.Contains(string(c.call.w.body), `"text":"hello"`) {
 					b.Fatalf("status %d: %s", c.call.w.status, c.call.w.body)
 				}
