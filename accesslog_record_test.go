@@ -135,7 +135,7 @@ func TestAccessLogHandlerError(t *testing.T) {
 	h, legacy, _ := newBenchHTTPWith(t, ServerOptions{Logger: logger}, StreamableHTTPOptions{}, nil)
 	defer h.Close()
 	legacy.serve()
-	if legacy.w.status != http.StatusOK || !isEchoResult(legacy.w.body) {
-		t.Fatalf("status %d: %s", legacy.w.status, legacy.w.body)
+	if legacy.w.Status != http.StatusOK || !isEchoResult(legacy.w.Body) {
+		t.Fatalf("status %d: %s", legacy.w.Status, legacy.w.Body)
 	}
 }

@@ -105,8 +105,8 @@ func TestAllocBudgetHTTP(t *testing.T) {
 	checkAllocs(t, "HTTP legacy tools/call", 14, legacy.serve)
 	checkAllocs(t, "HTTP modern tools/call", 19, modern.serve)
 	for _, hb := range []*httpBench{legacy, modern} {
-		if hb.w.status != http.StatusOK {
-			t.Fatalf("status %d: %s", hb.w.status, hb.w.body)
+		if hb.w.Status != http.StatusOK {
+			t.Fatalf("status %d: %s", hb.w.Status, hb.w.Body)
 		}
 	}
 }
@@ -133,8 +133,8 @@ func TestAllocBudgetAccessLog(t *testing.T) {
 	checkAllocs(t, "HTTP legacy tools/call, access log", 14+1, legacy.serve)
 	checkAllocs(t, "HTTP modern tools/call, access log", 19+1, modern.serve)
 	for _, hb := range []*httpBench{legacy, modern} {
-		if hb.w.status != http.StatusOK || !isEchoResult(hb.w.body) {
-			t.Fatalf("status %d: %s", hb.w.status, hb.w.body)
+		if hb.w.Status != http.StatusOK || !isEchoResult(hb.w.Body) {
+			t.Fatalf("status %d: %s", hb.w.Status, hb.w.Body)
 		}
 	}
 }
@@ -149,8 +149,8 @@ func TestAllocBudgetBearer(t *testing.T) {
 	checkAllocs(t, "HTTP legacy tools/call, bearer", 14+3, legacy.serve)
 	checkAllocs(t, "HTTP modern tools/call, bearer", 19+3, modern.serve)
 	for _, hb := range []*httpBench{legacy, modern} {
-		if hb.w.status != http.StatusOK || !isEchoResult(hb.w.body) {
-			t.Fatalf("status %d: %s", hb.w.status, hb.w.body)
+		if hb.w.Status != http.StatusOK || !isEchoResult(hb.w.Body) {
+			t.Fatalf("status %d: %s", hb.w.Status, hb.w.Body)
 		}
 	}
 }

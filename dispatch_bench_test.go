@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/benchkit"
 	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/transport/memory"
@@ -274,55 +274,15 @@ func BenchmarkMemoryPipeToolsCall(b *testing.B) {
 
 // ---- HTTP --------------------------------------------------------------
 
-// benchRW is a minimal reusable http.ResponseWriter: it keeps the status
-// and the body and reuses its header map.
-type benchRW struct {
-	h      http.Header
-	status int
-	body   []byte
-}
-
-func (w *benchRW) Header() http.Header { return w.h }
-func (w *benchRW) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-}
-func (w *benchRW) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	w.body = append(w.body, p...)
-	return len(p), nil
-}
-
-// The deadline and flush methods make http.ResponseController work as on a
-// real connection (where they are cheap), instead of failing with
-// ErrNotSupported errors that a real server never builds.
-func (w *benchRW) SetReadDeadline(time.Time) error  { return nil }
-func (w *benchRW) SetWriteDeadline(time.Time) error { return nil }
-func (w *benchRW) FlushError() error                { return nil }
-
-func (w *benchRW) reset() {
-	clear(w.h)
-	w.status = 0
-	w.body = w.body[:0]
-}
-
-// benchBody is a reusable request body.
-type benchBody struct{ bytes.Reader }
-
-func (*benchBody) Close() error { return nil }
-
 // httpBench holds a request that is replayed against a handler: the
 // request, its header and body are built once, as a server's connection
 // would reuse its buffers.
 type httpBench struct {
 	h    *StreamableHTTPHandler
 	req  *http.Request
-	body *benchBody
+	body *benchkit.Body
 	data []byte
-	w    *benchRW
+	w    *benchkit.ResponseWriter
 }
 
 func newHTTPBench(tb testing.TB, h *StreamableHTTPHandler, data string, hdr http.Header) *httpBench {
@@ -337,13 +297,13 @@ func newHTTPBench(tb testing.TB, h *StreamableHTTPHandler, data string, hdr http
 	req.Header = hdr
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	hb := &httpBench{h: h, req: req, body: new(benchBody), data: []byte(data), w: &benchRW{h: http.Header{}}}
+	hb := &httpBench{h: h, req: req, body: new(benchkit.Body), data: []byte(data), w: benchkit.NewResponseWriter()}
 	req.Body = hb.body
 	return hb
 }
 
 func (hb *httpBench) serve() {
-	hb.w.reset()
+	hb.w.Reset()
 	hb.body.Reset(hb.data)
 	hb.req.ContentLength = int64(len(hb.data))
 	hb.h.ServeHTTP(hb.w, hb.req)
@@ -372,9 +332,9 @@ func newBenchHTTPWith(tb testing.TB, sopts ServerOptions, hopts StreamableHTTPOp
 	}
 	init := newHTTPBench(tb, h, benchInitialize, with(http.Header{}))
 	init.serve()
-	sid := init.w.h.Get(headerSessionID)
-	if init.w.status != http.StatusOK || sid == "" {
-		tb.Fatalf("initialize: status %d, body %s", init.w.status, init.w.body)
+	sid := init.w.H.Get(headerSessionID)
+	if init.w.Status != http.StatusOK || sid == "" {
+		tb.Fatalf("initialize: status %d, body %s", init.w.Status, init.w.Body)
 	}
 	legacy = newHTTPBench(tb, h, benchEchoLegacy, with(http.Header{
 		"Mcp-Session-Id":       {sid},
@@ -387,8 +347,8 @@ func newBenchHTTPWith(tb testing.TB, sopts ServerOptions, hopts StreamableHTTPOp
 	}))
 	for _, hb := range []*httpBench{legacy, modern} {
 		hb.serve()
-		if hb.w.status != http.StatusOK || !bytes.Contains(hb.w.body, []byte(`"text":"hello"`)) {
-			tb.Fatalf("status %d, body %s", hb.w.status, hb.w.body)
+		if hb.w.Status != http.StatusOK || !bytes.Contains(hb.w.Body, []byte(`"text":"hello"`)) {
+			tb.Fatalf("status %d, body %s", hb.w.Status, hb.w.Body)
 		}
 	}
 	return h, legacy, modern
@@ -409,8 +369,8 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 			for b.Loop() {
 				c.hb.serve()
 			}
-			if c.hb.w.status != http.StatusOK {
-				b.Fatalf("status %d", c.hb.w.status)
+			if c.hb.w.Status != http.StatusOK {
+				b.Fatalf("status %d", c.hb.w.Status)
 			}
 		})
 	}
@@ -424,7 +384,7 @@ func BenchmarkHTTPToolsCallSSE(b *testing.B) {
 	defer h.Close()
 	init := newHTTPBench(b, h, benchInitialize, http.Header{})
 	init.serve()
-	sid := init.w.h.Get(headerSessionID)
+	sid := init.w.H.Get(headerSessionID)
 	legacy := newHTTPBench(b, h, benchEchoLegacy, http.Header{
 		"Mcp-Session-Id":       {sid},
 		"Mcp-Protocol-Version": {Version20251125},
@@ -443,8 +403,8 @@ func BenchmarkHTTPToolsCallSSE(b *testing.B) {
 			for b.Loop() {
 				c.hb.serve()
 			}
-			if c.hb.w.status != http.StatusOK || !bytes.Contains(c.hb.w.body, []byte(`"text":"hello"`)) {
-				b.Fatalf("status %d: %s", c.hb.w.status, c.hb.w.body)
+			if c.hb.w.Status != http.StatusOK || !bytes.Contains(c.hb.w.Body, []byte(`"text":"hello"`)) {
+				b.Fatalf("status %d: %s", c.hb.w.Status, c.hb.w.Body)
 			}
 		})
 	}

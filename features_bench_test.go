@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopmcp/pmcp/internal/benchcpu"
+	"github.com/gopmcp/pmcp/internal/benchkit"
 )
 
 // The benchmarks of this file measure what the optional features of the
@@ -71,9 +71,9 @@ func BenchmarkHTTPToolsCallFeatures(b *testing.B) {
 		}{{"legacy", legacy}, {"modern", modern}} {
 			b.Run(f.name+"/"+c.name, func(b *testing.B) {
 				b.ReportAllocs()
-				benchcpu.PerOp(b, c.hb.serve)
-				if c.hb.w.status != http.StatusOK || !isEchoResult(c.hb.w.body) {
-					b.Fatalf("status %d: %s", c.hb.w.status, c.hb.w.body)
+				benchkit.PerOp(b, c.hb.serve)
+				if c.hb.w.Status != http.StatusOK || !isEchoResult(c.hb.w.Body) {
+					b.Fatalf("status %d: %s", c.hb.w.Status, c.hb.w.Body)
 				}
 			})
 		}
@@ -111,7 +111,7 @@ func accessLogFixture(tb testing.TB, logger *slog.Logger) (*Server, func()) {
 func BenchmarkAccessLogRecord(b *testing.B) {
 	_, record := accessLogFixture(b, discardJSONLogger())
 	b.ReportAllocs()
-	benchcpu.PerOp(b, record)
+	benchkit.PerOp(b, record)
 }
 
 // BenchmarkAccessLogRecordEra is the access record alone as the bench
@@ -147,7 +147,7 @@ func BenchmarkAccessLogRecordEra(b *testing.B) {
 			res := textResult("hello")
 			ctx := context.Background()
 			b.ReportAllocs()
-			benchcpu.PerOp(b, func() { s.logAccess(ctx, req, rs, res, nil, 79) })
+			benchkit.PerOp(b, func() { s.logAccess(ctx, req, rs, res, nil, 79) })
 		})
 	}
 }

@@ -1,15 +1,13 @@
 package auth
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gopmcp/pmcp"
-	"github.com/gopmcp/pmcp/internal/benchcpu"
+	"github.com/gopmcp/pmcp/internal/benchkit"
 )
 
 // BenchmarkAuthenticateJWT is the per-request cost of a JWT bearer token
@@ -28,7 +26,7 @@ func BenchmarkAuthenticateJWT(b *testing.B) {
 			}
 			r := bearerRequest(tok)
 			b.ReportAllocs()
-			benchcpu.PerOp(b, func() {
+			benchkit.PerOp(b, func() {
 				if _, _, err := a.Authenticate(r); err != nil {
 					b.Fatal(err)
 				}
@@ -51,7 +49,7 @@ func BenchmarkAuthenticateJWTUncached(b *testing.B) {
 			}
 			r := bearerRequest(tok)
 			b.ReportAllocs()
-			benchcpu.PerOp(b, func() {
+			benchkit.PerOp(b, func() {
 				if _, _, err := a.Authenticate(r); err != nil {
 					b.Fatal(err)
 				}
@@ -70,50 +68,21 @@ func BenchmarkVerifyJWTHit(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	benchcpu.PerOp(b, func() {
+	benchkit.PerOp(b, func() {
 		if _, err := v.VerifyToken(context.Background(), tok); err != nil {
 			b.Fatal(err)
 		}
 	})
 }
 
-// benchRW is a reusable http.ResponseWriter with the deadline and flush
-// methods of a real connection (so http.ResponseController works).
-type benchRW struct {
-	h      http.Header
-	status int
-	body   []byte
-}
-
-func (w *benchRW) Header() http.Header { return w.h }
-func (w *benchRW) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-}
-func (w *benchRW) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	w.body = append(w.body, p...)
-	return len(p), nil
-}
-func (w *benchRW) SetReadDeadline(time.Time) error  { return nil }
-func (w *benchRW) SetWriteDeadline(time.Time) error { return nil }
-func (w *benchRW) FlushError() error                { return nil }
-
-type benchBody struct{ bytes.Reader }
-
-func (*benchBody) Close() error { return nil }
-
 // benchCall replays one request on a handler, reusing the request, its
 // body and the response writer.
 type benchCall struct {
 	h    http.Handler
 	r    *http.Request
-	body *benchBody
+	body *benchkit.Body
 	data []byte
-	w    *benchRW
+	w    *benchkit.ResponseWriter
 }
 
 func newBenchCall(tb testing.TB, h http.Handler, data string, hdr http.Header) *benchCall {
@@ -125,14 +94,13 @@ func newBenchCall(tb testing.TB, h http.Handler, data string, hdr http.Header) *
 	r.Header = hdr
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
-	c := &benchCall{h: h, r: r, body: new(benchBody), data: []byte(data), w: &benchRW{h: http.Header{}}}
+	c := &benchCall{h: h, r: r, body: new(benchkit.Body), data: []byte(data), w: benchkit.NewResponseWriter()}
 	r.Body = c.body
 	return c
 }
 
 func (c *benchCall) serve() {
-	clear(c.w.h)
-	c.w.status, c.w.body = 0, c.w.body[:0]
+	c.w.Reset()
 	c.body.Reset(c.data)
 	c.r.ContentLength = int64(len(c.data))
 	c.h.ServeHTTP(c.w, c.r)
@@ -175,9 +143,9 @@ func BenchmarkHTTPToolsCallJWT(b *testing.B) {
 		h := pmcp.NewStreamableHTTPHandler(srv, opts)
 		init := newBenchCall(b, h, benchInitialize, hdr())
 		init.serve()
-		sid := init.w.h.Get("Mcp-Session-Id")
-		if init.w.status != http.StatusOK || sid == "" {
-			b.Fatalf("initialize: %d %s", init.w.status, init.w.body)
+		sid := init.w.H.Get("Mcp-Session-Id")
+		if init.w.Status != http.StatusOK || sid == "" {
+			b.Fatalf("initialize: %d %s", init.w.Status, init.w.Body)
 		}
 		lh, mh := hdr(), hdr()
 		lh.Set("Mcp-Session-Id", sid)
@@ -191,9 +159,9 @@ func BenchmarkHTTPToolsCallJWT(b *testing.B) {
 		}{{"legacy", newBenchCall(b, h, benchEchoLegacy, lh)}, {"modern", newBenchCall(b, h, benchEchoModern, mh)}} {
 			b.Run(mode+"/"+c.era, func(b *testing.B) {
 				b.ReportAllocs()
-				benchcpu.PerOp(b, c.call.serve)
-				if c.call.w.status != http.StatusOK || !strings.Contains(string(c.call.w.body), `"text":"hello"`) {
-					b.Fatalf("status %d: %s", c.call.w.status, c.call.w.body)
+				benchkit.PerOp(b, c.call.serve)
+				if c.call.w.Status != http.StatusOK || !strings.Contains(string(c.call.w.Body), `"text":"hello"`) {
+					b.Fatalf("status %d: %s", c.call.w.Status, c.call.w.Body)
 				}
 			})
 		}

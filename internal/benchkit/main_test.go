@@ -1,4 +1,4 @@
-package benchcpu
+package benchkit
 
 import (
 	"testing"

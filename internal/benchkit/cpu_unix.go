@@ -1,6 +1,6 @@
 //go:build unix
 
-package benchcpu
+package benchkit
 
 import (
 	"syscall"
