@@ -98,6 +98,10 @@ var knownMethods = map[string]bool{
 	MethodTasksCancel: true, MethodTasksUpdate: true, MethodSkillsList: true, MethodSkillsGet: true,
 }
 
+// noParams stands for a request's absent params member. Shared and
+// read-only (see Request.Params).
+var noParams = jsontext.Value("{}")
+
 func methodNotFound(method string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + method}
 }
@@ -131,7 +135,11 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 	if !knownMethods[req.Method] {
 		return nil, methodNotFound(req.Method)
 	}
-	if len(req.Params) > 0 && req.Params.Kind() != '{' {
+	if len(req.Params) == 0 {
+		// Absent params mean an empty object, for every consumer after
+		// this point: middleware, handlers, the bridge. Decided once here.
+		req.Params = noParams[:len(noParams):len(noParams)]
+	} else if req.Params.Kind() != '{' {
 		return nil, invalidParams("params must be an object")
 	}
 	rp := env.params

@@ -48,9 +48,10 @@ type Request struct {
 	Name string
 	// ID is the JSON-RPC id.
 	ID jsonrpc.ID
-	// Params is the raw params object, _meta included (nil when absent).
-	// A middleware may replace it before calling next; the method's params
-	// are then decoded from the new value. The era, the _meta-derived
+	// Params is the raw params object, _meta included; a request sent
+	// without params has "{}" here, never nil. A middleware may replace
+	// it before calling next; the method's params are then decoded from
+	// the new value. The era, the _meta-derived
 	// members of Extra and Name were resolved before the chain ran and do
 	// not change. Do not modify the bytes in place.
 	Params jsontext.Value

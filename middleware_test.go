@@ -434,3 +434,33 @@ func TestMiddlewareAuthIsTheRequestsAuth(t *testing.T) {
 		t.Fatalf("record %v", r)
 	}
 }
+
+// TestMiddlewareSeesEmptyObjectForAbsentParams: a request sent with no
+// params member reaches middleware with "{}", so a middleware (or the
+// bridge) that decodes Params needs no rule of its own for the absent case.
+func TestMiddlewareSeesEmptyObjectForAbsentParams(t *testing.T) {
+	seen := make(chan string, 4)
+	mw := func(next MethodHandler) MethodHandler {
+		return func(ctx context.Context, r *Request) (Result, error) {
+			var p PaginatedParams
+			if err := Unmarshal(r.Params, &p); err != nil {
+				seen <- "decode: " + err.Error()
+			} else {
+				seen <- r.Method + " " + string(r.Params)
+			}
+			return next(ctx, r)
+		}
+	}
+	srv := newTestServer(t, ServerOptions{Middleware: []Middleware{mw}})
+	c := startServer(t, srv, nil)
+	c.initialize(nil)
+	<-seen // initialize
+	for _, m := range []string{MethodPing, MethodToolsList} {
+		if _, err := c.call(m, nil); err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		if got, want := <-seen, m+" {}"; got != want {
+			t.Fatalf("middleware saw %q, want %q", got, want)
+		}
+	}
+}
