@@ -47,6 +47,7 @@ func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 		return nil, err
 	}
 	out := &pmcp.ListToolsResult{Tools: []*pmcp.Tool{}}
+	names := p.listed("tool")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsTools }, func(up *upstream, l *live) error {
 		var tools []*pmcp.Tool
 		if len(p.ups) == 1 {
@@ -60,8 +61,10 @@ func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 		}
 		for _, t := range tools {
 			cp := *t
-			cp.Name = up.prefix + t.Name
-			out.Tools = append(out.Tools, &cp)
+			cp.Name = up.qualify(t.Name)
+			if names.keep(up, cp.Name) {
+				out.Tools = append(out.Tools, &cp)
+			}
 		}
 		return nil
 	})
@@ -77,6 +80,7 @@ func (p *Proxy) listPrompts(ctx context.Context, req *pmcp.Request) (pmcp.Result
 		return nil, err
 	}
 	out := &pmcp.ListPromptsResult{Prompts: []*pmcp.Prompt{}}
+	names := p.listed("prompt")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsPrompts }, func(up *upstream, l *live) error {
 		var prompts []*pmcp.Prompt
 		if len(p.ups) == 1 {
@@ -90,8 +94,10 @@ func (p *Proxy) listPrompts(ctx context.Context, req *pmcp.Request) (pmcp.Result
 		}
 		for _, pr := range prompts {
 			cp := *pr
-			cp.Name = up.prefix + pr.Name
-			out.Prompts = append(out.Prompts, &cp)
+			cp.Name = up.qualify(pr.Name)
+			if names.keep(up, cp.Name) {
+				out.Prompts = append(out.Prompts, &cp)
+			}
 		}
 		return nil
 	})
@@ -107,18 +113,24 @@ func (p *Proxy) listResources(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 		return nil, err
 	}
 	out := &pmcp.ListResourcesResult{Resources: []*pmcp.Resource{}}
+	uris := p.listed("resource")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(up *upstream, l *live) error {
+		var rs []*pmcp.Resource
 		if len(p.ups) == 1 {
 			r, err := l.conn.Session.ListResources(ctx, cur)
 			if err != nil {
 				return err
 			}
-			out.Resources, out.NextCursor = r.Resources, r.NextCursor
-			return nil
+			rs, out.NextCursor = r.Resources, r.NextCursor
+		} else if rs, err = l.conn.Session.AllResources(ctx); err != nil {
+			return err
 		}
-		rs, err := l.conn.Session.AllResources(ctx)
-		out.Resources = append(out.Resources, rs...)
-		return err
+		for _, r := range rs {
+			if uris.keep(up, r.URI) { // a read reaches the first upstream's
+				out.Resources = append(out.Resources, r)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -132,18 +144,24 @@ func (p *Proxy) listTemplates(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 		return nil, err
 	}
 	out := &pmcp.ListResourceTemplatesResult{ResourceTemplates: []*pmcp.ResourceTemplate{}}
+	uris := p.listed("resource template")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(up *upstream, l *live) error {
+		var ts []*pmcp.ResourceTemplate
 		if len(p.ups) == 1 {
 			r, err := l.conn.Session.ListResourceTemplates(ctx, cur)
 			if err != nil {
 				return err
 			}
-			out.ResourceTemplates, out.NextCursor = r.ResourceTemplates, r.NextCursor
-			return nil
+			ts, out.NextCursor = r.ResourceTemplates, r.NextCursor
+		} else if ts, err = l.conn.Session.AllResourceTemplates(ctx); err != nil {
+			return err
 		}
-		ts, err := l.conn.Session.AllResourceTemplates(ctx)
-		out.ResourceTemplates = append(out.ResourceTemplates, ts...)
-		return err
+		for _, t := range ts {
+			if uris.keep(up, t.URITemplate) {
+				out.ResourceTemplates = append(out.ResourceTemplates, t)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
