@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gopmcp/pmcp"
@@ -24,19 +25,48 @@ func (p *Proxy) cursor(req *pmcp.Request) (string, error) {
 }
 
 // eachUpstream runs fn for every upstream whose session declares the
-// feature (has reports it), in order.
+// feature (has reports it), in order. With several upstreams, one that
+// cannot be reached or fails the request is left out, so that the others'
+// items are still listed: its status records why (Proxy.Status, logged
+// when it changes) and a call routed to it fails naming it. Only when
+// every upstream failed is the first failure the answer.
 func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*live) bool, fn func(up *upstream, l *live) error) error {
+	var first error
+	failed := 0
 	for _, up := range p.ups {
-		_, l, err := p.conn(ctx, req, up)
-		if err != nil {
+		_, l, err := p.conn(ctx, req, up) // a failure is recorded
+		if err == nil {
+			if !has(l) {
+				continue
+			}
+			if err = fn(up, l); err == nil {
+				p.observe(ctx, up, nil)
+				continue
+			}
+			if len(p.ups) == 1 {
+				return p.upstreamError(ctx, up, l, err)
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			p.observe(ctx, up, err)
+			// No wait for the session's end as upstreamError does: the
+			// others' items are ready.
+			if je := (*jsonrpc.Error)(nil); !errors.As(err, &je) {
+				err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: %v", up.name, err)}
+			}
+		}
+		if ctx.Err() != nil || len(p.ups) == 1 {
 			return err
 		}
-		if !has(l) {
-			continue
+		p.log.Warn("proxy: an upstream is left out of a list", "method", req.Method, "upstream", up.name, "error", err)
+		if first == nil {
+			first = err
 		}
-		if err := fn(up, l); err != nil {
-			return p.upstreamError(ctx, up, l, err)
-		}
+		failed++
+	}
+	if failed == len(p.ups) {
+		return first
 	}
 	return nil
 }
@@ -193,10 +223,14 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 	for _, up := range ups {
 		_, l, err := p.conn(ctx, req, up)
 		if err != nil {
-			return nil, err
+			if first == nil {
+				first = err
+			}
+			continue // another upstream may complete it
 		}
 		res, err := l.conn.Session.Complete(ctx, &cp, opts...)
 		if err == nil {
+			p.observe(ctx, up, nil)
 			res.ResultType = ""
 			return res, nil
 		}
@@ -212,10 +246,15 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 
 // subscribe forwards resource subscriptions of the downstream to every
 // upstream with resources (URIs are not rewritten, so any may serve it).
+// With several upstreams, one that cannot be reached is skipped (its
+// status says why), as it is left out of lists.
 func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string, add bool) error {
 	for _, up := range p.ups {
 		sl, l, err := p.conn(ctx, req, up)
 		if err != nil {
+			if len(p.ups) > 1 && ctx.Err() == nil {
+				continue
+			}
 			return err
 		}
 		if !l.capsRes {

@@ -174,6 +174,9 @@ type Proxy struct {
 	filtered bool
 	// closers are the goroutines closing the slots of ended sessions.
 	closers sync.WaitGroup
+	// probing holds the one Probe running; lastProbe is guarded by it.
+	probing   chan struct{}
+	lastProbe time.Time
 
 	mu     sync.Mutex
 	slots  map[slotKey]*slot
@@ -184,6 +187,7 @@ type upstream struct {
 	name   string
 	prefix string
 	dial   DialFunc
+	health health
 }
 
 type slotKey struct {
@@ -204,7 +208,7 @@ func New(opts Options) (*Proxy, error) {
 	if sep == "" {
 		sep = DefaultSeparator
 	}
-	p := &Proxy{opts: opts, slots: make(map[slotKey]*slot)}
+	p := &Proxy{opts: opts, slots: make(map[slotKey]*slot), probing: make(chan struct{}, 1)}
 	for _, u := range opts.Upstreams {
 		if u.Dial == nil {
 			return nil, fmt.Errorf("%w: upstream %q has no Dial", ErrInvalidOptions, u.Name)
