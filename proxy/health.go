@@ -35,6 +35,12 @@ type health struct {
 	since time.Time
 }
 
+func (h *health) isDown() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err != nil
+}
+
 // minProbeInterval bounds how often Probe contacts the upstreams; a
 // Probe sooner after the last returns the status that one found.
 const minProbeInterval = time.Second

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -59,7 +60,13 @@ func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*l
 		if ctx.Err() != nil || len(p.ups) == 1 {
 			return err
 		}
-		p.log.Warn("proxy: an upstream is left out of a list", "method", req.Method, "upstream", up.name, "error", err)
+		// An unreachable upstream was logged when it went down; one that
+		// answers with an error is worth a warning each time.
+		lvl := slog.LevelWarn
+		if up.health.isDown() {
+			lvl = slog.LevelDebug
+		}
+		p.log.Log(ctx, lvl, "proxy: an upstream is left out of a list", "method", req.Method, "upstream", up.name, "error", err)
 		if first == nil {
 			first = err
 		}
