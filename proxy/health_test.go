@@ -177,3 +177,41 @@ func TestProbe(t *testing.T) {
 		})
 	}
 }
+
+// TestAggregateDeadUpstreamRaw: the lists of a third-party client (no
+// params member, or params with members of its own) answer with the live
+// upstream's items while the other is down, in both eras over both
+// downstream transports.
+func TestAggregateDeadUpstreamRaw(t *testing.T) {
+	for _, down := range []string{"stream", "http"} {
+		for _, era := range []pmcp.Era{pmcp.EraLegacy, pmcp.EraModern} {
+			t.Run(era.String()+"/"+down, func(t *testing.T) {
+				a, _ := newUpstream(t, pmcp.EraUnknown, "a")
+				dead, _ := deadDial(t, "http-closed")
+				var wg sync.WaitGroup
+				p := newProxy(t, Options{Upstreams: []Upstream{{Name: "a", Dial: memDial(a, &wg)}, {Name: "b", Dial: dead}}}, &wg)
+				send := rawStream(t, p)
+				if down == "http" {
+					send = rawHTTP(t, p)
+				}
+				lines := []string{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{"x-vendor":true}}`}
+				if era == pmcp.EraLegacy {
+					if m := send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ts","version":"1"}}}`); m["error"] != nil {
+						t.Fatalf("initialize: %s", m["error"])
+					}
+					send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				} else {
+					meta := `"_meta":{"` + pmcp.MetaProtocolVersion + `":"` + pmcp.Version20260728 + `","` + pmcp.MetaClientCapabilities + `":{}}`
+					lines = []string{`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta + `}}`, `{"jsonrpc":"2.0","id":2,"method":"prompts/list","params":{"x-vendor":true,` + meta + `}}`}
+				}
+				for _, line := range lines {
+					m := send(t, line)
+					res := string(m["result"])
+					if m["error"] != nil || !strings.Contains(res, `"a_`) || strings.Contains(res, `"b_`) {
+						t.Errorf("%s: result %s error %s; want a's items only", line, res, m["error"])
+					}
+				}
+			})
+		}
+	}
+}
