@@ -14,6 +14,7 @@ import (
 	pmcpotel "github.com/gopmcp/pmcp/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // cardinalityServer is an instrumented server with one tool, one prompt,
@@ -185,8 +186,15 @@ func TestUnknownNamesAddNoSeries(t *testing.T) {
 			t.Errorf("method %q became an attribute value", m)
 		}
 	}
-	// Spans are not series: they keep the name the caller sent.
-	tel.span(t, 2 /* SERVER */, "tools/call nope-999")
+	// Spans are not series: they keep the name the caller sent, cut to
+	// 256 bytes.
+	tel.span(t, trace.SpanKindServer, "tools/call nope-999")
+	long := strings.Repeat("é", 4000)
+	postModern(t, url, "tools/call", long, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+long+`",`+modernMeta+`}}`)
+	s := tel.span(t, trace.SpanKindServer, "tools/call "+long[:256])
+	if v := attrs(s)[pmcpotel.KeyToolName]; v != long[:256] {
+		t.Errorf("span %s is %d bytes, want 256", pmcpotel.KeyToolName, len(v))
+	}
 }
 
 // Registered names are attribute values, but at most MaxMetricTargets
