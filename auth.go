@@ -143,7 +143,14 @@ func (e *AuthError) status() int {
 // capped), the client id when known (AuthError.ClientID, else client),
 // and the HTTP peer. The token is never logged.
 func logAuthRefusal(ctx context.Context, log *slog.Logger, r *http.Request, err error, client string) {
-	if !log.Enabled(ctx, slog.LevelInfo) {
+	// A request with no credentials at all is how every OAuth client
+	// starts (the 401 tells it where to get a token): Debug. A credential
+	// that was refused is what an operator looks for: Info.
+	level := slog.LevelInfo
+	if r.Header.Get("Authorization") == "" {
+		level = slog.LevelDebug
+	}
+	if !log.Enabled(ctx, level) {
 		return
 	}
 	status, clientID, cause := http.StatusUnauthorized, client, err
@@ -173,7 +180,7 @@ func logAuthRefusal(ctx context.Context, log *slog.Logger, r *http.Request, err 
 		attrs = append(attrs, slog.String("client_id", capPeerString(clientID)))
 	}
 	attrs = append(attrs, slog.String("http_method", r.Method), slog.String("path", capPeerString(r.URL.Path)), slog.String("remote", r.RemoteAddr))
-	log.LogAttrs(ctx, slog.LevelInfo, "pmcp: request refused by authorization", attrs...)
+	log.LogAttrs(ctx, level, "pmcp: request refused by authorization", attrs...)
 }
 
 // writeAuthError answers a request that Authenticate refused.
