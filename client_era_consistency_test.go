@@ -3,11 +3,17 @@ package pmcp_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/jsonrpc"
+	"github.com/gopmcp/pmcp/transport/stdio"
 )
 
 // TestClientCallErrorReadsTheSameInEveryEra checks one wrapping rule for a
@@ -45,4 +51,95 @@ func TestClientCallErrorReadsTheSameInEveryEra(t *testing.T) {
 			})
 		}
 	}
+}
+
+// serveOn serves srv over stdio pipes or Streamable HTTP and connects c.
+func serveOn(t *testing.T, transport string, srv *pmcp.Server, c *pmcp.Client) *pmcp.ClientSession {
+	t.Helper()
+	if transport == "http" {
+		h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
+		ts := httptest.NewServer(h)
+		t.Cleanup(func() {
+			_ = h.Close()
+			ts.Close()
+		})
+		return connectHTTP(t, c, ts.URL+"/mcp")
+	}
+	toSrvR, toSrvW := io.Pipe()
+	toCliR, toCliW := io.Pipe()
+	srvEnd := stdio.NewStream(toSrvR, toCliW, stdio.Options{})
+	cliEnd := stdio.NewStream(toCliR, toSrvW, stdio.Options{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(context.Background(), srvEnd)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := c.Connect(ctx, cliEnd)
+	if err != nil {
+		_ = srvEnd.Close()
+		<-done
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = s.Close()
+		_ = srvEnd.Close()
+		<-done
+	})
+	return s
+}
+
+// TestClientLogLevelMeansTheSameInEveryEra checks the documented meaning
+// of ClientOptions.LogLevel in both eras and over both transports: unset
+// means DefaultLogLevel (info) for a client with a LogMessage handler,
+// LevelOff means no records, and a set level is the minimum delivered.
+func TestClientLogLevelMeansTheSameInEveryEra(t *testing.T) {
+	for _, level := range []pmcp.LoggingLevel{pmcp.LevelUnset, pmcp.LevelOff, pmcp.LevelWarning} {
+		want := map[pmcp.LoggingLevel]string{pmcp.LevelUnset: "info,error", pmcp.LevelOff: "", pmcp.LevelWarning: "error"}[level]
+		for _, transport := range []string{"stdio", "http"} {
+			for _, era := range []pmcp.Era{pmcp.EraLegacy, pmcp.EraModern} {
+				t.Run(levelName(level)+"/"+transport+"/"+era.String(), func(t *testing.T) {
+					srv, err := pmcp.NewServer(pmcp.ServerOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { _ = srv.Close() })
+					if err := pmcp.AddTool(srv, &pmcp.Tool{Name: "logs"}, func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ struct{}) (string, error) {
+						for _, l := range []pmcp.LoggingLevel{pmcp.LevelDebug, pmcp.LevelInfo, pmcp.LevelError} {
+							_ = extra.Log(l, l.String())
+						}
+						return "done", nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+					var mu sync.Mutex
+					var got []string
+					s := serveOn(t, transport, srv, pmcp.NewClient(pmcp.ClientOptions{
+						Era: era, LogLevel: level, SyncLogMessages: true,
+						Notifications: pmcp.ClientNotificationHandlers{LogMessage: func(ctx context.Context, p *pmcp.LoggingMessageParams) {
+							mu.Lock()
+							defer mu.Unlock()
+							got = append(got, p.Level.String())
+						}},
+					}))
+					if _, err := s.CallTool(context.Background(), "logs", nil); err != nil {
+						t.Fatal(err)
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					if g := strings.Join(got, ","); g != want {
+						t.Fatalf("records %q, want %q", g, want)
+					}
+				})
+			}
+		}
+	}
+}
+
+func levelName(l pmcp.LoggingLevel) string {
+	if l == pmcp.LevelUnset {
+		return "unset"
+	}
+	return l.String()
 }

@@ -207,7 +207,7 @@ func (s *ClientSession) dispatchEvent(ev clientEvent) {
 	switch ev.method {
 	case NotificationMessage:
 		var p LoggingMessageParams
-		if s.decodeEvent(ev, &p) {
+		if s.decodeEvent(ev, &p) && p.Level >= LoggingLevel(s.logLevel.Load()) {
 			p.Logger = capPeerString(p.Logger)
 			h.LogMessage(ctx, &p)
 		}
