@@ -354,6 +354,9 @@ type ClientSession struct {
 
 	// hosted holds the client-hosted tasks (ClientOptions.HostTasks).
 	hosted hostedTasks
+	// tasksWatch follows the status of the tasks a modern session
+	// created (see taskWatch).
+	tasksWatch taskWatch
 }
 
 // Connect opens a session over st (stdio, an in-memory pipe, a command
@@ -441,6 +444,7 @@ func (s *ClientSession) Close() error {
 			d.cancel() // the earlier ones end at their deadlines
 		}
 		s.hosted.close()
+		s.tasksWatch.wait()
 	})
 	if s.handlers.Load() == 0 {
 		<-s.runDone

@@ -143,3 +143,47 @@ func levelName(l pmcp.LoggingLevel) string {
 	}
 	return l.String()
 }
+
+// TestClientTaskStatusPushedInEveryEra checks that a client which created
+// a task gets its status pushed to Notifications.TaskStatus in both eras
+// and over both transports, without calling Listen or Wait.
+func TestClientTaskStatusPushedInEveryEra(t *testing.T) {
+	for _, transport := range []string{"stdio", "http"} {
+		for _, era := range []pmcp.Era{pmcp.EraLegacy, pmcp.EraModern} {
+			t.Run(transport+"/"+era.String(), func(t *testing.T) {
+				statuses := make(chan *pmcp.TaskStatus, 64)
+				s := serveOn(t, transport, newEverything(t), pmcp.NewClient(pmcp.ClientOptions{
+					Era: era,
+					Notifications: pmcp.ClientNotificationHandlers{TaskStatus: func(ctx context.Context, st *pmcp.TaskStatus) {
+						statuses <- st
+					}},
+				}))
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				task, err := s.CallToolTask(ctx, "slow_compute", map[string]any{"seconds": 0.2, "label": "x"}, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if task.ID() == "" {
+					t.Fatal("the server answered synchronously")
+				}
+				for {
+					select {
+					case st := <-statuses:
+						if st.TaskID != task.ID() {
+							t.Fatalf("status of task %q, created %q", st.TaskID, task.ID())
+						}
+						if st.Terminal() {
+							if st.Status != "completed" {
+								t.Fatalf("status %q", st.Status)
+							}
+							return
+						}
+					case <-ctx.Done():
+						t.Fatal("no terminal status pushed")
+					}
+				}
+			})
+		}
+	}
+}

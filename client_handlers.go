@@ -237,7 +237,11 @@ func (s *ClientSession) dispatchEvent(ev clientEvent) {
 	case NotificationTasksStatus, NotificationTasks:
 		var w wireTask
 		if s.decodeEvent(ev, &w) && w.TaskID != "" {
-			h.TaskStatus(ctx, w.status())
+			st := w.status()
+			h.TaskStatus(ctx, st)
+			if st.Terminal() {
+				s.taskEnded(st.TaskID)
+			}
 		}
 	}
 }
