@@ -94,7 +94,9 @@ type ClientNotificationHandlers struct {
 	ElicitationComplete func(ctx context.Context, p *ElicitationCompleteParams)
 	// TaskStatus receives task status pushed by the server: the 2025-11-25
 	// notifications/tasks/status, and the 2026-07-28 notifications/tasks
-	// on a Listen subscription whose filter names TaskIDs.
+	// on a Listen subscription whose filter names TaskIDs. For the tasks
+	// the session created (CallToolTask) both eras need no further call:
+	// a modern session opens that subscription itself.
 	TaskStatus func(ctx context.Context, st *TaskStatus)
 }
 
