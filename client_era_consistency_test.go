@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -57,37 +56,11 @@ func TestClientCallErrorReadsTheSameInEveryEra(t *testing.T) {
 func serveOn(t *testing.T, transport string, srv *pmcp.Server, c *pmcp.Client) *pmcp.ClientSession {
 	t.Helper()
 	if transport == "http" {
-		h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
-		ts := httptest.NewServer(h)
-		t.Cleanup(func() {
-			_ = h.Close()
-			ts.Close()
-		})
-		return connectHTTP(t, c, ts.URL+"/mcp")
+		return connectHTTP(t, c, serveHTTPWith(t, srv))
 	}
 	toSrvR, toSrvW := io.Pipe()
 	toCliR, toCliW := io.Pipe()
-	srvEnd := stdio.NewStream(toSrvR, toCliW, stdio.Options{})
-	cliEnd := stdio.NewStream(toCliR, toSrvW, stdio.Options{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(context.Background(), srvEnd)
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := c.Connect(ctx, cliEnd)
-	if err != nil {
-		_ = srvEnd.Close()
-		<-done
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = s.Close()
-		_ = srvEnd.Close()
-		<-done
-	})
-	return s
+	return serveStreamPairWith(t, srv, c, stdio.NewStream(toSrvR, toCliW, stdio.Options{}), stdio.NewStream(toCliR, toSrvW, stdio.Options{}))
 }
 
 // TestClientLogLevelMeansTheSameInEveryEra checks the documented meaning
