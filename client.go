@@ -462,6 +462,7 @@ func (s *ClientSession) Close() error {
 func (s *ClientSession) Wait() error {
 	<-s.runDone
 	<-s.workerDone
+	s.tasksWatch.wait()
 	if errors.Is(s.runErr, jsonrpc.ErrClosed) || errors.Is(s.runErr, context.Canceled) {
 		return nil
 	}
