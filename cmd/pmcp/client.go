@@ -73,9 +73,8 @@ var clientAbout = map[string]string{
 (elicitation), the CLI asks on the terminal; without one, --elicit-json
 answers: one object answers every form, several (a JSON array, or the flag
 repeated) answer the forms in the order asked, one each; else the request
-is declined. Sampling is answered by
---sampling-cmd (request JSON on its stdin, result JSON on its stdout) or
-not offered.`,
+is declined. Sampling is answered by --sampling-cmd (request JSON on its
+stdin, result JSON on its stdout) or not offered.`,
 	"read":  "Read a resource.",
 	"get":   "Render a prompt (argument values are strings).",
 	"shell": "An interactive session with one server: list and call tools, read\nresources, get prompts; tab completion of commands and tool names, history\nwith Up and Down. Type help at the prompt.",
