@@ -43,18 +43,23 @@ func TestClientTaskWatchFollowsLiveTasks(t *testing.T) {
 	})
 	s := connectClient(t, NewClient(ClientOptions{Notifications: ClientNotificationHandlers{TaskStatus: func(context.Context, *TaskStatus) {}}}), st)
 	ctx := context.Background()
-	next := func(want ...string) listen {
+	recv := func() listen {
 		t.Helper()
 		select {
 		case l := <-listens:
-			if !slices.Equal(l.ids, want) {
-				t.Fatalf("listen for %v, want %v", l.ids, want)
-			}
 			return l
 		case <-time.After(5 * time.Second):
-			t.Fatalf("no listen for %v", want)
+			t.Fatal("no subscriptions/listen")
 		}
 		return listen{}
+	}
+	next := func(want ...string) listen {
+		t.Helper()
+		l := recv()
+		if !slices.Equal(l.ids, want) {
+			t.Fatalf("listen for %v, want %v", l.ids, want)
+		}
+		return l
 	}
 	cancelled := func(l listen) {
 		t.Helper()
@@ -71,7 +76,7 @@ func TestClientTaskWatchFollowsLiveTasks(t *testing.T) {
 		}
 	}
 	// The second creation may come before the first listen started.
-	l := <-listens
+	l := recv()
 	if slices.Equal(l.ids, []string{"t1"}) {
 		cancelled(l)
 		l = next("t1", "t2")
@@ -97,7 +102,7 @@ func TestClientTaskWatchFollowsLiveTasks(t *testing.T) {
 		}
 	}
 	for {
-		l = <-listens
+		l = recv()
 		if len(l.ids) == DefaultMaxListenTaskIDs {
 			break
 		}
