@@ -36,9 +36,10 @@ var limits = []limit{
 	{"root files over 800 lines", 0},
 	// today 1,182 = 174 types + 32 funcs + 193 methods of exported types +
 	// 162 consts + 29 vars + 573 fields of exported structs + 19 methods
-	// of exported interfaces (issue 19 counted 1,134: without vars and
-	// interface methods); target 950 counted this way
+	// of exported interfaces; report only (the target is on the next)
 	{"root exported identifiers", 0},
+	// today 1,134, the number of issue 19; target 950
+	{"root exported identifiers, issue 19 counting", 0},
 	// today 56 in 20 files; target: the ones the plan keeps, in the two
 	// options files
 	{"root exported Default*/Max* constants", 0},
@@ -156,7 +157,7 @@ func receiverName(fd *ast.FuncDecl) string {
 // exportedCounts counts the root's exported identifiers by kind: types,
 // functions, methods of exported types, constants, variables, fields of
 // exported struct types and methods of exported interfaces.
-func exportedCounts(p *rootPackage) (map[string]int, int) {
+func exportedCounts(p *rootPackage) (kinds map[string]int, total int, perFile map[string]int) {
 	exportedTypes := map[string]bool{}
 	for _, n := range p.names {
 		for _, d := range p.files[n].Decls {
@@ -170,7 +171,12 @@ func exportedCounts(p *rootPackage) (map[string]int, int) {
 		}
 	}
 	c := map[string]int{}
+	perFile = map[string]int{}
 	for _, n := range p.names {
+		before := 0
+		for _, v := range c {
+			before += v
+		}
 		for _, d := range p.files[n].Decls {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
@@ -227,12 +233,16 @@ func exportedCounts(p *rootPackage) (map[string]int, int) {
 				}
 			}
 		}
+		after := 0
+		for _, v := range c {
+			after += v
+		}
+		perFile[n] = after - before
 	}
-	total := 0
 	for _, v := range c {
 		total += v
 	}
-	return c, total
+	return c, total, perFile
 }
 
 func embeddedName(x ast.Expr) string {
@@ -494,8 +504,9 @@ func TestHouseMeasures(t *testing.T) {
 	t.Logf("root: %d non-test files, %d lines; over 800 lines: %s", len(p.names), total, big)
 
 	// Exported identifiers.
-	kinds, exported := exportedCounts(p)
+	kinds, exported, perFile := exportedCounts(p)
 	got["root exported identifiers"] = exported
+	got["root exported identifiers, issue 19 counting"] = exported - kinds["vars"] - kinds["interface methods"]
 	var ks []string
 	for k := range kinds {
 		ks = append(ks, k)
@@ -505,7 +516,17 @@ func TestHouseMeasures(t *testing.T) {
 	for _, k := range ks {
 		parts = append(parts, fmt.Sprintf("%s %d", k, kinds[k]))
 	}
-	t.Logf("root exported identifiers: %d (%s)", exported, strings.Join(parts, ", "))
+	t.Logf("root exported identifiers: %d (%s); %d in the counting of issue 19 (without vars and interface methods)",
+		exported, strings.Join(parts, ", "), got["root exported identifiers, issue 19 counting"])
+	byCount := append([]string(nil), p.names...)
+	sort.SliceStable(byCount, func(i, j int) bool { return perFile[byCount[i]] > perFile[byCount[j]] })
+	parts = parts[:0]
+	for _, n := range byCount {
+		if perFile[n] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", n, perFile[n]))
+		}
+	}
+	t.Logf("  by file: %s", strings.Join(parts, ", "))
 
 	// Exported Default*/Max* constants and their files.
 	defFiles := map[string][]string{}
