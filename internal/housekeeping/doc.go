@@ -7,8 +7,8 @@
 //
 //	go test -v -run TestHouseMeasures ./internal/housekeeping
 //
-// to print today's numbers. A measure with a non-zero Max in the limits
-// table of measures_test.go fails the test when it is exceeded.
+// to print today's numbers. A limit switched on (On) in the limits table
+// of measures_test.go fails the test when its measure exceeds Max.
 //
 // The tests only read source files of this repository; they type-check
 // nothing and start no process, so they stay cheap and hermetic.

@@ -15,55 +15,53 @@ import (
 	"testing"
 )
 
-// limit is one measure of the root package and the most it may be. Max 0
-// means "report only": the measure is printed and never fails. The
-// redesign of issue 19 switches a limit on by writing its target into Max
-// in the same commit that reaches it; from then on a change that grows the
-// measure again fails here.
+// limit is one measure of the root package and the most it may be. A
+// limit that is not On only reports: the measure is printed and never
+// fails. The redesign of issue 19 switches a limit on (On: true, Max: the
+// target, which may be 0) in the same commit that reaches it; from then on
+// a change that grows the measure again fails here.
 type limit struct {
 	Name string
 	Max  int
+	On   bool
 }
 
-// limits: the numbers measured on main at 6b51d44 (2026-12-01) are in the
-// comments, with the targets of issue 19 and docs/redesign-plan.md.
+// limits: Max is the target of issue 19 and docs/redesign-plan.md; the
+// comment says what main measured at 6b51d44 (2026-12-01). A limit
+// without a target (report only) has Max 0 and stays off.
 var limits = []limit{
 	// today 74
-	{"root non-test files", 0},
+	{Name: "root non-test files"},
 	// today 20,016
-	{"root non-test lines", 0},
-	// today 1 (http_legacy.go, 823); target 0
-	{"root files over 800 lines", 0},
+	{Name: "root non-test lines"},
+	// today 1 (http_legacy.go, 823 lines)
+	{Name: "root files over 800 lines", Max: 0},
 	// today 1,182 = 174 types + 32 funcs + 193 methods of exported types +
 	// 162 consts + 29 vars + 573 fields of exported structs + 19 methods
 	// of exported interfaces; report only (the target is on the next)
-	{"root exported identifiers", 0},
-	// today 1,134, the number of issue 19; target 950
-	{"root exported identifiers, issue 19 counting", 0},
-	// today 56 in 20 files; target: the ones the plan keeps, in the two
-	// options files
-	{"root exported Default*/Max* constants", 0},
-	// today 11 (Server 63 methods in 17 files); report only: after the
-	// redesign a type may span several files that share its prefix (the
-	// next measure)
-	{"root types with methods in several files", 0},
+	{Name: "root exported identifiers"},
+	// today 1,134, the number of issue 19 (no vars, no interface methods)
+	{Name: "root exported identifiers, issue 19 counting", Max: 950},
+	// today 56 in 20 files; the plan keeps 15, in the two options files
+	{Name: "root exported Default*/Max* constants", Max: 15},
+	// today 11 (Server 63 methods in 17 files); report only: a type may
+	// span several files that share its prefix (the next measure)
+	{Name: "root types with methods in several files"},
 	// today 70 (Server 54, ClientSession 4, Client 1,
-	// StreamableHTTPHandler 2, RequestHandlerExtra 9); target 0
-	{"root methods outside their owner's files", 0},
-	// today 22 (issue 19 counted ~19 without the notification switches);
-	// target 6
-	{"root switches on MCP method names", 0},
-	// today 3 (the era maps of dispatch.go); target 1, the method table
-	{"root maps keyed by MCP method names", 0},
+	// StreamableHTTPHandler 2, RequestHandlerExtra 9)
+	{Name: "root methods outside their owner's files", Max: 0},
+	// today 22 (issue 19 counted ~19 without the notification switches)
+	{Name: "root switches on MCP method names", Max: 6},
+	// today 3 (the era maps of dispatch.go); the method table's index
+	{Name: "root maps keyed by MCP method names", Max: 1},
 	// today 23; report only
-	{"root comparisons with MCP method names", 0},
+	{Name: "root comparisons with MCP method names"},
 	// today 30 call sites (plus statuses returned to a caller that writes
-	// them); target 0: refusals are rows of one table, written by one
-	// writer that takes the status as a variable
-	{"root inline HTTP error writes", 0},
-	// today 14 (9 in the root, 5 in auth); target 0 outside the OAuth leaf
-	// package (set wellKnownOwner)
-	{"OAuth well-known path spellings outside one package", 0},
+	// them); refusals become rows of one table, written by one writer that
+	// takes the status as a variable
+	{Name: "root inline HTTP error writes", Max: 0},
+	// today 14 (9 in the root, 5 in auth); set wellKnownOwner first
+	{Name: "OAuth well-known path spellings outside one package", Max: 0},
 }
 
 // wellKnownOwner is the directory (relative to the repository root) of the
@@ -663,7 +661,7 @@ func TestHouseMeasures(t *testing.T) {
 			t.Errorf("limit %q names no measure", l.Name)
 			continue
 		}
-		if l.Max > 0 && v > l.Max {
+		if l.On && v > l.Max {
 			t.Errorf("%s: %d, more than the limit %d", l.Name, v, l.Max)
 		}
 	}
