@@ -111,6 +111,23 @@ func TestAllocBudgetHTTP(t *testing.T) {
 	}
 }
 
+func TestAllocBudgetHTTPSSE(t *testing.T) {
+	h, legacy, modern := newBenchHTTPSSE(t)
+	defer h.Close()
+	// ServeHTTP when the client accepts SSE (pmcp serve's default): the
+	// legacy reply is a primed event stream through the event store, its
+	// handler on a goroutine of its own while ServeHTTP writes the stream;
+	// the modern handler runs in ServeHTTP's goroutine and the reply
+	// stays plain JSON (no writer goroutine, no queue, unless it notifies).
+	checkAllocs(t, "HTTP SSE legacy tools/call", 38, legacy.serve)
+	checkAllocs(t, "HTTP SSE modern tools/call", 25, modern.serve)
+	for _, hb := range []*httpBench{legacy, modern} {
+		if hb.w.Status != http.StatusOK || !bytes.Contains(hb.w.Body, []byte(`"text":"hello"`)) {
+			t.Fatalf("status %d: %s", hb.w.Status, hb.w.Body)
+		}
+	}
+}
+
 func TestAllocBudgetResultEncoding(t *testing.T) {
 	res := textResult("hello")
 	buf := make([]byte, 0, 256)
