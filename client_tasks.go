@@ -394,3 +394,31 @@ func (s *ClientSession) tasksMeta(static map[string]jsontext.Value) map[string]j
 	m[MetaClientCapabilities] = b
 	return m
 }
+
+// Update answers some or all of the task's outstanding input requests
+// (tasks/update, 2026-07-28 only), keyed as the server keyed them in
+// TaskStatus.InputRequests. Wait does this itself; Update is for a client
+// that answers on its own (a proxy passing a downstream's answers on).
+func (t *ClientTask) Update(ctx context.Context, responses map[string]jsontext.Value) error {
+	if t.s.Era() != EraModern {
+		return errors.New("pmcp: tasks/update exists in the 2026-07-28 era only")
+	}
+	_, err := t.s.taskCall(ctx, MethodTasksUpdate, t.ID(), map[string]any{"inputResponses": responses})
+	return err
+}
+
+// ListTasks returns one page of the caller's tasks (tasks/list, 2025-11-25
+// only; cursor "" for the first page).
+func (s *ClientSession) ListTasks(ctx context.Context, cursor string) (*ListTasksResult, error) {
+	var p PaginatedParams
+	p.Cursor = cursor
+	raw, err := s.call(ctx, MethodTasksList, &p)
+	if err != nil {
+		return nil, err
+	}
+	out := new(ListTasksResult)
+	if err := decodeInto(MethodTasksList, raw, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -175,3 +175,56 @@ func textOf(res *pmcp.CallToolResult) string {
 	}
 	return b.String()
 }
+
+// TestServerEverythingTask: the reference server's task-only tool
+// (simulate-research-query, which asks for a clarification inside the
+// task with a related-task elicitation on tasks/result) through the
+// bridge, for a client of each era: created, polled, answered, completed.
+func TestServerEverythingTask(t *testing.T) {
+	node, args := everythingCommand(t)
+	var logs syncBuffer
+	dial, err := Command(node, args, CommandOptions{Logger: newTextLogger(&logs), Transport: command.Options{WaitDelay: 500 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(t, Options{Upstreams: []Upstream{{Name: "everything", Dial: dial}}}, nil)
+	h := pmcp.NewStreamableHTTPHandler(p.Server(), pmcp.StreamableHTTPOptions{})
+	ts := httptest.NewServer(h)
+	t.Cleanup(func() {
+		_ = h.Close()
+		ts.Close()
+	})
+	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+		t.Run(era.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			asked := 0
+			cs, err := pmcp.NewClient(pmcp.ClientOptions{Era: era, Elicitation: func(_ context.Context, ep *pmcp.ElicitParams) (*pmcp.ElicitResult, error) {
+				asked++
+				return &pmcp.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "programming"}}, nil
+			}}).ConnectHTTP(ctx, ts.URL, pmcp.HTTPClientOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			task, err := cs.CallToolTask(ctx, "simulate-research-query", map[string]any{"topic": "python", "ambiguous": true}, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if task.ID() == "" {
+				t.Fatal("simulate-research-query answered without a task")
+			}
+			var statuses []string
+			res, err := task.Wait(ctx, func(st *pmcp.TaskStatus) { statuses = append(statuses, st.Status) })
+			if err != nil {
+				t.Fatalf("wait: %v (statuses %q)", err, statuses)
+			}
+			if !strings.Contains(textOf(res), "Clarification**: programming") || asked != 1 {
+				t.Fatalf("result %q after %d questions", textOf(res), asked)
+			}
+			if len(statuses) == 0 || statuses[len(statuses)-1] != "completed" {
+				t.Errorf("statuses %q", statuses)
+			}
+		})
+	}
+}

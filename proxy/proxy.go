@@ -164,6 +164,7 @@ type Proxy struct {
 	stop   context.CancelFunc
 	jobs   sync.WaitGroup
 	parked parking
+	pumps  pumps
 	// filtered is set when tool globs apply (see unknownTool).
 	filtered bool
 	// closers are the goroutines closing the slots of ended sessions.
@@ -241,6 +242,8 @@ func New(opts Options) (*Proxy, error) {
 		Tools:       &pmcp.ListChangedCapability{ListChanged: true},
 		Prompts:     &pmcp.ListChangedCapability{ListChanged: true},
 		Resources:   &pmcp.ResourcesCapability{Subscribe: true, ListChanged: true},
+		// Declared in each era's form (see proxy/tasks.go).
+		Extensions: map[string]pmcp.Object{pmcp.ExtensionTasks: {}},
 	}
 	mw := append([]pmcp.Middleware(nil), opts.Server.Middleware...)
 	if len(opts.AllowTools) > 0 || len(opts.DenyTools) > 0 {

@@ -1,0 +1,223 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp"
+)
+
+// taskUp records what the task tools of a task upstream saw.
+type taskUp struct {
+	cancelled chan struct{} // "slow" saw its cancellation
+}
+
+// newTaskUpstream returns a server with tasks serving era only (EraUnknown:
+// both): "fail_job" (task only) ends with a tool error, "ask_job" asks for
+// a name inside the task, "slow" (optional) works until cancelled.
+func newTaskUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *taskUp) {
+	t.Helper()
+	var mw []pmcp.Middleware
+	if era != pmcp.EraUnknown {
+		mw = append(mw, onlyEra(era))
+	}
+	srv, err := pmcp.NewServer(pmcp.ServerOptions{Name: "tasks-" + label, Middleware: mw, Tasks: &pmcp.TaskOptions{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	up := &taskUp{cancelled: make(chan struct{}, 8)}
+	required := &pmcp.ToolExecution{TaskSupport: pmcp.TaskSupportRequired}
+	optional := &pmcp.ToolExecution{TaskSupport: pmcp.TaskSupportOptional}
+	add := func(name string, ex *pmcp.ToolExecution, h pmcp.ToolHandler) {
+		if err := srv.AddRawTool(&pmcp.Tool{Name: name, InputSchema: objectSchema, Execution: ex}, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("fail_job", required, func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+		return &pmcp.CallToolResult{IsError: true, Content: []pmcp.Content{pmcp.Text(label + ": failed on purpose")}}, nil
+	})
+	add("ask_job", optional, func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+		if extra.TaskID() == "" {
+			return nil, errors.New("ask_job did not run as a task")
+		}
+		res, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: "your name?",
+			RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)})
+		if err != nil {
+			return nil, err
+		}
+		name, _ := res.Content["name"].(string)
+		return text(label + ": hello " + name), nil
+	})
+	add("slow", optional, func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+		<-ctx.Done()
+		up.cancelled <- struct{}{}
+		return nil, ctx.Err()
+	})
+	return srv, up
+}
+
+// TestBridgeTasks: a task made through the bridge is created, polled,
+// answered (input inside the task), cancelled and its result fetched, in
+// every pair of eras, over both downstream and both upstream transports.
+func TestBridgeTasks(t *testing.T) {
+	for _, tc := range translations {
+		for _, down := range []string{"stream", "http"} {
+			for _, upT := range []string{"stream", "http"} {
+				t.Run(tc.name+"/down-"+down+"/up-"+upT, func(t *testing.T) {
+					srv, up := newTaskUpstream(t, tc.upstreamEr, "u")
+					var wg sync.WaitGroup
+					dial := memDial(srv, &wg)
+					if upT == "http" {
+						dial = httpDial(t, srv)
+					}
+					p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}}, &wg)
+					cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra, Elicitation: answerer})
+					exerciseBridgeTasks(t, cs, tc.clientEra, tc.upstreamEr, "", up)
+				})
+			}
+		}
+	}
+}
+
+// exerciseBridgeTasks drives the task tools of a task upstream serving
+// upEra (named with prefix) through a downstream session of era.
+func exerciseBridgeTasks(t *testing.T, cs *pmcp.ClientSession, era, upEra pmcp.Era, prefix string, up *taskUp) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	caps := cs.ServerCapabilities()
+	_, ext := caps.Extensions[pmcp.ExtensionTasks]
+	if era == pmcp.EraModern && (!ext || caps.Tasks != nil) || era == pmcp.EraLegacy && (ext || caps.Tasks == nil) {
+		t.Errorf("%v capabilities: tasks %s, extensions %v", era, caps.Tasks, caps.Extensions)
+	}
+
+	// A task-only tool ending with a tool error.
+	task, err := cs.CallToolTask(ctx, prefix+"fail_job", nil, time.Minute)
+	if err != nil {
+		t.Fatalf("fail_job: %v", err)
+	}
+	if task.ID() == "" || !strings.HasPrefix(task.ID(), prefix) {
+		t.Fatalf("fail_job: task id %q, want a task prefixed %q", task.ID(), prefix)
+	}
+	res, err := task.Wait(ctx, nil)
+	if err != nil || !res.IsError || textOf(res) != "u: failed on purpose" {
+		t.Fatalf("fail_job result %+v, %v", res, err)
+	}
+	st, err := task.Get(ctx)
+	want := "completed"
+	if era == pmcp.EraLegacy {
+		want = "failed"
+	}
+	if err != nil || st.Status != want || st.TaskID != task.ID() {
+		t.Fatalf("fail_job status %+v, %v; want %s", st, err, want)
+	}
+
+	// Input inside the task reaches the downstream client's handler.
+	task, err = cs.CallToolTask(ctx, prefix+"ask_job", nil, 0)
+	if err != nil {
+		t.Fatalf("ask_job: %v", err)
+	}
+	if task.ID() == "" {
+		t.Fatal("ask_job ran synchronously")
+	}
+	if res, err = task.Wait(ctx, nil); err != nil || textOf(res) != "u: hello Ada" {
+		t.Fatalf("ask_job result %q, %v", textOf(res), err)
+	}
+
+	// Cancel reaches the upstream handler.
+	task, err = cs.CallToolTask(ctx, prefix+"slow", nil, 0)
+	if err != nil {
+		t.Fatalf("slow: %v", err)
+	}
+	if st, err := task.Get(ctx); err != nil || st.Status != "working" {
+		t.Fatalf("slow right after create: %+v, %v", st, err)
+	}
+	if era == pmcp.EraLegacy && upEra == pmcp.EraLegacy { // 2026-07-28 has no tasks/list
+		found := false
+		for c := ""; ; {
+			page, err := cs.ListTasks(ctx, c)
+			if err != nil {
+				t.Fatalf("tasks/list: %v", err)
+			}
+			for _, lt := range page.Tasks {
+				found = found || lt.TaskID == task.ID()
+			}
+			if c = page.NextCursor; c == "" {
+				break
+			}
+		}
+		if !found {
+			t.Errorf("tasks/list lacks %q", task.ID())
+		}
+	}
+	if err := task.Cancel(ctx); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	if _, err := task.Wait(ctx, nil); !errors.Is(err, pmcp.ErrTaskCancelled) {
+		t.Fatalf("after cancel: %v", err)
+	}
+	select {
+	case <-up.cancelled:
+	case <-ctx.Done():
+		t.Fatal("the upstream handler was never cancelled")
+	}
+
+	// A task id the bridge never gave out.
+	if _, err := cs.Task(prefix + "no-such-task").Get(ctx); err == nil {
+		t.Error("tasks/get of an unknown id succeeded")
+	}
+}
+
+// TestBridgeTasksAggregate: with two upstreams (one per era) the task ids
+// are prefixed with the upstream's name and routed back to it.
+func TestBridgeTasksAggregate(t *testing.T) {
+	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+		t.Run(era.String(), func(t *testing.T) {
+			a, upA := newTaskUpstream(t, pmcp.EraLegacy, "u")
+			b, upB := newTaskUpstream(t, pmcp.EraModern, "u")
+			var wg sync.WaitGroup
+			p := newProxy(t, Options{Upstreams: []Upstream{{Name: "a", Dial: memDial(a, &wg)}, {Name: "b", Dial: httpDial(t, b)}}}, &wg)
+			cs := downstream(t, p, "http", pmcp.ClientOptions{Era: era, Elicitation: answerer})
+			exerciseBridgeTasks(t, cs, era, pmcp.EraLegacy, "a_", upA)
+			exerciseBridgeTasks(t, cs, era, pmcp.EraModern, "b_", upB)
+		})
+	}
+}
+
+// TestBridgeTaskOfAnotherSession: a legacy downstream session's task lives
+// in its own upstream session, where another downstream session's request
+// for it is an unknown task.
+func TestBridgeTaskOfAnotherSession(t *testing.T) {
+	srv, up := newTaskUpstream(t, pmcp.EraLegacy, "u")
+	var wg sync.WaitGroup
+	p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(srv, &wg)}}}, &wg)
+	alice := downstream(t, p, "http", pmcp.ClientOptions{Era: pmcp.EraLegacy})
+	bob := downstream(t, p, "http", pmcp.ClientOptions{Era: pmcp.EraLegacy})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	task, err := alice.CallToolTask(ctx, "slow", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.ID() == "" {
+		t.Fatal("slow ran synchronously")
+	}
+	if _, err := bob.Task(task.ID()).Get(ctx); err == nil {
+		t.Fatal("another session read the task")
+	}
+	if err := bob.Task(task.ID()).Cancel(ctx); err == nil {
+		t.Fatal("another session cancelled the task")
+	}
+	if st, err := task.Get(ctx); err != nil || st.Status != "working" {
+		t.Fatalf("owner's view: %+v, %v", st, err)
+	}
+	if err := task.Cancel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-up.cancelled
+}
