@@ -49,8 +49,9 @@ type live struct {
 	capsTools   bool
 	capsPrompts bool
 	capsRes     bool
-	// tasks: the upstream serves task-augmented tools/call (proxy/tasks.go).
-	tasks bool
+	// tasks: the upstream serves task-augmented tools/call (proxy/tasks.go);
+	// skills: it declares the skills extension (proxy/skills.go).
+	tasks, skills bool
 }
 
 func (l *live) done() bool {
@@ -168,6 +169,7 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	if caps != nil {
 		l.capsTools, l.capsPrompts, l.capsRes = caps.Tools != nil, caps.Prompts != nil, caps.Resources != nil
 		l.tasks = declaresTasks(caps)
+		_, l.skills = caps.Extensions[pmcp.ExtensionSkills]
 	}
 	for uri := range sl.subs {
 		if !l.modern {
