@@ -27,6 +27,11 @@
 //     (io.modelcontextprotocol/* and progressToken).
 //   - Errors: a JSON-RPC error of the upstream reaches the downstream
 //     unchanged (code, message, data). JSON-RPC ids are the client's own.
+//   - Tasks: a task-augmented tools/call becomes one upstream, in the
+//     upstream's era; the task's id carries the upstream's prefix and
+//     tasks/* are routed back to the upstream session that owns it
+//     (see tasks.go). Tasks and the skills extension are declared when an
+//     upstream declares them.
 //
 // # Process model
 //

@@ -289,7 +289,7 @@ func (sl *slot) jobFor(ctx context.Context) *job {
 	defer sl.jobsMu.Unlock()
 	var busy *job
 	for _, j := range sl.jobs {
-		if j.ctx.Err() != nil {
+		if j.ctx.Err() != nil || j.round.Load() == pumpRound {
 			continue
 		}
 		if j.asking.Load() == 0 {

@@ -2,9 +2,7 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -19,24 +17,25 @@ import (
 // the task's inputRequests on tasks/get and answers with tasks/update. So
 // when tasks/get finds such a task input_required, a pump waits on the
 // upstream's tasks/result in a job; each request the upstream sends on it
-// is held under a key (at most Options.ParkTimeout) and shown on tasks/get
-// until tasks/update answers it. Pumps count against Options.MaxParked.
+// is parked like a bridged round's and shown on tasks/get until
+// tasks/update answers it. Pumps count against Options.MaxParked too.
 
-// taskPump is the waiting tasks/result of one upstream task.
+// taskPump is the waiting tasks/result of one upstream task. The requests
+// it receives are parked (Proxy.park: bounded by Options.MaxParked and
+// Options.ParkTimeout, after which the request fails and the pump ends);
+// their parking ids are the keys of the task's inputRequests.
 type taskPump struct {
 	j *job
 
 	mu      sync.Mutex
-	pending map[string]*heldAsk
-	seq     int
+	pending map[string]*pmcp.InputRequest // parking id -> request
 	// arrived is closed (and replaced) when a request arrives.
 	arrived chan struct{}
 }
 
-type heldAsk struct {
-	a     *ask
-	timer *time.Timer
-}
+// pumpRound marks the jobs of pumps: only requests related to their task
+// are theirs (jobFor passes them over otherwise).
+var pumpRound = &round{}
 
 type pumpKey struct {
 	sl *slot
@@ -106,8 +105,8 @@ func (p *Proxy) legacyTaskInput(ctx context.Context, sl *slot, ct *pmcp.ClientTa
 	}
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	for k, h := range tp.pending {
-		raw, err := pmcp.Marshal(h.a.req)
+	for k, r := range tp.pending {
+		raw, err := pmcp.Marshal(r)
 		if err != nil {
 			continue
 		}
@@ -134,8 +133,8 @@ func (p *Proxy) pump(sl *slot, ct *pmcp.ClientTask) (*taskPump, bool) {
 		p.log.Warn("proxy: too many tasks wait for input; not pumping", "upstream", sl.up.name)
 		return nil, false
 	}
-	tp := &taskPump{pending: make(map[string]*heldAsk), arrived: make(chan struct{})}
-	j, err := p.startJob(p.base, sl, &round{}, func(ctx context.Context, _ *job) (pmcp.Result, error) {
+	tp := &taskPump{pending: make(map[string]*pmcp.InputRequest), arrived: make(chan struct{})}
+	j, err := p.startJob(p.base, sl, pumpRound, func(ctx context.Context, _ *job) (pmcp.Result, error) {
 		_, err := ct.Wait(ctx, nil) // the outcome is read again by tasks/get
 		return nil, err
 	})
@@ -158,46 +157,45 @@ func (p *Proxy) pump(sl *slot, ct *pmcp.ClientTask) (*taskPump, bool) {
 	return tp, true
 }
 
-// run holds the upstream's requests until answered, timed out, or the
-// upstream's tasks/result answered.
+// run parks the upstream's requests until the upstream's tasks/result
+// answered (or the pump's job was cancelled).
 func (tp *taskPump) run(p *Proxy) {
 	for {
 		select {
 		case a := <-tp.j.asks:
+			id, err := p.park(tp.j, a)
+			if err != nil {
+				a.reply <- answer{err: err}
+				continue
+			}
 			tp.mu.Lock()
-			tp.seq++
-			k := "upstream-" + strconv.Itoa(tp.seq)
-			h := &heldAsk{a: a}
-			h.timer = time.AfterFunc(p.parkTimeout(), func() {
-				if x := tp.take(k); x != nil {
-					x.a.reply <- answer{err: errors.New("proxy: the downstream client did not answer in time")}
-				}
-			})
-			tp.pending[k] = h
+			tp.pending[id] = a.req
 			close(tp.arrived)
 			tp.arrived = make(chan struct{})
 			tp.mu.Unlock()
 		case <-tp.j.done:
 			tp.mu.Lock()
-			for k, h := range tp.pending {
-				h.timer.Stop()
-				delete(tp.pending, k)
-			}
+			ids := tp.pending
+			tp.pending = nil
 			tp.mu.Unlock()
+			for id := range ids {
+				if x := p.unpark(id); x != nil {
+					x.a.reply <- answer{err: ErrUpstreamGone}
+				}
+			}
 			return
 		}
 	}
 }
 
-func (tp *taskPump) take(k string) *heldAsk {
+// take removes the request id from the pump, reporting whether it was one
+// of the pump's.
+func (tp *taskPump) take(id string) bool {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	h := tp.pending[k]
-	if h != nil {
-		delete(tp.pending, k)
-		h.timer.Stop()
-	}
-	return h
+	_, ok := tp.pending[id]
+	delete(tp.pending, id)
+	return ok
 }
 
 // updateLegacyTask hands a 2026-07-28 client's tasks/update answers to
@@ -215,9 +213,12 @@ func (p *Proxy) updateLegacyTask(req *pmcp.Request, sl *slot, id string, respons
 	if tp == nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the task is not waiting for input"}
 	}
-	for k, raw := range responses {
-		if h := tp.take(k); h != nil {
-			h.a.reply <- answer{raw: raw}
+	for id, raw := range responses {
+		if !tp.take(id) { // not this task's: left alone
+			continue
+		}
+		if x := p.unpark(id); x != nil {
+			x.a.reply <- answer{raw: raw}
 		}
 	}
 	return nil
