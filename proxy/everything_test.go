@@ -42,12 +42,9 @@ func everythingCommand(t *testing.T) (string, []string) {
 	return node, []string{js, "stdio"}
 }
 
-// TestServerEverything: the reference TypeScript server
-// (@modelcontextprotocol/server-everything, 2025-11-25 only) over stdio,
-// bridged to Streamable HTTP and driven by our client in both eras:
-// tools, arguments, progress in order, cancellation, elicitation (as
-// input_required rounds for the modern client), resources and prompts.
-func TestServerEverything(t *testing.T) {
+// bridgeEverything serves the reference server over stdio, bridged to
+// Streamable HTTP, and returns the endpoint.
+func bridgeEverything(t *testing.T) string {
 	node, args := everythingCommand(t)
 	var logs syncBuffer
 	// The server ignores the end of its stdin: SIGTERM it soon after.
@@ -62,6 +59,16 @@ func TestServerEverything(t *testing.T) {
 		_ = h.Close()
 		ts.Close()
 	})
+	return ts.URL
+}
+
+// TestServerEverything: the reference TypeScript server
+// (@modelcontextprotocol/server-everything, 2025-11-25 only) over stdio,
+// bridged to Streamable HTTP and driven by our client in both eras:
+// tools, arguments, progress in order, cancellation, elicitation (as
+// input_required rounds for the modern client), resources and prompts.
+func TestServerEverything(t *testing.T) {
+	url := bridgeEverything(t)
 	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
 		t.Run(era.String(), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -73,7 +80,7 @@ func TestServerEverything(t *testing.T) {
 				asked = append(asked, ep.Message)
 				mu.Unlock()
 				return &pmcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace", "check": true}}, nil
-			}}).ConnectHTTP(ctx, ts.URL, pmcp.HTTPClientOptions{})
+			}}).ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,19 +188,7 @@ func textOf(res *pmcp.CallToolResult) string {
 // task with a related-task elicitation on tasks/result) through the
 // bridge, for a client of each era: created, polled, answered, completed.
 func TestServerEverythingTask(t *testing.T) {
-	node, args := everythingCommand(t)
-	var logs syncBuffer
-	dial, err := Command(node, args, CommandOptions{Logger: newTextLogger(&logs), Transport: command.Options{WaitDelay: 500 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := newProxy(t, Options{Upstreams: []Upstream{{Name: "everything", Dial: dial}}}, nil)
-	h := pmcp.NewStreamableHTTPHandler(p.Server(), pmcp.StreamableHTTPOptions{})
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		_ = h.Close()
-		ts.Close()
-	})
+	url := bridgeEverything(t)
 	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
 		t.Run(era.String(), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -202,7 +197,7 @@ func TestServerEverythingTask(t *testing.T) {
 			cs, err := pmcp.NewClient(pmcp.ClientOptions{Era: era, Elicitation: func(_ context.Context, ep *pmcp.ElicitParams) (*pmcp.ElicitResult, error) {
 				asked++
 				return &pmcp.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "programming"}}, nil
-			}}).ConnectHTTP(ctx, ts.URL, pmcp.HTTPClientOptions{})
+			}}).ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
