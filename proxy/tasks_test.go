@@ -267,3 +267,89 @@ func TestBridgeDeclaresWhatUpstreamsDo(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeTasksRaw: task requests shaped as third-party clients send
+// them (extra members, tasks/list without params) cross the bridge over
+// both downstream transports, in both eras.
+func TestBridgeTasksRaw(t *testing.T) {
+	for _, down := range []string{"stream", "http"} {
+		for _, era := range []pmcp.Era{pmcp.EraLegacy, pmcp.EraModern} {
+			t.Run(era.String()+"/down-"+down, func(t *testing.T) {
+				srv, _ := newTaskUpstream(t, pmcp.EraLegacy, "u") // one with tasks/list
+				var wg sync.WaitGroup
+				p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(srv, &wg)}}}, &wg)
+				send := rawStream(t, p)
+				if down == "http" {
+					send = rawHTTP(t, p)
+				}
+				result := func(line string, out any) {
+					t.Helper()
+					m := send(t, line)
+					if m["error"] != nil || m["result"] == nil {
+						t.Fatalf("%s: %s", line, m["error"])
+					}
+					if err := pmcp.Unmarshal(jsontext.Value(m["result"]), out); err != nil {
+						t.Fatalf("%s: %v", line, err)
+					}
+				}
+				type task struct {
+					TaskID string `json:"taskId"`
+					Status string `json:"status"`
+				}
+				if era == pmcp.EraLegacy {
+					send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"ts","version":"1"}}}`)
+					send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+					var created struct {
+						Task task `json:"task"`
+					}
+					result(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fail_job","arguments":{},"task":{"ttl":60000},"x-vendor":1}}`, &created)
+					id := created.Task.TaskID
+					if id == "" {
+						t.Fatal("no task created")
+					}
+					var list struct {
+						Tasks []task `json:"tasks"`
+					}
+					result(`{"jsonrpc":"2.0","id":2,"method":"tasks/list"}`, &list)
+					if len(list.Tasks) != 1 || list.Tasks[0].TaskID != id {
+						t.Errorf("tasks/list %+v, want %s", list, id)
+					}
+					var res struct {
+						IsError bool           `json:"isError"`
+						Meta    map[string]any `json:"_meta"`
+					}
+					result(`{"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":"`+id+`","x-vendor":1}}`, &res)
+					rt, _ := res.Meta[pmcp.MetaRelatedTask].(map[string]any)
+					if !res.IsError || rt["taskId"] != id {
+						t.Errorf("tasks/result %+v", res)
+					}
+					var got task
+					result(`{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"`+id+`"}}`, &got)
+					if got.Status != "failed" {
+						t.Errorf("tasks/get %+v, want failed", got)
+					}
+					return
+				}
+				meta := `"_meta":{"` + pmcp.MetaProtocolVersion + `":"` + pmcp.Version20260728 + `","` + pmcp.MetaClientCapabilities + `":{"extensions":{"` + pmcp.ExtensionTasks + `":{}}}}`
+				var created struct {
+					ResultType string `json:"resultType"`
+					task
+				}
+				result(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fail_job","arguments":{},"x-vendor":1,`+meta+`}}`, &created)
+				if created.ResultType != "task" || created.TaskID == "" {
+					t.Fatalf("tools/call %+v, want a task", created)
+				}
+				var got struct {
+					task
+					Result struct {
+						IsError bool `json:"isError"`
+					} `json:"result"`
+				}
+				result(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"`+created.TaskID+`","x-vendor":1,`+meta+`}}`, &got)
+				if got.Status != "completed" || !got.Result.IsError {
+					t.Errorf("tasks/get %+v, want completed with isError", got)
+				}
+			})
+		}
+	}
+}
