@@ -59,7 +59,11 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 			return res, err
 		case pmcp.MethodSubscriptionsListen:
 			var lp pmcp.ListenParams
-			if pmcp.Unmarshal(req.Params, &lp) == nil && len(lp.Notifications.ResourceSubscriptions) > 0 {
+			ok := pmcp.Unmarshal(req.Params, &lp) == nil
+			if ok && len(lp.Notifications.TaskIDs) > 0 {
+				withoutTaskIDs(req)
+			}
+			if ok && len(lp.Notifications.ResourceSubscriptions) > 0 {
 				uris := lp.Notifications.ResourceSubscriptions
 				if err := p.subscribe(ctx, req, uris, true); err != nil {
 					return nil, err

@@ -344,3 +344,30 @@ func legacyTask(st *pmcp.TaskStatus) pmcp.Task {
 	}
 	return t
 }
+
+// withoutTaskIDs drops the taskIds of a downstream subscriptions/listen:
+// the proxy keeps no tasks of its own to watch, so the acknowledgement
+// names none of them and the client polls tasks/get instead, while the
+// rest of the stream (list changes, resource updates) works as asked.
+func withoutTaskIDs(req *pmcp.Request) {
+	var m map[string]jsontext.Value
+	if pmcp.Unmarshal(req.Params, &m) != nil {
+		return
+	}
+	var n map[string]jsontext.Value
+	if pmcp.Unmarshal(m["notifications"], &n) != nil {
+		return
+	}
+	if _, ok := n["taskIds"]; !ok {
+		return
+	}
+	delete(n, "taskIds")
+	nb, err := pmcp.Marshal(n)
+	if err != nil {
+		return
+	}
+	m["notifications"] = nb
+	if b, err := pmcp.Marshal(m); err == nil {
+		req.Params = b
+	}
+}

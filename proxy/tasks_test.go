@@ -353,3 +353,44 @@ func TestBridgeTasksRaw(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeListenWithTaskIDs: a modern client that listens for its
+// task's status through the bridge gets its stream (list changes) with an
+// acknowledgement naming no task, so it polls, instead of an error.
+func TestBridgeListenWithTaskIDs(t *testing.T) {
+	for _, down := range []string{"stream", "http"} {
+		t.Run(down, func(t *testing.T) {
+			srv, _ := newTaskUpstream(t, pmcp.EraUnknown, "u")
+			var wg sync.WaitGroup
+			p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(srv, &wg)}}}, &wg)
+			acked := make(chan *pmcp.SubscriptionsAckParams, 1)
+			cs := downstream(t, p, down, pmcp.ClientOptions{Era: pmcp.EraModern, Notifications: pmcp.ClientNotificationHandlers{
+				SubscriptionAcknowledged: func(_ context.Context, a *pmcp.SubscriptionsAckParams) { acked <- a },
+			}})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			task, err := cs.CallToolTask(ctx, "slow", nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = task.Cancel(context.WithoutCancel(ctx)) }()
+			lctx, stop := context.WithCancel(ctx)
+			errc := make(chan error, 1)
+			go func() {
+				errc <- cs.Listen(lctx, pmcp.SubscriptionFilter{ToolsListChanged: true, TaskIDs: []string{task.ID()}})
+			}()
+			select {
+			case a := <-acked:
+				if !a.Notifications.ToolsListChanged || len(a.Notifications.TaskIDs) != 0 {
+					t.Errorf("acknowledged %+v", a.Notifications)
+				}
+			case err := <-errc:
+				t.Fatalf("listen ended: %v", err)
+			case <-ctx.Done():
+				t.Fatal("listen never acknowledged")
+			}
+			stop()
+			<-errc
+		})
+	}
+}
