@@ -125,10 +125,13 @@ func rawHTTP(t *testing.T, p *Proxy) rawExchange {
 		if resp.StatusCode == http.StatusAccepted {
 			return nil
 		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err == nil && m["error"] != nil {
+			return m // a JSON-RPC error, whatever the HTTP status
+		}
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: HTTP %d: %s", line, resp.StatusCode, body)
 		}
-		var m map[string]json.RawMessage
 		if err := json.Unmarshal(body, &m); err != nil {
 			t.Fatalf("response %q: %v", body, err)
 		}

@@ -345,9 +345,25 @@ func TestBridgeTasksRaw(t *testing.T) {
 						IsError bool `json:"isError"`
 					} `json:"result"`
 				}
-				result(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"`+created.TaskID+`","x-vendor":1,`+meta+`}}`, &got)
+				// Polled as a client does, until the task ends.
+				deadline := time.Now().Add(10 * time.Second)
+				for got.Status == "" || got.Status == "working" && time.Now().Before(deadline) {
+					if got.Status != "" {
+						time.Sleep(10 * time.Millisecond)
+					}
+					result(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"`+created.TaskID+`","x-vendor":1,`+meta+`}}`, &got)
+				}
 				if got.Status != "completed" || !got.Result.IsError {
 					t.Errorf("tasks/get %+v, want completed with isError", got)
+				}
+				// Without the tasks extension: -32021, as from a pmcp server.
+				bare := `"_meta":{"` + pmcp.MetaProtocolVersion + `":"` + pmcp.Version20260728 + `","` + pmcp.MetaClientCapabilities + `":{}}`
+				m := send(t, `{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"`+created.TaskID+`",`+bare+`}}`)
+				var e struct {
+					Code int `json:"code"`
+				}
+				if pmcp.Unmarshal(jsontext.Value(m["error"]), &e) != nil || e.Code != -32021 {
+					t.Errorf("tasks/get without the extension: %s", m["error"])
 				}
 			})
 		}
