@@ -37,12 +37,6 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 			return p.listSkills(ctx, req)
 		case pmcp.MethodSkillsGet:
 			return p.getSkill(ctx, req)
-		case pmcp.MethodInitialize, pmcp.MethodDiscover:
-			res, err := next(ctx, req)
-			if err == nil {
-				p.advertise(ctx, req, res)
-			}
-			return res, err
 		case pmcp.MethodResourcesSubscribe, pmcp.MethodResourcesUnsubscribe:
 			var sp pmcp.SubscribeParams
 			if err := pmcp.Unmarshal(req.Params, &sp); err != nil || sp.URI == "" {

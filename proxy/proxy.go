@@ -30,8 +30,8 @@
 //   - Tasks: a task-augmented tools/call becomes one upstream, in the
 //     upstream's era; the task's id carries the upstream's prefix and
 //     tasks/* are routed back to the upstream session that owns it
-//     (see tasks.go). Tasks and the skills extension are declared when an
-//     upstream declares them.
+//     (see tasks.go). Tasks and the skills extension are declared; the
+//     upstreams that serve them answer (skills.go).
 //
 // # Process model
 //
@@ -247,8 +247,11 @@ func New(opts Options) (*Proxy, error) {
 		Tools:       &pmcp.ListChangedCapability{ListChanged: true},
 		Prompts:     &pmcp.ListChangedCapability{ListChanged: true},
 		Resources:   &pmcp.ResourcesCapability{Subscribe: true, ListChanged: true},
-		// Declared in each era's form (see proxy/tasks.go).
-		Extensions: map[string]pmcp.Object{pmcp.ExtensionTasks: {}},
+		// Tasks in each era's form (see tasks.go), and skills (skills.go):
+		// declared without contacting the upstreams, which are dialed on
+		// first use. Whether a tool runs as a task is each tool's
+		// execution.taskSupport, listed as its upstream lists it.
+		Extensions: map[string]pmcp.Object{pmcp.ExtensionTasks: {}, pmcp.ExtensionSkills: {}},
 	}
 	mw := append([]pmcp.Middleware(nil), opts.Server.Middleware...)
 	if len(opts.AllowTools) > 0 || len(opts.DenyTools) > 0 {

@@ -2,63 +2,15 @@ package proxy
 
 import (
 	"context"
-	"maps"
-	"time"
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
-// What the proxy declares as its upstreams do, and the skills extension.
-// The downstream server declares tasks statically (in each era's form), so
-// that tasks/* always reach the proxy; the results of initialize and
-// server/discover then show tasks only when an upstream serves them, and
-// the skills extension when an upstream declares it. Skills keep their
-// skill:// URIs (their files are resources, read like any other):
-// skills/list is the upstreams' lists, skills/get asks each in order.
-
-// capsProbeTimeout bounds the connecting to the upstreams that initialize
-// and server/discover wait for; an upstream not ready by then is left out
-// of the declared capabilities (its calls still work once it is).
-const capsProbeTimeout = 10 * time.Second
-
-// advertise fixes the capabilities of an initialize or server/discover
-// result by what the upstreams declare.
-func (p *Proxy) advertise(ctx context.Context, req *pmcp.Request, res pmcp.Result) {
-	var caps *pmcp.ServerCapabilities
-	switch r := res.(type) {
-	case *pmcp.InitializeResult:
-		caps = &r.Capabilities
-	case *pmcp.DiscoverResult:
-		caps = &r.Capabilities
-	default:
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, capsProbeTimeout)
-	defer cancel()
-	tasks, skills := false, false
-	for _, up := range p.ups {
-		if _, l, err := p.conn(ctx, req, up); err == nil {
-			tasks = tasks || l.tasks
-			skills = skills || l.skills
-		}
-	}
-	ext := maps.Clone(caps.Extensions) // the declared map is shared
-	if !tasks {
-		caps.Tasks = nil
-		delete(ext, pmcp.ExtensionTasks)
-	}
-	if skills {
-		if ext == nil {
-			ext = make(map[string]pmcp.Object, 1)
-		}
-		ext[pmcp.ExtensionSkills] = pmcp.Object{}
-	}
-	if len(ext) == 0 {
-		ext = nil
-	}
-	caps.Extensions = ext
-}
+// Skills across the bridge. The proxy declares the skills extension and
+// serves skills/list from the upstreams that declare it (an empty list
+// when none does); skills/get asks each of them in order. Skills keep
+// their skill:// URIs: their files are resources, read like any other.
 
 // listSkills serves skills/list from the upstreams that declare skills.
 func (p *Proxy) listSkills(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {

@@ -222,36 +222,37 @@ func TestBridgeTaskOfAnotherSession(t *testing.T) {
 	<-up.cancelled
 }
 
-// TestBridgeDeclaresWhatUpstreamsDo: the bridge declares tasks (in each
-// era's form) and the skills extension exactly when an upstream does, and
-// forwards skills/list and skills/get.
-func TestBridgeDeclaresWhatUpstreamsDo(t *testing.T) {
+// TestBridgeDeclaresTasksAndSkills: the bridge declares tasks (in each
+// era's form) and the skills extension without contacting its upstreams,
+// and forwards skills/list and skills/get to the upstreams that serve
+// skills (an empty list when none does).
+func TestBridgeDeclaresTasksAndSkills(t *testing.T) {
 	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
 		for _, down := range []string{"stream", "http"} {
 			t.Run(era.String()+"/down-"+down, func(t *testing.T) {
 				plain, _ := newUpstream(t, pmcp.EraUnknown, "plain")
-				var wg sync.WaitGroup
-				p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(plain, &wg)}}}, &wg)
-				caps := downstream(t, p, down, pmcp.ClientOptions{Era: era}).ServerCapabilities()
-				if caps.Tasks != nil || len(caps.Extensions) != 0 {
-					t.Errorf("without tasks or skills upstream: tasks %s, extensions %v", caps.Tasks, caps.Extensions)
-				}
-
 				rich, _ := newTaskUpstream(t, pmcp.EraUnknown, "rich")
 				if err := rich.AddSkill(&pmcp.Skill{Path: "pdf-processing", Description: "Work with PDF files.", Body: "# PDF\n"}); err != nil {
 					t.Fatal(err)
 				}
-				var wg2 sync.WaitGroup // the first proxy's upstreams end after this one's
-				p = newProxy(t, Options{Upstreams: []Upstream{{Name: "plain", Dial: memDial(plain, &wg2)}, {Name: "rich", Dial: memDial(rich, &wg2)}}}, &wg2)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				var wg sync.WaitGroup
+				p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(plain, &wg)}}}, &wg)
 				cs := downstream(t, p, down, pmcp.ClientOptions{Era: era})
-				caps = cs.ServerCapabilities()
+				caps := cs.ServerCapabilities()
 				_, tasksExt := caps.Extensions[pmcp.ExtensionTasks]
 				_, skillsExt := caps.Extensions[pmcp.ExtensionSkills]
 				if !skillsExt || (era == pmcp.EraModern) != tasksExt || (era == pmcp.EraLegacy) != (caps.Tasks != nil) {
-					t.Errorf("with a tasks and skills upstream: tasks %s, extensions %v", caps.Tasks, caps.Extensions)
+					t.Errorf("capabilities: tasks %s, extensions %v", caps.Tasks, caps.Extensions)
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
+				if list, err := cs.ListSkills(ctx, ""); err != nil || len(list.Skills) != 0 {
+					t.Errorf("skills/list without a skills upstream: %+v, %v", list, err)
+				}
+
+				var wg2 sync.WaitGroup // the first proxy's upstreams end after this one's
+				p = newProxy(t, Options{Upstreams: []Upstream{{Name: "plain", Dial: memDial(plain, &wg2)}, {Name: "rich", Dial: memDial(rich, &wg2)}}}, &wg2)
+				cs = downstream(t, p, down, pmcp.ClientOptions{Era: era})
 				list, err := cs.ListSkills(ctx, "")
 				if err != nil || len(list.Skills) != 1 {
 					t.Fatalf("skills/list: %+v, %v", list, err)
