@@ -410,15 +410,5 @@ func (t *ClientTask) Update(ctx context.Context, responses map[string]jsontext.V
 // ListTasks returns one page of the caller's tasks (tasks/list, 2025-11-25
 // only; cursor "" for the first page).
 func (s *ClientSession) ListTasks(ctx context.Context, cursor string) (*ListTasksResult, error) {
-	var p PaginatedParams
-	p.Cursor = cursor
-	raw, err := s.call(ctx, MethodTasksList, &p)
-	if err != nil {
-		return nil, err
-	}
-	out := new(ListTasksResult)
-	if err := decodeInto(MethodTasksList, raw, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return listPage[ListTasksResult](ctx, s, MethodTasksList, cursor)
 }
