@@ -303,19 +303,17 @@ func runPMCP(era pmcp.Era) func(ctx context.Context, tg *target, ps []probe) (re
 					r[p.Name] = pmcpTask(ctx, cs, p)
 					continue
 				}
-				var progress []float64
+				var progress progressLog
 				var opts []pmcp.CallOption
 				if p.Progress {
-					opts = append(opts, pmcp.WithProgress(func(_ context.Context, pp *pmcp.ProgressParams) { progress = append(progress, pp.Progress) }))
+					opts = append(opts, pmcp.WithProgress(func(_ context.Context, pp *pmcp.ProgressParams) { progress.add(pp.Progress) }))
 				}
 				res, err := cs.CallTool(ctx, p.Tool, p.arguments(), opts...)
 				var te *pmcp.ToolError
 				if errors.As(err, &te) {
 					res, err = te.Result, nil
 				}
-				o := resultOutcome(res, err)
-				o.Progress = progress
-				r[p.Name] = o
+				r[p.Name] = progress.attach(resultOutcome(res, err))
 			}
 		}
 		return r, nil
@@ -402,6 +400,27 @@ func pmcpTask(ctx context.Context, cs *pmcp.ClientSession, p probe) outcome {
 	return resultOutcome(steps, nil)
 }
 
+// progressLog collects the progress values a client's handler sees (on
+// the SDK's goroutines) for the call in flight.
+type progressLog struct {
+	mu     sync.Mutex
+	values []float64
+}
+
+func (l *progressLog) add(v float64) {
+	l.mu.Lock()
+	l.values = append(l.values, v)
+	l.mu.Unlock()
+}
+
+// attach moves the values seen so far into o.
+func (l *progressLog) attach(o outcome) outcome {
+	l.mu.Lock()
+	o.Progress, l.values = l.values, nil
+	l.mu.Unlock()
+	return o
+}
+
 func remarshal(from, to any) error {
 	b, err := json.Marshal(from)
 	if err != nil {
@@ -414,13 +433,10 @@ func remarshal(from, to any) error {
 
 func runGoSDK(version string) func(ctx context.Context, tg *target, ps []probe) (results, error) {
 	return func(ctx context.Context, tg *target, ps []probe) (results, error) {
-		var mu sync.Mutex
-		var progress []float64
+		var progress progressLog
 		c := gosdk.NewClient(&gosdk.Implementation{Name: "interop-go-sdk", Version: "1.8.0"}, &gosdk.ClientOptions{
 			ProgressNotificationHandler: func(_ context.Context, req *gosdk.ProgressNotificationClientRequest) {
-				mu.Lock()
-				progress = append(progress, req.Params.Progress)
-				mu.Unlock()
+				progress.add(req.Params.Progress)
 			},
 		})
 		var tr gosdk.Transport
@@ -468,13 +484,7 @@ func runGoSDK(version string) func(ctx context.Context, tg *target, ps []probe) 
 				if p.Progress {
 					params.Meta = gosdk.Meta{"progressToken": "go-sdk-progress"}
 				}
-				res, err := cs.CallTool(ctx, params)
-				mu.Lock()
-				o := resultOutcome(res, err)
-				o.Progress = slices.Clone(progress)
-				progress = nil
-				mu.Unlock()
-				r[p.Name] = o
+				r[p.Name] = progress.attach(resultOutcome(cs.CallTool(ctx, params)))
 			}
 		}
 		return r, nil
@@ -504,16 +514,10 @@ func runMCPGo(version string) func(ctx context.Context, tg *target, ps []probe) 
 			return nil, err
 		}
 		defer c.Close()
-		var mu sync.Mutex
-		var progress []float64
+		var progress progressLog
 		c.OnNotification(func(n mcp.JSONRPCNotification) {
-			if n.Method != "notifications/progress" {
-				return
-			}
-			if v, ok := n.Params.AdditionalFields["progress"].(float64); ok {
-				mu.Lock()
-				progress = append(progress, v)
-				mu.Unlock()
+			if v, ok := n.Params.AdditionalFields["progress"].(float64); ok && n.Method == "notifications/progress" {
+				progress.add(v)
 			}
 		})
 		init := mcp.InitializeRequest{}
@@ -560,13 +564,7 @@ func runMCPGo(version string) func(ctx context.Context, tg *target, ps []probe) 
 				if p.Progress {
 					req.Params.Meta = &mcp.Meta{ProgressToken: "mcp-go-progress"}
 				}
-				res, err := c.CallTool(ctx, req)
-				mu.Lock()
-				o := resultOutcome(res, err)
-				o.Progress = slices.Clone(progress)
-				progress = nil
-				mu.Unlock()
-				r[p.Name] = o
+				r[p.Name] = progress.attach(resultOutcome(c.CallTool(ctx, req)))
 			}
 		}
 		return r, nil
