@@ -119,7 +119,7 @@ func (e *nodeError) Error() string {
 // ---- Inspector CLI 2.12.0: one process per method ----
 
 // inspectorMethods are the methods its CLI mode can send.
-var inspectorMethods = []string{"tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list", "resources/read", "resources/templates/list"}
+var inspectorMethods = []string{"initialize", "tools/list", "tools/call", "prompts/list", "prompts/get", "resources/list", "resources/read", "resources/templates/list"}
 
 func runInspector(npm npmEnv, home string) func(ctx context.Context, tg *target, ps []probe) (results, error) {
 	return func(ctx context.Context, tg *target, ps []probe) (results, error) {
@@ -155,8 +155,7 @@ func runInspector(npm npmEnv, home string) func(ctx context.Context, tg *target,
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, inspectorParallel)
 		var failed error
-		// The CLI does not show initialize; every run connects.
-		for _, p := range ps {
+		for _, p := range append([]probe{{Name: "initialize", Method: "initialize"}}, ps...) {
 			if !slices.Contains(inspectorMethods, p.Method) || p.Progress || p.Task != "" || p.Extra {
 				continue
 			}
@@ -192,7 +191,6 @@ func runInspector(npm npmEnv, home string) func(ctx context.Context, tg *target,
 		if failed != nil {
 			return nil, failed
 		}
-		r["initialize"] = outcome{Result: json.RawMessage(`{"protocolVersion":"` + legacyVersion + `"}`)}
 		return r, nil
 	}
 }
