@@ -155,6 +155,14 @@ func normalizeInit(o outcome) any {
 			caps = append(caps, k)
 		}
 	}
+	// The 2026-07-28 era declares tasks as an extension: the same fact as
+	// the legacy "tasks" capability, so both eras compare alike.
+	var ext map[string]json.RawMessage
+	if _, legacy := r.Capabilities["tasks"]; !legacy && json.Unmarshal(r.Capabilities["extensions"], &ext) == nil {
+		if v, ok := ext["io.modelcontextprotocol/tasks"]; ok && string(v) != "null" {
+			caps = append(caps, "tasks")
+		}
+	}
 	sort.Slice(caps, func(i, j int) bool { return caps[i].(string) < caps[j].(string) })
 	return map[string]any{"protocolVersion": r.ProtocolVersion, "capabilities": caps}
 }
@@ -163,10 +171,7 @@ func normalizeInit(o outcome) any {
 // not offer today, with the reason; TestThirdPartyMatrix tolerates them
 // (TestThirdPartyTasksThroughBridge does not tolerate "tasks"). Delete an
 // entry when the bridge learns the capability.
-var knownBridgeGaps = map[string]string{
-	"tasks":      "issue 18 item 2: tasks do not cross the bridge (TestThirdPartyTasksThroughBridge)",
-	"extensions": "the bridge declares a fixed capability set (proxy.New): the upstream's extensions (io.modelcontextprotocol/skills) are not offered",
-}
+var knownBridgeGaps = map[string]string{}
 
 // missingCaps lists the capabilities the upstream declared (want) that
 // the target does not (got). A bridge may declare more (its set is fixed:
