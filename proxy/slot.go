@@ -265,43 +265,67 @@ func (sl *slot) removeJob(j *job) {
 	sl.jobsMu.Unlock()
 }
 
-// jobFor finds the call an upstream request for input belongs to: the one
-// whose ctx it carries (a modern upstream asks within the call), else the
-// oldest call in flight on the slot that is not already waiting for an
-// answer, else the oldest (a legacy upstream's requests carry no link to
-// the call they are for; with one call at a time, which a per-session
-// upstream usually sees, the choice is exact).
+// jobFor finds the call an upstream request for input belongs to and
+// counts the request in its asking: the one whose ctx it carries (a modern
+// upstream asks within the call), else the oldest call in flight on the
+// slot that is not already waiting for an answer, else the oldest (a
+// legacy upstream's requests carry no link to the call they are for; with
+// one call at a time, which a per-session upstream usually sees, the
+// choice is exact). The choice and the count are one step, so concurrent
+// requests go to distinct calls while there are enough.
 func (sl *slot) jobFor(ctx context.Context) *job {
 	if j, ok := ctx.Value(jobKey{}).(*job); ok {
+		j.asking.Add(1)
 		return j
 	}
 	sl.jobsMu.Lock()
 	defer sl.jobsMu.Unlock()
-	var busy *job
+	var pick *job
 	for _, j := range sl.jobs {
 		if j.ctx.Err() != nil {
 			continue
 		}
 		if j.asking.Load() == 0 {
-			return j
+			pick = j
+			break
 		}
-		if busy == nil {
-			busy = j
+		if pick == nil {
+			pick = j
 		}
 	}
-	return busy
+	if pick != nil {
+		pick.asking.Add(1)
+	}
+	return pick
 }
 
 // errNoCall answers an upstream's request for input that no downstream call
 // can take.
 var errNoCall = errors.New("proxy: no downstream request is in flight to ask for this input")
 
+// maxReroutes bounds how often a legacy upstream's request for input is
+// routed to another call because the one it was routed to ended first.
+const maxReroutes = 8
+
 func askAs[T any](ctx context.Context, sl *slot, req *pmcp.InputRequest) (*T, error) {
-	j := sl.jobFor(ctx)
-	if j == nil {
-		return nil, errNoCall
+	var (
+		raw jsontext.Value
+		err error
+	)
+	for try := 0; ; try++ {
+		j := sl.jobFor(ctx)
+		if j == nil {
+			return nil, errNoCall
+		}
+		var handed bool
+		raw, handed, err = j.ask(ctx, req)
+		_, linked := ctx.Value(jobKey{}).(*job)
+		if handed || linked || ctx.Err() != nil || try == maxReroutes {
+			break
+		}
+		// A legacy request (no link to its call) was routed to a call
+		// that ended before taking it: another call may be its own.
 	}
-	raw, err := j.ask(ctx, req)
 	if err != nil {
 		return nil, err
 	}

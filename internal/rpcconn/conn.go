@@ -675,6 +675,27 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (jsontext.Va
 	return res, err
 }
 
+// Wait tells the Conn serving the request whose handler ctx is (or
+// derives from) ctx that the handler now waits for another party rather
+// than working: a third peer's answer, a user, a request parked until its
+// client comes back. The request's concurrency slot (see
+// [ConnOptions].MaxConcurrent) is given back, exactly as while it waits in
+// [Conn.Call], so that the read loop goes on reading the responses and
+// requests that may end the wait; call resume before working again (it
+// takes a slot again, or goes on without one once ctx is done). Calls may
+// nest. For a ctx of no bounded Conn's request, Wait does nothing.
+//
+// The caller bounds what waits this way: the Conn no longer does.
+func Wait(ctx context.Context) (resume func()) {
+	in, _ := ctx.Value(slotKey{}).(*incoming)
+	if in == nil {
+		return func() {}
+	}
+	in.beginWait()
+	var once sync.Once
+	return func() { once.Do(in.endWait) }
+}
+
 // Notify sends a notification to the peer. Params are marshaled as for
 // [Conn.Call]. After [Conn.Close] it returns [jsonrpc.ErrClosed].
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
@@ -739,7 +760,7 @@ func (c *Conn) Stats() ConnStats {
 }
 
 // beginWait gives the request's concurrency slot back while one or more
-// Calls made with its ctx wait for the peer.
+// Calls made with its ctx (or Waits) wait for the peer.
 func (in *incoming) beginWait() {
 	in.smu.Lock()
 	in.calls++
