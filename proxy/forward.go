@@ -90,6 +90,12 @@ func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err er
 	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
+		if je.Code == jsonrpc.CodeParseError {
+			// The upstream's answer could not be read (a line over the
+			// stdio cap): -32700 would tell the downstream that its own
+			// request was unreadable.
+			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: %s", up.name, je.Message)}
+		}
 		return je
 	}
 	if ctx.Err() != nil {

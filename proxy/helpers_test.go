@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -174,6 +175,10 @@ func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upSta
 			return nil, err
 		}
 		return text(label + ": model said " + tc.Text + ", roots " + strconv.Itoa(len(roots.Roots))), nil
+	})
+	add("huge", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+		// Over the stdio line cap: a child's answer its proxy cannot read.
+		return text(strings.Repeat("x", stdio.DefaultMaxLineBytes+1<<20)), nil
 	})
 	add("pid", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
 		return text(strconv.Itoa(os.Getpid())), nil

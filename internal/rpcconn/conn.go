@@ -383,11 +383,19 @@ func (c *Conn) readLoop(ctx, hbase context.Context) error {
 				if r := de.Response(); r != nil {
 					c.reply(ctx, r)
 				} else if de.ID.IsValid() {
-					// A malformed response to one of our calls: fail the
-					// call now rather than leave it waiting for an answer
-					// that will not come. (The peer could send an error
-					// response for that id anyway.)
+					// A malformed response to one of our calls (one too
+					// large to read included: the stream reads its id
+					// from its start): fail the call now rather than leave
+					// it waiting for an answer that will not come. (The
+					// peer could send an error response for that id
+					// anyway.)
 					c.pending.Resolve(&jsonrpc.Response{ID: de.ID, Error: &jsonrpc.Error{Code: de.Code, Message: "invalid response: " + de.Msg}})
+				} else {
+					// Which call it answered is unknown: that call waits
+					// until its own deadline. Failing every call in
+					// flight instead would end unrelated ones (long-lived
+					// subscriptions among them); say it loudly.
+					c.log.WarnContext(ctx, "jsonrpc: dropped a response whose id could not be read; its call waits for its deadline", "error", err)
 				}
 				continue
 			}
