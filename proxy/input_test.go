@@ -77,8 +77,17 @@ func TestBridgeManyParkedRounds(t *testing.T) {
 					}
 					releaseAll()
 					for range n {
-						if err := <-errc; err != nil {
-							t.Fatal(err)
+						select {
+						case err := <-errc:
+							// A legacy upstream's questions carry no link to
+							// their call, so with many calls at once a
+							// round may carry another call's question, and
+							// a call may run out of rounds; none may hang.
+							if err != nil && upEra == pmcp.EraModern {
+								t.Fatal(err)
+							}
+						case <-ctx.Done():
+							t.Fatal("a parked call never completed")
 						}
 					}
 				})
