@@ -534,8 +534,14 @@ func (sess *httpSession) callOn(st *eventStream) func(ctx context.Context, metho
 			return nil, err
 		}
 		if !st.send(b, false) {
-			p.Forget(id)
-			return nil, errStreamDone
+			// The request is over: a back-channel kept beyond it reaches
+			// the client on the session's standalone GET stream, where a
+			// server may send requests unrelated to the client's, when
+			// the client has one open.
+			if sa := sess.standaloneOrNil(); sa == nil || sa == st || !sa.send(b, false) {
+				p.Forget(id)
+				return nil, errStreamDone
+			}
 		}
 		if sess.maxRunning > 0 {
 			if waiting.Add(1) == 1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -65,6 +66,9 @@ func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slo
 	sl, err := p.slotFor(req, up)
 	if err != nil {
 		return nil, nil, err
+	}
+	if sl.session && req.Extra.Peer != nil {
+		sl.setPeer(req.Extra.Peer)
 	}
 	var hdr = req.Header
 	if p.opts.Shared || req.Extra == nil || req.Extra.SessionKey().IsZero() {
@@ -133,6 +137,23 @@ func forwardMeta(req *pmcp.Request) pmcp.Meta {
 		}
 		out[k] = v
 	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// resultMeta is an upstream result's _meta as passed downstream: without
+// the serverInfo a modern upstream names itself with in every result, so
+// that a modern client learns the bridge's (its server adds its own) and a
+// legacy one gets no member of the other era. The upstream's map is not
+// written.
+func resultMeta(m pmcp.Meta) pmcp.Meta {
+	if _, ok := m[pmcp.MetaServerInfo]; !ok {
+		return m
+	}
+	out := maps.Clone(m)
+	delete(out, pmcp.MetaServerInfo)
 	if len(out) == 0 {
 		return nil
 	}
@@ -255,7 +276,7 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 			}
 			var out *pmcp.CallToolResult
 			if out, err = s.CallTool(ctx, name, args, opts...); err == nil {
-				out.ResultType = ""
+				out.ResultType, out.Meta = "", resultMeta(out.Meta)
 				res = out
 			}
 		case pmcp.MethodPromptsGet:
@@ -267,13 +288,13 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 			}
 			var out *pmcp.GetPromptResult
 			if out, err = s.GetPrompt(ctx, name, args, opts...); err == nil {
-				out.ResultType = ""
+				out.ResultType, out.Meta = "", resultMeta(out.Meta)
 				res = out
 			}
 		default:
 			var out *pmcp.ReadResourceResult
 			if out, err = s.ReadResource(ctx, name, opts...); err == nil {
-				out.ResultType = ""
+				out.ResultType, out.Meta = "", resultMeta(out.Meta)
 				out.CacheFields = pmcp.CacheFields{}
 				res = out
 			}

@@ -179,7 +179,7 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 		}
 		res, err := l.conn.Session.Complete(ctx, &cp, opts...)
 		if err == nil {
-			res.ResultType = ""
+			res.ResultType, res.Meta = "", resultMeta(res.Meta)
 			return res, nil
 		}
 		if first == nil {

@@ -375,6 +375,7 @@ func (p *Proxy) slotFor(req *pmcp.Request, up *upstream) (*slot, error) {
 			}
 		}
 	}
+	sl.session = !key.sess.IsZero()
 	p.slots[key] = sl
 	return sl, nil
 }

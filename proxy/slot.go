@@ -27,10 +27,16 @@ type slot struct {
 	subs     map[string]int // resource URI → downstream subscriptions
 	listenWG sync.WaitGroup
 
-	// jobsMu guards jobs apart from mu, so that routing an upstream's
-	// request never waits for a dial.
+	// session is set for the upstream of one legacy downstream session
+	// (not shared); peer is then the back-channel of its latest request,
+	// for the upstream's roots requests outside calls (rootsOutsideCalls).
+	session bool
+
+	// jobsMu guards jobs and peer apart from mu, so that routing an
+	// upstream's request never waits for a dial.
 	jobsMu sync.Mutex
 	jobs   []*job // in flight, oldest first
+	peer   pmcp.Peer
 
 	// toolsMu guards tools: the upstream session's tool names, nil until
 	// read and after a list change (see hasTool).
@@ -128,7 +134,11 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	}
 	opts.SamplingTools = true
 	opts.Roots = func(ctx context.Context) (*pmcp.ListRootsResult, error) {
-		return askAs[pmcp.ListRootsResult](ctx, sl, &pmcp.InputRequest{Method: pmcp.MethodRootsList, Params: &pmcp.ListRootsParams{}})
+		res, err := askAs[pmcp.ListRootsResult](ctx, sl, &pmcp.InputRequest{Method: pmcp.MethodRootsList, Params: &pmcp.ListRootsParams{}})
+		if errors.Is(err, errNoCall) {
+			return sl.rootsOutsideCalls(ctx)
+		}
+		return res, err
 	}
 	srv := sl.p.srv
 	opts.Notifications = pmcp.ClientNotificationHandlers{
@@ -297,6 +307,33 @@ func (sl *slot) jobFor(ctx context.Context) *job {
 		pick.asking.Add(1)
 	}
 	return pick
+}
+
+// setPeer remembers the back-channel of the latest request of the slot's
+// downstream session.
+func (sl *slot) setPeer(peer pmcp.Peer) {
+	sl.jobsMu.Lock()
+	sl.peer = peer
+	sl.jobsMu.Unlock()
+}
+
+// rootsOutsideCalls answers a roots/list a legacy upstream sends while no
+// call is in flight (servers sync their roots after initialize and on a
+// list change). The upstream of one downstream session asks that session's
+// client, through the back-channel of its latest request; one shared by
+// several clients gets an empty list, since no roots are common to all of
+// them (and an error would only be logged by the upstream).
+func (sl *slot) rootsOutsideCalls(ctx context.Context) (*pmcp.ListRootsResult, error) {
+	if !sl.session {
+		return &pmcp.ListRootsResult{Roots: []*pmcp.Root{}}, nil
+	}
+	sl.jobsMu.Lock()
+	peer := sl.peer
+	sl.jobsMu.Unlock()
+	if peer == nil {
+		return nil, errNoCall
+	}
+	return peer.ListRoots(ctx)
 }
 
 // errNoCall answers an upstream's request for input that no downstream call
