@@ -63,6 +63,19 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 
 // conn returns the open session of up for the request.
 func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slot, *live, error) {
+	sl, l, err := p.connOnce(ctx, req, up)
+	if err != nil && sl != nil && sl.hdr != nil && errors.Is(err, ErrUpstreamGone) {
+		// A header-keyed slot stopped for another one (makeRoom) between
+		// slotFor and get: its values get a fresh one.
+		sl, l, err = p.connOnce(ctx, req, up)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return sl, l, nil
+}
+
+func (p *Proxy) connOnce(ctx context.Context, req *pmcp.Request, up *upstream) (*slot, *live, error) {
 	sl, err := p.slotFor(req, up)
 	if err != nil {
 		return nil, nil, err
@@ -72,13 +85,10 @@ func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slo
 	}
 	var hdr = req.Header
 	if p.opts.Shared || req.Extra == nil || req.Extra.SessionKey().IsZero() {
-		hdr = nil
+		hdr = sl.hdr // nil but for a header-keyed slot: its own values only
 	}
 	l, err := sl.get(ctx, hdr)
-	if err != nil {
-		return nil, nil, err
-	}
-	return sl, l, nil
+	return sl, l, err
 }
 
 // endGrace bounds how long an upstream error that is no JSON-RPC error

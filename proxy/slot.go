@@ -27,6 +27,12 @@ type slot struct {
 	subs     map[string]int // resource URI → downstream subscriptions
 	listenWG sync.WaitGroup
 
+	// hdr is the header a header-keyed slot dials with (see headerSlot);
+	// used orders the slots' last use (Proxy.useSeq). Both are guarded
+	// by the proxy's mu.
+	hdr  http.Header
+	used uint64
+
 	// session is set for the upstream of one legacy downstream session
 	// (not shared); peer is then the back-channel of its latest request,
 	// for the upstream's roots requests outside calls (rootsOutsideCalls).
