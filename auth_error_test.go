@@ -3,6 +3,7 @@ package pmcp
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -54,3 +55,33 @@ func TestAuthErrorStatusAndChallenges(t *testing.T) {
 }
 
 var errNotAuth = errors.New("cause")
+
+// A refusal is logged at Info with its status, reason and client; an
+// Authenticate that puts the credentials in its error does not get them
+// into the log.
+func TestAuthRefusalLoggedWithoutCredentials(t *testing.T) {
+	var logs strings.Builder
+	srv, err := NewServer(ServerOptions{Name: "a", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "s3cr3t-t0ken-value"
+	h := NewStreamableHTTPHandler(srv, StreamableHTTPOptions{
+		Authenticate: func(r *http.Request) (*AuthInfo, *AuthContext, error) {
+			return nil, nil, &AuthError{Status: 401, ClientID: "cli-7", Err: fmt.Errorf("token %s is revoked", strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))}
+		},
+	})
+	defer h.Close()
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	h.ServeHTTP(httptest.NewRecorder(), req)
+	got := logs.String()
+	for _, want := range []string{"level=INFO", "status=401", `reason="token [REDACTED] is revoked"`, "client_id=cli-7"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, secret) {
+		t.Errorf("log has the token: %q", got)
+	}
+}

@@ -69,10 +69,8 @@ type ProgressHandler func(ctx context.Context, p *ProgressParams)
 // one runs, later notifications wait and, once the queue is full, are
 // dropped. Their ctx ends when the session closes.
 type ClientNotificationHandlers struct {
-	// LogMessage receives notifications/message. In the modern era a
-	// server only logs for requests that asked for a level (see
-	// ClientOptions.LogLevel); in the legacy era the session-wide level
-	// applies (logging/setLevel, sent by Connect when LogLevel is set).
+	// LogMessage receives notifications/message at or above
+	// ClientOptions.LogLevel (info when unset), in both eras.
 	LogMessage func(ctx context.Context, p *LoggingMessageParams)
 	// ToolsListChanged, PromptsListChanged and ResourcesListChanged receive
 	// the list-changed notifications: pushed by a legacy server, delivered
@@ -96,7 +94,9 @@ type ClientNotificationHandlers struct {
 	ElicitationComplete func(ctx context.Context, p *ElicitationCompleteParams)
 	// TaskStatus receives task status pushed by the server: the 2025-11-25
 	// notifications/tasks/status, and the 2026-07-28 notifications/tasks
-	// on a Listen subscription whose filter names TaskIDs.
+	// on a Listen subscription whose filter names TaskIDs. For the tasks
+	// the session created (CallToolTask) both eras need no further call:
+	// a modern session opens that subscription itself.
 	TaskStatus func(ctx context.Context, st *TaskStatus)
 }
 
@@ -136,10 +136,19 @@ type ClientOptions struct {
 	SyncLogMessages bool
 
 	// LogLevel is the minimum level of the log records the client asks
-	// for. LevelUnset (zero) and LevelOff ask for none: modern requests
-	// then carry no logLevel (so the server sends no log records), and
-	// Connect does not call logging/setLevel in the legacy era (where the
-	// server's own default level applies).
+	// for and delivers to Notifications.LogMessage, with one meaning in
+	// both eras. LevelUnset (zero) means DefaultLogLevel (info) when a
+	// LogMessage handler is set (what a handler set without a level most
+	// likely wants, and what a legacy server applies when nobody set a
+	// level), and none without one (nobody would read them). LevelOff
+	// asks for none. Modern requests carry the
+	// level in _meta (none: no logLevel, so the server sends no records);
+	// in the legacy era Connect calls logging/setLevel with it when the
+	// server declares logging. Either way the session drops records below
+	// the level (all of them for LevelOff, for which the legacy protocol
+	// has no value), so a server that ignores the level makes no
+	// difference. ClientSession.SetLoggingLevel changes it for a legacy
+	// session.
 	LogLevel LoggingLevel
 
 	// Era forces a protocol era. EraUnknown (zero) negotiates: probe
@@ -190,6 +199,9 @@ type Client struct {
 	opts ClientOptions
 	info Implementation
 	log  *slog.Logger
+	// logLevel is ClientOptions.LogLevel resolved (see there): a real
+	// level, or LevelOff for none.
+	logLevel LoggingLevel
 	// modern lists the modern versions the client speaks, newest (and
 	// preferred) first; tests substitute it.
 	modern []string
@@ -216,6 +228,7 @@ func NewClient(opts ClientOptions) *Client {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
+	c.logLevel = resolveClientLogLevel(opts)
 	c.buildChain()
 	return c
 }
@@ -322,6 +335,10 @@ type ClientSession struct {
 	listenMu sync.Mutex
 	listens  map[jsonrpc.ID]context.CancelCauseFunc
 
+	// logLevel is the minimum level of the records delivered to
+	// Notifications.LogMessage (a LoggingLevel; see ClientOptions.LogLevel).
+	logLevel atomic.Uint32
+
 	queue      chan clientEvent
 	workerDone chan struct{}
 	dropped    atomic.Uint64
@@ -339,6 +356,9 @@ type ClientSession struct {
 
 	// hosted holds the client-hosted tasks (ClientOptions.HostTasks).
 	hosted hostedTasks
+	// tasksWatch follows the status of the tasks a modern session
+	// created (see taskWatch).
+	tasksWatch taskWatch
 }
 
 // Connect opens a session over st (stdio, an in-memory pipe, a command
@@ -377,6 +397,7 @@ func (c *Client) connect(ctx context.Context, st jsonrpc.Stream, cfg connectConf
 		n = DefaultClientNotificationQueue
 	}
 	s.queue = make(chan clientEvent, n)
+	s.logLevel.Store(uint32(c.logLevel))
 	s.transport = clientTransport(st, cfg.http)
 	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	s.conn = rpcconn.NewConn(&idStream{Stream: st}, rpcconn.HandlerFunc(s.handle), rpcconn.ConnOptions{
@@ -425,6 +446,7 @@ func (s *ClientSession) Close() error {
 			d.cancel() // the earlier ones end at their deadlines
 		}
 		s.hosted.close()
+		s.tasksWatch.wait()
 	})
 	if s.handlers.Load() == 0 {
 		<-s.runDone
@@ -440,6 +462,7 @@ func (s *ClientSession) Close() error {
 func (s *ClientSession) Wait() error {
 	<-s.runDone
 	<-s.workerDone
+	s.tasksWatch.wait()
 	if errors.Is(s.runErr, jsonrpc.ErrClosed) || errors.Is(s.runErr, context.Canceled) {
 		return nil
 	}
@@ -538,4 +561,17 @@ func (st *idStream) Write(ctx context.Context, m jsonrpc.Message) error {
 		}
 	}
 	return st.Stream.Write(ctx, m)
+}
+
+// resolveClientLogLevel gives ClientOptions.LogLevel its one meaning for
+// both eras: unset is DefaultLogLevel with a LogMessage handler and
+// LevelOff without; anything out of range is LevelOff.
+func resolveClientLogLevel(opts ClientOptions) LoggingLevel {
+	switch lvl := opts.LogLevel; {
+	case lvl == LevelUnset && opts.Notifications.LogMessage != nil:
+		return DefaultLogLevel
+	case lvl >= LevelDebug && lvl <= LevelEmergency:
+		return lvl
+	}
+	return LevelOff
 }

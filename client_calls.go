@@ -348,8 +348,9 @@ func (s *ClientSession) Ping(ctx context.Context) error {
 }
 
 // SetLoggingLevel sets the session-wide minimum level of the server's log
-// records (legacy era only; in 2026-07-28 the level travels with every
-// request: set ClientOptions.LogLevel).
+// records, and of those the session delivers to
+// Notifications.LogMessage (legacy era only; in 2026-07-28 the level
+// travels with every request: set ClientOptions.LogLevel).
 func (s *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel) error {
 	if err := s.requireEra(EraLegacy, "logging/setLevel", "set ClientOptions.LogLevel, which is sent with every request"); err != nil {
 		return err
@@ -361,7 +362,11 @@ func (s *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel)
 	if err != nil {
 		return err
 	}
-	return decodeResult(MethodLoggingSetLevel, raw, &EmptyResult{})
+	if err := decodeResult(MethodLoggingSetLevel, raw, &EmptyResult{}); err != nil {
+		return err
+	}
+	s.logLevel.Store(uint32(level))
+	return nil
 }
 
 // Subscribe asks for notifications/resources/updated about uri (legacy era

@@ -207,7 +207,7 @@ func (s *ClientSession) dispatchEvent(ev clientEvent) {
 	switch ev.method {
 	case NotificationMessage:
 		var p LoggingMessageParams
-		if s.decodeEvent(ev, &p) {
+		if s.decodeEvent(ev, &p) && p.Level >= LoggingLevel(s.logLevel.Load()) {
 			p.Logger = capPeerString(p.Logger)
 			h.LogMessage(ctx, &p)
 		}
@@ -237,7 +237,11 @@ func (s *ClientSession) dispatchEvent(ev clientEvent) {
 	case NotificationTasksStatus, NotificationTasks:
 		var w wireTask
 		if s.decodeEvent(ev, &w) && w.TaskID != "" {
-			h.TaskStatus(ctx, w.status())
+			st := w.status()
+			h.TaskStatus(ctx, st)
+			if st.Terminal() {
+				s.taskEnded(st.TaskID)
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp/internal/resourceuri"
 )
 
 // Without HTTPClientOptions.OAuth, a 401 gets the first, read-only step of
@@ -118,15 +119,11 @@ func sameOrigin(a, b *url.URL) bool {
 }
 
 // sameResource reports whether the resource identifier res designates the
-// endpoint u: the same origin, and a path equal to the endpoint's or a
-// prefix of it at a segment boundary.
+// endpoint u: the same resource, or one whose path is a prefix of the
+// endpoint's at a segment boundary, compared in the one canonical form of
+// resources (internal/resourceuri) the server's token checks use too.
 func sameResource(res string, u *url.URL) bool {
-	r, err := url.Parse(res)
-	if err != nil || r.Fragment != "" || !sameOrigin(r, u) {
-		return false
-	}
-	rp, up := strings.TrimSuffix(r.Path, "/"), strings.TrimSuffix(u.Path, "/")
-	return rp == up || strings.HasPrefix(up, rp+"/")
+	return resourceuri.Covers(res, u.String())
 }
 
 // authParam extracts an auth-param of a WWW-Authenticate challenge

@@ -35,7 +35,12 @@ func newEverything(t *testing.T) *pmcp.Server {
 // on the other.
 func serveStreamPair(t *testing.T, c *pmcp.Client, srvEnd, cliEnd jsonrpc.Stream) *pmcp.ClientSession {
 	t.Helper()
-	srv := newEverything(t)
+	return serveStreamPairWith(t, newEverything(t), c, srvEnd, cliEnd)
+}
+
+// serveStreamPairWith is serveStreamPair with a given server.
+func serveStreamPairWith(t *testing.T, srv *pmcp.Server, c *pmcp.Client, srvEnd, cliEnd jsonrpc.Stream) *pmcp.ClientSession {
+	t.Helper()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -61,7 +66,13 @@ func serveStreamPair(t *testing.T, c *pmcp.Client, srvEnd, cliEnd jsonrpc.Stream
 // returns the endpoint URL.
 func serveHTTP(t *testing.T) string {
 	t.Helper()
-	h := pmcp.NewStreamableHTTPHandler(newEverything(t), pmcp.StreamableHTTPOptions{})
+	return serveHTTPWith(t, newEverything(t))
+}
+
+// serveHTTPWith is serveHTTP with a given server.
+func serveHTTPWith(t *testing.T, srv *pmcp.Server) string {
+	t.Helper()
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
 		_ = h.Close()

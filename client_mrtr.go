@@ -190,14 +190,22 @@ func (s *ClientSession) onCallCancelled(id jsonrpc.ID, method string, cause erro
 	_ = s.conn.Notify(ctx, NotificationCancelled, &cancelledParams{RequestID: id, Reason: reason})
 }
 
-// peerError wraps a call failure; a peer's JSON-RPC error is copied with
-// its message capped and its data bounded. An HTTP error keeps its whole
-// chain (the transport bounded the body's JSON-RPC error already), so that
-// *HTTPStatusError, the *jsonrpc.Error of its body and sentinels such as
-// ErrHTTPSessionExpired all stay reachable with errors.Is and errors.As.
+// peerError wraps a call failure: the one wrapping rule of client call
+// errors, for both eras and every transport. A peer's JSON-RPC error is
+// copied with its message capped and its data bounded, and reads
+// "pmcp: <method>: jsonrpc error <code>: <message>" however it travelled.
+// An HTTP error keeps its whole chain (the transport bounded the body's
+// JSON-RPC error already), so that *HTTPStatusError, the *jsonrpc.Error of
+// its body and sentinels such as ErrHTTPSessionExpired all stay reachable
+// with errors.Is and errors.As; when the HTTP error is only the carrier of
+// a JSON-RPC error (a modern server answers most errors with 400), its
+// text is the JSON-RPC error's, as over stdio or a legacy 200.
 func peerError(method string, err error) error {
 	var se *HTTPStatusError
 	if errors.As(err, &se) {
+		if se.RPC != nil && err == error(se) {
+			return &callError{msg: "pmcp: " + method + ": " + se.RPC.Error(), err: err}
+		}
 		return fmt.Errorf("pmcp: %s: %w", method, err)
 	}
 	var re *jsonrpc.Error
@@ -206,6 +214,16 @@ func peerError(method string, err error) error {
 	}
 	return fmt.Errorf("pmcp: %s: %w", method, err)
 }
+
+// callError is a call failure whose text is set apart from its chain: see
+// peerError.
+type callError struct {
+	msg string
+	err error
+}
+
+func (e *callError) Error() string { return e.msg }
+func (e *callError) Unwrap() error { return e.err }
 
 // boundedPeerError copies a peer's JSON-RPC error with its message capped
 // and its data dropped when larger than maxPeerErrorData.

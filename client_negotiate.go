@@ -177,7 +177,7 @@ func (s *ClientSession) initialize(ctx context.Context, version string) error {
 	if err := s.notify(ctx, NotificationInitialized, nil); err != nil {
 		return fmt.Errorf("pmcp: notifications/initialized: %w", err)
 	}
-	if lvl := s.c.opts.LogLevel; lvl >= LevelDebug && lvl <= LevelEmergency && res.Capabilities.Logging != nil {
+	if lvl := s.c.logLevel; lvl != LevelOff && res.Capabilities.Logging != nil {
 		if err := s.SetLoggingLevel(ctx, lvl); err != nil {
 			s.c.log.Warn("pmcp: client: logging/setLevel after initialize failed", "error", err)
 		}
@@ -202,7 +202,7 @@ func (c *Client) modernMeta(version string) (map[string]jsontext.Value, error) {
 		MetaClientCapabilities: caps,
 		MetaClientInfo:         info,
 	}
-	if lvl := c.opts.LogLevel; lvl >= LevelDebug && lvl <= LevelEmergency {
+	if lvl := c.logLevel; lvl != LevelOff {
 		l, _ := jsontext.AppendQuote(nil, lvl.String())
 		m[MetaLogLevel] = l
 	}

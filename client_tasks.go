@@ -114,6 +114,11 @@ func (s *ClientSession) Task(id string) *ClientTask {
 // this request (the server decides). A server may still answer at once;
 // Wait then returns that result. ttl (0 = the server's default) is the
 // lifetime asked for in the 2025-11-25 era.
+//
+// The task's status reaches Notifications.TaskStatus, when set, in both
+// eras without further calls: a 2025-11-25 server pushes it, and a
+// 2026-07-28 session keeps a subscriptions/listen open for the live tasks
+// it created (at most DefaultMaxListenTaskIDs) until they end.
 func (s *ClientSession) CallToolTask(ctx context.Context, name string, args any, ttl time.Duration, opts ...CallOption) (*ClientTask, error) {
 	a, err := encodeArguments(args)
 	if err != nil {
@@ -135,7 +140,11 @@ func (s *ClientSession) CallToolTask(ctx context.Context, name string, args any,
 	if err != nil {
 		return nil, err
 	}
-	return s.taskFromCall(name, raw)
+	t, err := s.taskFromCall(name, raw)
+	if err == nil && t.Created != nil && !t.Created.Terminal() {
+		s.watchTask(t.ID())
+	}
+	return t, err
 }
 
 func (s *ClientSession) taskFromCall(name string, raw jsontext.Value) (*ClientTask, error) {
@@ -188,7 +197,11 @@ func (t *ClientTask) Get(ctx context.Context) (*TaskStatus, error) {
 	if err := decodeInto(MethodTasksGet, raw, &w); err != nil {
 		return nil, err
 	}
-	return w.status(), nil
+	st := w.status()
+	if st.Terminal() {
+		t.s.taskEnded(t.ID())
+	}
+	return st, nil
 }
 
 // Cancel asks the server to cancel the task (tasks/cancel). In the

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // String describes the extra for logs: ids, era, auth identity, metadata
@@ -64,6 +66,61 @@ func (e *RequestHandlerExtra) LogValue() slog.Value {
 		attrs = append(attrs, slog.Any("extensions", e.Extensions.TypeNames()))
 	}
 	return slog.GroupValue(attrs...)
+}
+
+// extraJSON is the marshalled view of a RequestHandlerExtra: the fields of
+// String, nothing more.
+type extraJSON struct {
+	ID         jsontext.Value `json:"id"`
+	Session    string         `json:"session,omitempty"`
+	Era        string         `json:"era,omitempty"`
+	Version    string         `json:"version,omitempty"`
+	Subject    string         `json:"subject,omitempty"`
+	ClientID   string         `json:"clientId,omitempty"`
+	Metadata   *Metadata      `json:"metadata,omitempty"`
+	Extensions []string       `json:"extensions,omitempty"`
+	LogLevel   string         `json:"logLevel"`
+	Progress   bool           `json:"progress"`
+	LogSink    bool           `json:"logSink"`
+	Peer       bool           `json:"peer"`
+	Task       bool           `json:"task"`
+}
+
+// MarshalJSON encodes the extra deliberately, with encoding/json and json
+// v2 alike, as the view String and LogValue print: the request id as its
+// JSON value, session, era, version, the authenticated subject and client
+// id, metadata (sensitive values redacted), extension type names, the
+// effective log level and which sinks are attached. Tokens, secrets, the
+// raw _meta and task members, and the sinks themselves are never encoded.
+func (e *RequestHandlerExtra) MarshalJSON() ([]byte, error) {
+	if e == nil {
+		return []byte("null"), nil
+	}
+	v := extraJSON{
+		ID:       e.RequestID.AppendJSON(nil),
+		Session:  e.SessionID,
+		LogLevel: e.EffectiveLogLevel().String(),
+		Progress: e.ProgressReporter != nil,
+		LogSink:  e.LogSink != nil,
+		Peer:     e.Peer != nil,
+		Task:     e.IsTaskRequest(),
+	}
+	if pc := e.ProtocolContext; pc != nil {
+		v.Era, v.Version = pc.Era.String(), pc.ProtocolVersion
+	}
+	if e.AuthContext != nil {
+		v.Subject = e.AuthContext.Subject
+	}
+	if e.AuthInfo != nil {
+		v.ClientID = e.AuthInfo.ClientID
+	}
+	if e.Metadata.Len() > 0 {
+		v.Metadata = &e.Metadata
+	}
+	if e.Extensions.Len() > 0 {
+		v.Extensions = e.Extensions.TypeNames()
+	}
+	return Marshal(&v)
 }
 
 // Format prints AuthInfo without its token.

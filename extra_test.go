@@ -299,7 +299,7 @@ func TestRedaction(t *testing.T) {
 		buf.String(),
 		fmt.Sprintf("%v %+v %#v %q %x", e.AuthContext.Claims, e.AuthContext.Claims, e.AuthContext.Claims, e.AuthContext.Claims, e.AuthContext.Claims),
 	}
-	for _, v := range []any{e.Metadata, e.AuthInfo, e.AuthContext, e.AuthContext.Claims} {
+	for _, v := range []any{e, e.Metadata, e.AuthInfo, e.AuthContext, e.AuthContext.Claims} {
 		b1, err := stdjson.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
@@ -348,5 +348,38 @@ func TestClientCapabilitiesNeverFabricated(t *testing.T) {
 	}
 	if e.Era() != EraModern || e.ProtocolVersion() != Version20260728 {
 		t.Fatal("era/version")
+	}
+}
+
+// TestExtraMarshalsItsLogView checks that json.Marshal of the extra, with
+// encoding/json or json v2, prints the same redacted view as its log form:
+// the request id as its JSON value, never an empty object, and no raw
+// sinks, peers or _meta bytes.
+func TestExtraMarshalsItsLogView(t *testing.T) {
+	e := DefaultRequestHandlerExtra()
+	e.RequestID = jsonrpc.StringID("req-7")
+	e.SessionID = "s1"
+	e.ProtocolContext = &ProtocolContext{Era: EraModern, ProtocolVersion: Version20260728}
+	e.AuthContext = &AuthContext{Subject: "alice", Token: Secret("sk-live")}
+	e.RequestMeta = jsontext.Value(`{"k":"v"}`)
+	e.SetMetadata("tenant", "acme")
+	e.LogSink = LogSinkFunc(func(*LoggingMessageParams) {})
+	const want = `{"id":"req-7","session":"s1","era":"modern","version":"` + Version20260728 + `","subject":"alice","metadata":{"tenant":"acme"},"logLevel":"info","progress":false,"logSink":true,"peer":false,"task":false}`
+	b1, err := stdjson.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range []string{string(b1), string(b2)} {
+		if got != want {
+			t.Fatalf("marshalled extra\n got %s\nwant %s", got, want)
+		}
+	}
+	e.RequestID = jsonrpc.Int64ID(3)
+	if b, _ := stdjson.Marshal(e.RequestID); string(b) != "3" {
+		t.Fatalf("encoding/json of an ID: %s", b)
 	}
 }

@@ -497,6 +497,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 	if h.opts.Authenticate != nil {
 		info, actx, err := h.opts.Authenticate(r)
 		if err != nil {
+			logAuthRefusal(r.Context(), h.s.logger, r, err, "")
 			writeAuthError(w, err)
 			return
 		}

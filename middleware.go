@@ -64,6 +64,7 @@ type Request struct {
 	// (bounded by its MaxHeaderBytes) and must not be modified.
 	Header http.Header
 
+	srv  *Server
 	jreq *jsonrpc.Request
 	env  *requestEnv
 	rs   *reqState
@@ -81,6 +82,41 @@ func (r *Request) ProtocolVersion() string { return r.Extra.ProtocolVersion() }
 // SessionID returns the legacy Streamable HTTP session id, "" otherwise
 // (stdio, in-memory, and always in the modern era).
 func (r *Request) SessionID() string { return r.Extra.SessionID }
+
+// NameRegistered reports whether Name names something registered on the
+// server: the tool of tools/call, the prompt of prompts/get, a resource
+// of resources/read, resources/subscribe or resources/unsubscribe (or a
+// URI one of its resource templates matches). It is false for an empty
+// Name, for other methods, and for a Request the server did not build.
+//
+// Name is chosen by the peer and may name nothing: middleware that puts
+// names where they must stay bounded, such as metric attributes, asks
+// this first (package otel does). It costs a map lookup (a template match
+// for resources); the tool a Streamable HTTP tools/call names was looked
+// up by the transport already and is not looked up again. A middleware
+// that serves names the server has not registered (package proxy) sees
+// false for them.
+func (r *Request) NameRegistered() bool {
+	s := r.srv
+	if s == nil || r.Name == "" {
+		return false
+	}
+	switch r.Method {
+	case MethodToolsCall:
+		if r.rs != nil && r.rs.tool != nil && r.rs.tool.tool.Name == r.Name {
+			return true
+		}
+		_, ok := s.tools.get(r.Name)
+		return ok
+	case MethodPromptsGet:
+		_, ok := s.prompts.get(r.Name)
+		return ok
+	case MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
+		h, _, _, _ := s.lookupResource(r.Name)
+		return h != nil
+	}
+	return false
+}
 
 // Meta returns the raw _meta object of the params, nil when absent. W3C
 // trace context lives there under "traceparent", "tracestate" and
@@ -207,7 +243,7 @@ func (s *Server) run(ctx context.Context, req *jsonrpc.Request, env *requestEnv,
 		return s.serve(ctx, req, env, extra, rs, rp)
 	}
 	r := &rs.mreq
-	*r = Request{Method: req.Method, Name: targetName(req, rp), ID: req.ID, Params: req.Params, Extra: extra, jreq: req, env: env, rs: rs, rp: rp}
+	*r = Request{Method: req.Method, Name: targetName(req, rp), ID: req.ID, Params: req.Params, Extra: extra, srv: s, jreq: req, env: env, rs: rs, rp: rp}
 	r.Transport, r.Header = env.transportInfo()
 	res, err := s.chain(ctx, r)
 	// An identity set by a middleware is the request's: it makes modern

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gopmcp/pmcp/internal/resourceuri"
 )
 
 // OAuthGrant selects how an OAuth client obtains its access tokens.
@@ -370,7 +372,9 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []authChallen
 		// 2025-03-26: no protected resource metadata; the MCP server's
 		// origin is the authorization server.
 		issuer = o.endpoint.Scheme + "://" + o.endpoint.Host
-		fs.resource = canonicalResource(o.endpoint)
+		if fs.resource, err = resourceuri.CanonicalURL(o.endpoint); err != nil {
+			return fmt.Errorf("%w: the endpoint is not a resource URI: %w", ErrOAuthMetadata, err)
+		}
 	}
 	if fs.meta, err = discoverAS(ctx, o.as, issuer, prm == nil); err != nil {
 		return err
@@ -457,15 +461,6 @@ func permanentGrantError(code string) bool {
 		return true
 	}
 	return false
-}
-
-// canonicalResource is the endpoint as an RFC 8707 resource: lower-case
-// scheme and host, no fragment.
-func canonicalResource(u *url.URL) string {
-	v := *u
-	v.Scheme, v.Host = strings.ToLower(v.Scheme), strings.ToLower(v.Host)
-	v.Fragment, v.RawFragment = "", ""
-	return v.String()
 }
 
 // selectScopes picks the scopes to request: the challenge's, else the

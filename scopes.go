@@ -181,6 +181,13 @@ func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, method str
 			Err:        ErrInsufficientScope,
 		}
 	}
+	client := ""
+	if auth.ctx != nil {
+		client = auth.ctx.ClientID
+	} else if auth.info != nil {
+		client = auth.info.ClientID
+	}
+	logAuthRefusal(rs.env.httpReq.Context(), h.s.logger, rs.env.httpReq, err, client)
 	writeAuthError(w, err)
 	return false
 }

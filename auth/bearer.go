@@ -188,7 +188,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*pmcp.AuthInfo, *pmcp.Aut
 		return nil, nil, err
 	}
 	if err := InsufficientScope(a.prmURL, a.scopes, tok.Scopes); err != nil {
-		return nil, nil, err
+		return nil, nil, refusedClient(err, tok.ClientID)
 	}
 	// tok may be the verifier's cached Token, shared with every request
 	// of the same token: what is handed out is copied, claims at every
@@ -271,11 +271,11 @@ func (a *Authenticator) verify(r *http.Request) (*Token, credentials, error) {
 	case SchemeBearer:
 		if tok.JKT != "" {
 			// RFC 9449 §7.2: a bound token is never accepted as a bearer token.
-			return nil, credentials{}, a.fail(http.StatusUnauthorized, SchemeBearer, ErrorInvalidToken, "the access token is DPoP-bound", fmt.Errorf("%w: DPoP-bound token sent as bearer", ErrInvalidToken))
+			return nil, credentials{}, refusedClient(a.fail(http.StatusUnauthorized, SchemeBearer, ErrorInvalidToken, "the access token is DPoP-bound", fmt.Errorf("%w: DPoP-bound token sent as bearer", ErrInvalidToken)), tok.ClientID)
 		}
 	case SchemeDPoP:
 		if err := a.dpop.check(r, c.token, tok.JKT); err != nil {
-			return nil, credentials{}, a.fail(http.StatusUnauthorized, SchemeDPoP, ErrorInvalidDPoPProof, "the DPoP proof is invalid", err)
+			return nil, credentials{}, refusedClient(a.fail(http.StatusUnauthorized, SchemeDPoP, ErrorInvalidDPoPProof, "the DPoP proof is invalid", err), tok.ClientID)
 		}
 	}
 	return tok, c, nil
@@ -285,6 +285,17 @@ var (
 	errNoToken       = errors.New("auth: no access token")
 	errBearerRefused = errors.New("auth: bearer scheme refused")
 )
+
+// refusedClient names, in the refusal err (a *pmcp.AuthError this package
+// just built), the client of the verified token it refuses, for the
+// transport's log line.
+func refusedClient(err error, clientID string) error {
+	var ae *pmcp.AuthError
+	if errors.As(err, &ae) {
+		ae.ClientID = clientID
+	}
+	return err
+}
 
 // fail builds the refusal: the challenge of scheme carries the error
 // code, and when DPoP is enabled both schemes are offered.

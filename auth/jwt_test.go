@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -40,7 +41,7 @@ func TestJWTVerifierAcceptsEachKeyType(t *testing.T) {
 func TestJWTVerifierAudienceForms(t *testing.T) {
 	as := newTestAS(t)
 	v := as.newVerifier(t, nil)
-	for _, aud := range []any{"https://MCP.example.com:443/mcp/", []string{"https://other.example.com", testResource}} {
+	for _, aud := range []any{"HTTPS://MCP.example.com:443/mcp", []string{"https://other.example.com", testResource}} {
 		c := claims()
 		c["aud"] = aud
 		if _, err := v.VerifyToken(context.Background(), as.sign("ec1", c, nil)); err != nil {
@@ -56,6 +57,43 @@ func TestJWTVerifierAudienceForms(t *testing.T) {
 	tok, err := v.VerifyToken(context.Background(), as.sign("ec1", c, nil))
 	if err != nil || strings.Join(tok.Scopes, ",") != "a,b" || tok.ClientID != "client-2" {
 		t.Fatalf("scp/azp: %+v %v", tok, err)
+	}
+}
+
+// A token minted for another spelling of a resource is for another
+// resource: "<audience>/" is not "<audience>" (issue 18, item 18), whichever
+// side has the slash, in JWTs and in introspection responses. Scheme, host
+// and default port are not part of the spelling that matters.
+func TestAudienceTrailingSlashIsAnotherResource(t *testing.T) {
+	as := newTestAS(t)
+	f := newFakeIntrospection(t)
+	for _, tc := range []struct {
+		server, aud string
+		ok          bool
+	}{
+		{testResource, testResource + "/", false},
+		{testResource + "/", testResource, false},
+		{testResource + "/", testResource + "/", true},
+		{testResource, "HTTPS://MCP.EXAMPLE.COM:443/mcp", true},
+		{"https://mcp.example.com", "https://mcp.example.com/", true}, // the bare origin's path "" is "/"
+		{"https://mcp.example.com/", "https://mcp.example.com", true},
+	} {
+		v := as.newVerifier(t, func(o *JWTOptions) { o.Audience = tc.server })
+		c := claims()
+		c["aud"] = tc.aud
+		_, err := v.VerifyToken(context.Background(), as.sign("ec1", c, nil))
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrInvalidToken)) {
+			t.Errorf("JWT: server %q, aud %q: err %v, want ok=%v", tc.server, tc.aud, err, tc.ok)
+		}
+		tok := fmt.Sprintf("tok-%s-%s", tc.server, tc.aud)
+		r := activeResp(time.Now().Add(time.Hour))
+		r["aud"] = tc.aud
+		f.set(tok, r)
+		iv := f.verifier(t, func(o *IntrospectionOptions) { o.Audience = tc.server })
+		_, err = iv.VerifyToken(context.Background(), tok)
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrInvalidToken)) {
+			t.Errorf("introspection: server %q, aud %q: err %v, want ok=%v", tc.server, tc.aud, err, tc.ok)
+		}
 	}
 }
 

@@ -6,14 +6,17 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
 func TestMetadataURL(t *testing.T) {
 	cases := map[string]string{
 		"https://example.com/public/mcp":   "https://example.com/.well-known/oauth-protected-resource/public/mcp",
-		"HTTPS://Example.COM:443/mcp/":     "https://example.com/.well-known/oauth-protected-resource/mcp",
+		"HTTPS://Example.COM:443/mcp":      "https://example.com/.well-known/oauth-protected-resource/mcp",
+		"https://example.com/mcp/":         "https://example.com/.well-known/oauth-protected-resource/mcp/",
 		"https://example.com":              "https://example.com/.well-known/oauth-protected-resource",
+		"https://example.com/":             "https://example.com/.well-known/oauth-protected-resource",
 		"http://127.0.0.1:8080/mcp":        "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp",
 		"https://[::1]:8443/a/b":           "https://[::1]:8443/.well-known/oauth-protected-resource/a/b",
 		"https://example.com/mcp?tenant=a": "https://example.com/.well-known/oauth-protected-resource/mcp?tenant=a",
@@ -37,7 +40,7 @@ func TestProtectedResourceMetadataServedAtBothURLs(t *testing.T) {
 	defer ts.Close()
 	resource := ts.URL + "/public/mcp"
 	u, err := MountProtectedResourceMetadata(mux, &ProtectedResourceMetadata{
-		Resource:             resource + "/",
+		Resource:             "HTTP" + strings.TrimPrefix(resource, "http"),
 		AuthorizationServers: []string{"https://as.example.com"},
 		ScopesSupported:      []string{"mcp:tools", "mcp:read"},
 		ResourceName:         "test",

@@ -99,6 +99,10 @@ func (id ID) AppendJSON(b []byte) []byte {
 	return append(b, "null"...)
 }
 
+// MarshalJSON encodes the id as its JSON value (a number, a string or
+// null) for encoding/json; json v2 uses MarshalJSONTo.
+func (id ID) MarshalJSON() ([]byte, error) { return id.AppendJSON(nil), nil }
+
 // MarshalJSONTo implements json v2 marshaling.
 func (id ID) MarshalJSONTo(enc *jsontext.Encoder) error {
 	switch id.kind {

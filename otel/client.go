@@ -35,7 +35,7 @@ import (
 func ClientMiddleware(opts Options) pmcp.ClientMiddleware {
 	c := opts.resolve()
 	hist := c.durationHistogram(MetricClientOperationDuration, "Duration of MCP requests as the client sees them, from send to response.")
-	ops := newOpCache(opts.OperationCacheSize)
+	ops := newOpCache(opts.OperationCacheSize, opts.MaxMetricTargets)
 	return func(next pmcp.ClientHandler) pmcp.ClientHandler {
 		return func(ctx context.Context, r *pmcp.ClientRequest) (jsontext.Value, error) {
 			if r.Incoming {

@@ -17,8 +17,10 @@ import (
 const DefaultOperationCacheSize = 256
 
 // maxOutcomesPerOperation bounds the failure outcomes (error.type and
-// rpc.response.status_code pairs) cached per operation. Success and
-// tool_error never count against it.
+// rpc.response.status_code pairs) of an operation; the histograms record
+// any further ones with the codes "_OTHER" (a peer, for example a
+// bridged server, chooses its error codes). Success and tool_error never
+// count against it.
 const maxOutcomesPerOperation = 8
 
 // opKey identifies an operation: everything its span name and its
@@ -29,6 +31,10 @@ type opKey struct {
 	// remote is the server's host:port of a client operation (its
 	// server.address and server.port); "" on the server side.
 	remote string
+	// nameOther: name is not registered on the server; methodOther:
+	// method is not one of the protocol's. The histograms record
+	// TargetOther for them (spans keep them).
+	nameOther, methodOther bool
 }
 
 // outcomeKey is the part of an outcome the histogram records.
@@ -40,9 +46,11 @@ type outcomeKey struct{ errorType, statusCode string }
 type opEntry struct {
 	spanName string
 	// attrs are the operation attributes (method, target, protocol
-	// version, network.*): the start of every span's attributes and the
-	// histogram's attributes on success.
+	// version, network.*): the start of every span's attributes.
 	attrs []attribute.KeyValue
+	// mattrs are attrs as the histograms record them, on success: the
+	// target (and a notification's method) bounded by the targetSet.
+	mattrs []attribute.KeyValue
 	// ok and toolError are the histogram options of a success and of a
 	// tool result with isError set.
 	ok, toolError []metric.RecordOption
@@ -50,14 +58,33 @@ type opEntry struct {
 	outcomes      atomic.Pointer[map[outcomeKey][]metric.RecordOption]
 }
 
-func newOpEntry(k opKey) *opEntry {
-	e := &opEntry{spanName: spanName(k.method, k.name)}
+func newOpEntry(k opKey, targets *targetSet) *opEntry {
+	name := strings.Clone(boundTarget(k.name)) // spans outlive the request
+	e := &opEntry{spanName: spanName(k.method, name)}
 	ti := pmcp.TransportInfo{Network: k.network, Protocol: k.proto, ProtocolVersion: k.protoVersion}
-	e.attrs = operationAttrs(make([]attribute.KeyValue, 0, 9), k.method, k.name, k.version, ti)
+	e.attrs = operationAttrs(make([]attribute.KeyValue, 0, 9), k.method, name, k.version, ti)
 	e.attrs = appendHostPort(e.attrs, KeyServerAddress, KeyServerPort, k.remote)
 	e.attrs = e.attrs[:len(e.attrs):len(e.attrs)] // appends copy
-	e.ok = recordOptions(e.attrs)
-	e.toolError = recordOptions(append(e.attrs, KeyErrorType.String(ErrorTypeToolError)))
+	method, target := k.method, k.name
+	if k.methodOther {
+		method = TargetOther
+	}
+	if target != "" {
+		if k.nameOther {
+			target = TargetOther
+		} else {
+			target = targets.admit(target)
+		}
+	}
+	if method == k.method && target == k.name && name == k.name {
+		e.mattrs = e.attrs
+	} else {
+		e.mattrs = operationAttrs(make([]attribute.KeyValue, 0, 9), method, target, k.version, ti)
+		e.mattrs = appendHostPort(e.mattrs, KeyServerAddress, KeyServerPort, k.remote)
+		e.mattrs = e.mattrs[:len(e.mattrs):len(e.mattrs)]
+	}
+	e.ok = recordOptions(e.mattrs)
+	e.toolError = recordOptions(append(e.mattrs, KeyErrorType.String(ErrorTypeToolError)))
 	return e
 }
 
@@ -80,13 +107,24 @@ func (e *opEntry) record(o outcome) []metric.RecordOption {
 			return opts
 		}
 	}
-	opts := recordOptions(o.attrs(append([]attribute.KeyValue(nil), e.attrs...)))
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	old := e.outcomes.Load()
 	if old != nil && len(*old) >= maxOutcomesPerOperation {
-		return opts // an unusual set of failures: computed each time
+		// An unusual set of failures (codes a peer may choose): the
+		// rest share one series.
+		// rest share a series: one for failures, one for caller faults
+		// (which have no error.type).
+		k = outcomeKey{statusCode: ErrorTypeOther}
+		if o.errorType != "" {
+			k.errorType = ErrorTypeOther
+		}
+		if opts, ok := (*old)[k]; ok {
+			return opts
+		}
+		o = outcome{errorType: k.errorType, statusCode: k.statusCode}
 	}
+	opts := recordOptions(o.attrs(append([]attribute.KeyValue(nil), e.mattrs...)))
 	m := make(map[outcomeKey][]metric.RecordOption, 1+lenOf(old))
 	if old != nil {
 		for k, v := range *old {
@@ -104,16 +142,17 @@ func (e *opEntry) record(o outcome) []metric.RecordOption {
 // names or resource URIs costs memory bounded by max and the next
 // operations are cached again.
 type opCache struct {
-	max int // <= 0: nothing is cached
-	mu  sync.Mutex
-	m   atomic.Pointer[map[opKey]*opEntry]
+	max     int // <= 0: nothing is cached
+	mu      sync.Mutex
+	m       atomic.Pointer[map[opKey]*opEntry]
+	targets *targetSet
 }
 
-func newOpCache(size int) *opCache {
+func newOpCache(size, maxTargets int) *opCache {
 	if size == 0 {
 		size = DefaultOperationCacheSize
 	}
-	return &opCache{max: size}
+	return &opCache{max: size, targets: newTargetSet(maxTargets)}
 }
 
 // get returns the entry of k, computing it on a miss.
@@ -124,13 +163,13 @@ func (c *opCache) get(k opKey) *opEntry {
 		}
 	}
 	if c.max <= 0 {
-		return newOpEntry(k)
+		return newOpEntry(k, c.targets)
 	}
 	// The key's strings may point into a request's buffers: the cache
 	// keeps its own copies.
-	k = opKey{strings.Clone(k.method), strings.Clone(k.name), strings.Clone(k.version),
-		strings.Clone(k.network), strings.Clone(k.proto), strings.Clone(k.protoVersion), strings.Clone(k.remote)}
-	e := newOpEntry(k)
+	k.method, k.name, k.version = strings.Clone(k.method), strings.Clone(k.name), strings.Clone(k.version)
+	k.network, k.proto, k.protoVersion, k.remote = strings.Clone(k.network), strings.Clone(k.proto), strings.Clone(k.protoVersion), strings.Clone(k.remote)
+	e := newOpEntry(k, c.targets)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.m.Load()

@@ -20,7 +20,7 @@ func setOf(t *testing.T, opts []metric.RecordOption) *attribute.Set {
 // span name and attributes of its own operation.
 func TestOpCacheBound(t *testing.T) {
 	const size = 4
-	c := newOpCache(size)
+	c := newOpCache(size, 0)
 	ti := pmcp.TransportInfo{Network: "tcp", Protocol: "http", ProtocolVersion: "1.1"}
 	for round := range 2 {
 		for i := range 3 * size {
@@ -48,16 +48,16 @@ func TestOpCacheBound(t *testing.T) {
 	if c.get(k) != c.get(k) {
 		t.Error("a cached operation is computed again")
 	}
-	off := newOpCache(-1)
+	off := newOpCache(-1, 0)
 	if off.get(k) == off.get(k) || off.m.Load() != nil {
 		t.Error("OperationCacheSize < 0 still caches")
 	}
 }
 
 // Failure outcomes are cached per operation up to a bound, and each set
-// carries its own codes.
+// carries its own codes; beyond the bound the codes are "_OTHER".
 func TestOpEntryOutcomes(t *testing.T) {
-	e := newOpEntry(serverOpKey(pmcp.MethodToolsCall, "x", "2025-11-25", pmcp.TransportInfo{Network: "pipe"}))
+	e := newOpEntry(serverOpKey(pmcp.MethodToolsCall, "x", "2025-11-25", pmcp.TransportInfo{Network: "pipe"}), newTargetSet(0))
 	for round := range 2 {
 		for i := range 2 * maxOutcomesPerOperation {
 			code := strconv.Itoa(-32000 - i)
@@ -68,7 +68,14 @@ func TestOpEntryOutcomes(t *testing.T) {
 			set := setOf(t, e.record(o))
 			et, hasET := set.Value(KeyErrorType)
 			sc, _ := set.Value(KeyResponseStatusCode)
-			if sc.AsString() != code || hasET != (o.errorType != "") || et.AsString() != o.errorType {
+			wantET, wantSC := o.errorType, code
+			if i >= maxOutcomesPerOperation { // beyond the bound: one series each
+				wantSC = ErrorTypeOther
+				if wantET != "" {
+					wantET = ErrorTypeOther
+				}
+			}
+			if sc.AsString() != wantSC || hasET != (o.errorType != "") || et.AsString() != wantET {
 				t.Fatalf("round %d, outcome %+v: set %v", round, o, set.ToSlice())
 			}
 			if v, _ := set.Value(KeyToolName); v.AsString() != "x" {
@@ -76,8 +83,8 @@ func TestOpEntryOutcomes(t *testing.T) {
 			}
 		}
 	}
-	if n := len(*e.outcomes.Load()); n != maxOutcomesPerOperation {
-		t.Errorf("%d outcomes cached, want %d", n, maxOutcomesPerOperation)
+	if n := len(*e.outcomes.Load()); n != maxOutcomesPerOperation+2 {
+		t.Errorf("%d outcomes cached, want %d", n, maxOutcomesPerOperation+2)
 	}
 	if _, ok := setOf(t, e.record(outcome{})).Value(KeyErrorType); ok {
 		t.Error("success records error.type")
@@ -107,7 +114,7 @@ func TestMentionsAny(t *testing.T) {
 // operation's never do.
 func TestOpEntryServerAddress(t *testing.T) {
 	ti := pmcp.TransportInfo{Network: "tcp", Protocol: "http", ProtocolVersion: "1.1", RemoteAddr: "127.0.0.1:8080"}
-	c := newOpCache(0)
+	c := newOpCache(0, 0)
 	cli := setOf(t, c.get(clientOpKey(pmcp.MethodToolsCall, "x", "2026-07-28", ti)).ok)
 	if v, _ := cli.Value(KeyServerAddress); v.AsString() != "127.0.0.1" {
 		t.Errorf("client %s = %q", KeyServerAddress, v.AsString())

@@ -35,6 +35,16 @@ type Options struct {
 	// Zero means DefaultOperationCacheSize; negative turns the cache off
 	// (everything is computed per request).
 	OperationCacheSize int
+	// MaxMetricTargets bounds how many distinct tool names, prompt names
+	// and resource URIs each middleware's duration histogram records;
+	// beyond it they are recorded as TargetOther. On the server a name is
+	// recorded only when it names something registered
+	// (pmcp.Request.NameRegistered), and a notification method only when
+	// the protocol defines it: names a peer makes up are TargetOther
+	// whatever this bound. Spans always carry the name (cut to 256
+	// bytes). Zero means DefaultMaxMetricTargets; negative records every
+	// target as TargetOther.
+	MaxMetricTargets int
 }
 
 // config is Options resolved once, when a middleware is built.

@@ -409,11 +409,20 @@ func TestServerParentFromMeta(t *testing.T) {
 		t.Run(e.era.String()+"/ambient HTTP span", func(t *testing.T) {
 			tel := newTelemetry(t)
 			tracer := tel.opts.TracerProvider.Tracer("fake-otelhttp")
+			// The HTTP span ends after the response is written, possibly
+			// after the client has it: each end is signalled.
+			httpEnded := make(chan struct{}, 64)
 			wrap := func(next http.Handler) http.Handler {
 				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					ctx := propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
 					ctx, span := tracer.Start(ctx, "HTTP "+r.Method, trace.WithSpanKind(trace.SpanKindServer))
-					defer span.End()
+					defer func() {
+						span.End()
+						select {
+						case httpEnded <- struct{}{}:
+						default:
+						}
+					}()
 					next.ServeHTTP(w, r.WithContext(ctx))
 				})
 			}
@@ -426,13 +435,20 @@ func TestServerParentFromMeta(t *testing.T) {
 				t.Errorf("server span parent = %v, want the client span %v", server.Parent().SpanID(), client.SpanContext().SpanID())
 			}
 			var httpSpan sdktrace.ReadOnlySpan
-			for _, s := range tel.spans.Ended() {
-				if s.Name() == "HTTP POST" && s.Parent().SpanID() == client.SpanContext().SpanID() {
-					httpSpan = s
+			timeout := time.After(10 * time.Second)
+			for httpSpan == nil {
+				for _, s := range tel.spans.Ended() {
+					if s.Name() == "HTTP POST" && s.Parent().SpanID() == client.SpanContext().SpanID() {
+						httpSpan = s
+					}
 				}
-			}
-			if httpSpan == nil {
-				t.Fatalf("no HTTP POST span under the client span: %v", spanNames(tel.spans.Ended()))
+				if httpSpan == nil {
+					select {
+					case <-httpEnded:
+					case <-timeout:
+						t.Fatalf("no HTTP POST span under the client span: %v", spanNames(tel.spans.Ended()))
+					}
+				}
 			}
 			links := server.Links()
 			if len(links) != 1 || links[0].SpanContext.SpanID() != httpSpan.SpanContext().SpanID() {

@@ -40,12 +40,14 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 	c := opts.resolve()
 	hist := c.durationHistogram(MetricServerOperationDuration, "Duration of MCP requests as the server processes them.")
 	sessions := c.durationHistogram(MetricServerSessionDuration, "Duration of legacy MCP sessions, from initialize to the session's end.")
-	ops := newOpCache(opts.OperationCacheSize)
+	ops := newOpCache(opts.OperationCacheSize, opts.MaxMetricTargets)
 	return func(next pmcp.MethodHandler) pmcp.MethodHandler {
 		return func(ctx context.Context, r *pmcp.Request) (res pmcp.Result, err error) {
 			start := time.Now()
 			parent, links := c.serverParent(ctx, r.Meta(), r.Header)
-			op := ops.get(serverOpKey(r.Method, r.Name, r.ProtocolVersion(), r.Transport))
+			key := serverOpKey(r.Method, r.Name, r.ProtocolVersion(), r.Transport)
+			key.nameOther = r.Name != "" && !r.NameRegistered()
+			op := ops.get(key)
 			// The span's attributes: the operation's, then the
 			// request's own (see spanScratch.start).
 			scratch := spanScratchPool.Get().(*spanScratch)
@@ -69,7 +71,8 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 			if ir, ok := res.(*pmcp.InitializeResult); ok && err == nil && r.ProtocolVersion() == "" && ir.ProtocolVersion != "" {
 				// The version initialize negotiates is known only now.
 				span.SetAttributes(KeyProtocolVersion.String(ir.ProtocolVersion))
-				op = ops.get(serverOpKey(r.Method, r.Name, ir.ProtocolVersion, r.Transport))
+				key.version = ir.ProtocolVersion
+				op = ops.get(key)
 			}
 			o := serverOutcome(res, err)
 			o.end(span, err)
@@ -140,12 +143,14 @@ func watchSession(h metric.Float64Histogram, start time.Time, r *pmcp.Request, r
 func NotificationMiddleware(opts Options) pmcp.NotificationMiddleware {
 	c := opts.resolve()
 	hist := c.durationHistogram(MetricServerOperationDuration, "Duration of MCP requests as the server processes them.")
-	ops := newOpCache(opts.OperationCacheSize)
+	ops := newOpCache(opts.OperationCacheSize, opts.MaxMetricTargets)
 	return func(next pmcp.NotificationHandler) pmcp.NotificationHandler {
 		return func(ctx context.Context, n *pmcp.Notification) (err error) {
 			start := time.Now()
 			parent, links := c.serverParent(ctx, metaOf(n.Params), n.Header)
-			op := ops.get(serverOpKey(n.Method, "", "", n.Transport))
+			key := serverOpKey(n.Method, "", "", n.Transport)
+			key.methodOther = !knownNotifications[n.Method]
+			op := ops.get(key)
 			scratch := spanScratchPool.Get().(*spanScratch)
 			sattrs := append(scratch.attrs[:0], op.attrs...)
 			if n.SessionID != "" {

@@ -70,6 +70,7 @@ func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slo
 		sl, l, err = p.connOnce(ctx, req, up)
 	}
 	if err != nil {
+		p.unreachable(ctx, up, err)
 		return nil, nil, err
 	}
 	return sl, l, nil
@@ -95,10 +96,11 @@ func (p *Proxy) connOnce(ctx context.Context, req *pmcp.Request, up *upstream) (
 // waits for the session to report that it ended.
 const endGrace = 2 * time.Second
 
-// upstreamError maps what an upstream call returned: a JSON-RPC error of
-// the upstream unchanged, the end of the upstream session as -32603 naming
+// upstreamError records what an upstream call returned in the upstream's
+// status and maps it: a JSON-RPC error of the upstream unchanged, the end of the upstream session as -32603 naming
 // the upstream and why it ended, the caller's cancellation as is.
 func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err error) error {
+	p.observe(ctx, up, err)
 	if err == nil {
 		return nil
 	}

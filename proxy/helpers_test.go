@@ -337,10 +337,15 @@ func resultText(t testing.TB, res *pmcp.CallToolResult) string {
 	return tc.Text
 }
 
-// childEnv makes the test binary an upstream server over stdio.
+// childEnv makes the test binary an upstream server over stdio ("exit":
+// one that exits at once).
 const childEnv = "PMCP_PROXY_TEST_CHILD"
 
 func runChild() int {
+	if os.Getenv(childEnv) == "exit" { // an upstream that never starts
+		fmt.Fprintln(os.Stderr, "child refuses to start")
+		return 3
+	}
 	srv, _ := newUpstream(&childTB{}, pmcp.EraUnknown, "child")
 	fmt.Fprintln(os.Stderr, "child started")
 	if err := srv.Serve(context.Background(), stdio.Stdio(stdio.Options{})); err != nil {

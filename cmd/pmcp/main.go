@@ -119,6 +119,7 @@ client flags (anywhere before --):
   --timeout DURATION         bound connecting and each request (default 60s)
   --no-progress              do not show progress on stderr
   --elicit-json '{...}'      answer the server's forms without a terminal
+                             (repeatable, or '[{...},{...}]': one per form)
   --sampling-cmd CMD         answer sampling: CMD reads the request JSON on
                              stdin and prints the result JSON
   --task                     call: run the tool as a task; show its status live

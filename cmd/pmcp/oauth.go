@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/resourceuri"
 )
 
 // tokenStoreEnv overrides where the CLI keeps OAuth credentials (the
@@ -307,21 +307,12 @@ func openBrowser(u string) {
 }
 
 // sameResource reports whether a stored credential's resource is the
-// server the user named: scheme and host compared without case, the path
-// without a trailing slash.
+// server the user named: the same string, or the same resource in the
+// canonical form the SDK compares resources in everywhere (scheme and
+// host without case, default port dropped, the path exact but for the
+// bare origin's "/").
 func sameResource(stored, given string) bool {
-	norm := func(s string) string {
-		u, err := url.Parse(s)
-		if err != nil {
-			return s
-		}
-		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-		u.Fragment, u.RawFragment = "", ""
-		u.Path = strings.TrimSuffix(u.Path, "/")
-		u.RawPath = ""
-		return u.String()
-	}
-	return norm(stored) == norm(given)
+	return stored == given || resourceuri.Same(stored, given)
 }
 
 // forget deletes the stored credentials of the server at resource (every

@@ -27,6 +27,12 @@ const (
 // serveHTTP serves srv over Streamable HTTP at addr and path until ctx is
 // done (SIGINT/SIGTERM), then shuts down gracefully.
 func serveHTTP(ctx context.Context, srv *pmcp.Server, hopts pmcp.StreamableHTTPOptions, addr, path string, sec *serveSecurity, logger *slog.Logger, stderr io.Writer) int {
+	return serveHTTPWith(ctx, srv, hopts, addr, path, sec, logger, stderr, nil)
+}
+
+// serveHTTPWith is serveHTTP with more routes: mount, when not nil, adds
+// them to the listener's mux (the bridge's /healthz and /readyz).
+func serveHTTPWith(ctx context.Context, srv *pmcp.Server, hopts pmcp.StreamableHTTPOptions, addr, path string, sec *serveSecurity, logger *slog.Logger, stderr io.Writer, mount func(*http.ServeMux)) int {
 	if !strings.HasPrefix(path, "/") {
 		fmt.Fprintf(stderr, "pmcp: --path must start with /, got %q\n", path)
 		return exitUsage
@@ -38,6 +44,9 @@ func serveHTTP(ctx context.Context, srv *pmcp.Server, hopts pmcp.StreamableHTTPO
 	}
 	h := pmcp.NewStreamableHTTPHandler(srv, hopts)
 	mux.Handle(path, h)
+	if mount != nil {
+		mount(mux)
+	}
 	hs := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: httpReadHeaderTimeout,

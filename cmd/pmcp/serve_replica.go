@@ -110,6 +110,10 @@ func (f *replicaFlags) setup(ctx context.Context, httpAddr, path string, sopts *
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--redis: %w", err)}
 	}
+	// go-redis logs through one process-wide logger; this process has one
+	// server, so its lines become records of the server's log (never
+	// unformatted lines on stderr).
+	goredis.SetLogger(redis.NewGoRedisLogger(log))
 	rs := &replicaSetup{rdb: goredis.NewClient(ropts)}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
