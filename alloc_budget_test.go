@@ -94,19 +94,35 @@ func TestAllocBudgetServe(t *testing.T) {
 }
 
 func TestAllocBudgetHTTP(t *testing.T) {
-	h, legacy, modern := newBenchHTTP(t)
-	defer h.Close()
 	// ServeHTTP with JSON responses, as bench/ serves: the body buffer,
 	// the request's contexts and headers on top of the dispatch. (The Host
 	// check parses r.Host in place; it no longer formats and re-parses the
 	// connection's local address.) The modern path reads the tool name
 	// and arguments from the dispatcher's scan and looks the tool up once;
 	// it no longer decodes the name into a heap-moved string of its own.
-	checkAllocs(t, "HTTP legacy tools/call", 14, legacy.serve)
-	checkAllocs(t, "HTTP modern tools/call", 19, modern.serve)
+	checkHTTPAllocs(t, "HTTP", newBenchHTTP, 14, 19)
+}
+
+func TestAllocBudgetHTTPSSE(t *testing.T) {
+	// ServeHTTP when the client accepts SSE (pmcp serve's default): the
+	// legacy reply is a primed event stream through the event store, its
+	// handler on a goroutine of its own while ServeHTTP writes the stream;
+	// the modern handler runs in ServeHTTP's goroutine and the reply
+	// stays plain JSON (no writer goroutine, no queue, unless it notifies).
+	checkHTTPAllocs(t, "HTTP SSE", newBenchHTTPSSE, 38, 25)
+}
+
+// checkHTTPAllocs checks the budgets of an echo tools/call in both eras on
+// the handler newHTTP makes, and that each call succeeded.
+func checkHTTPAllocs(t *testing.T, name string, newHTTP func(testing.TB) (*StreamableHTTPHandler, *httpBench, *httpBench), legacyBudget, modernBudget float64) {
+	t.Helper()
+	h, legacy, modern := newHTTP(t)
+	defer h.Close()
+	checkAllocs(t, name+" legacy tools/call", legacyBudget, legacy.serve)
+	checkAllocs(t, name+" modern tools/call", modernBudget, modern.serve)
 	for _, hb := range []*httpBench{legacy, modern} {
-		if hb.w.Status != http.StatusOK {
-			t.Fatalf("status %d: %s", hb.w.Status, hb.w.Body)
+		if hb.w.Status != http.StatusOK || !bytes.Contains(hb.w.Body, []byte(`"text":"hello"`)) {
+			t.Fatalf("%s: status %d: %s", name, hb.w.Status, hb.w.Body)
 		}
 	}
 }

@@ -217,7 +217,8 @@ func (t *ClientTask) Cancel(ctx context.Context) error {
 
 // Wait waits for the task's result, polling tasks/get at the server's
 // suggested interval and reporting each new status to onStatus (which may
-// be nil). Input the task asks for is answered through the client's
+// be nil): once per change of status or status message, in both eras,
+// from the status the task was created with to its terminal one. Input the task asks for is answered through the client's
 // elicitation, sampling and roots handlers: in the 2026-07-28 era with
 // tasks/update, in the 2025-11-25 era as server requests on a blocking
 // tasks/result. A tool error is a result with IsError; a failed task is a
@@ -226,20 +227,18 @@ func (t *ClientTask) Wait(ctx context.Context, onStatus func(*TaskStatus)) (*Cal
 	if t.sync != nil {
 		return t.sync, nil
 	}
+	rep := &statusReporter{on: onStatus}
+	rep.report(t.Created)
 	if t.s.Era() != EraModern {
-		return t.waitLegacy(ctx, onStatus)
+		return t.waitLegacy(ctx, rep)
 	}
 	answered := map[string]bool{}
-	last := ""
 	for {
 		st, err := t.Get(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if onStatus != nil && st.Status+st.StatusMessage != last {
-			last = st.Status + st.StatusMessage
-			onStatus(st)
-		}
+		rep.report(st)
 		switch st.Status {
 		case "completed":
 			var res CallToolResult
@@ -296,25 +295,21 @@ func (t *ClientTask) answer(ctx context.Context, st *TaskStatus, answered map[st
 }
 
 // waitLegacy blocks in tasks/result (the server sends its input requests
-// on it) while polling tasks/get for onStatus.
-func (t *ClientTask) waitLegacy(ctx context.Context, onStatus func(*TaskStatus)) (*CallToolResult, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+// on it) while polling tasks/get for the status reports; once tasks/result
+// answered, the terminal status is reported too.
+func (t *ClientTask) waitLegacy(ctx context.Context, rep *statusReporter) (*CallToolResult, error) {
+	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	if onStatus != nil {
+	if rep.on != nil {
 		go func() {
 			defer close(done)
-			last := ""
 			for {
-				st, err := t.Get(ctx)
+				st, err := t.Get(pctx)
 				if err != nil {
 					return
 				}
-				if st.Status+st.StatusMessage != last {
-					last = st.Status + st.StatusMessage
-					onStatus(st)
-				}
-				if st.Terminal() || sleepCtx(ctx, clampPoll(st.PollInterval)) != nil {
+				rep.report(st)
+				if st.Terminal() || sleepCtx(pctx, clampPoll(st.PollInterval)) != nil {
 					return
 				}
 			}
@@ -322,9 +317,16 @@ func (t *ClientTask) waitLegacy(ctx context.Context, onStatus func(*TaskStatus))
 	} else {
 		close(done)
 	}
-	defer func() { cancel(); <-done }()
 	// tasks/result waits as long as the task runs: no call timeout.
 	raw, err := t.s.send(ctx, MethodTasksResult, &TaskIDParams{TaskID: t.ID()})
+	cancel()
+	<-done
+	if rep.on != nil && !rep.terminal && ctx.Err() == nil {
+		// The poller may not have seen the end: one last look.
+		if st, gerr := t.Get(ctx); gerr == nil {
+			rep.report(st)
+		}
+	}
 	if err != nil {
 		var re *jsonrpc.Error
 		if errors.As(err, &re) && re.Message == "task was cancelled" {
@@ -337,6 +339,25 @@ func (t *ClientTask) waitLegacy(ctx context.Context, onStatus func(*TaskStatus))
 		return nil, err
 	}
 	return &res, nil
+}
+
+// statusReporter passes each change of a task's status (or status
+// message) to on once, the status the task was created with first.
+type statusReporter struct {
+	on       func(*TaskStatus)
+	last     string
+	terminal bool
+}
+
+func (r *statusReporter) report(st *TaskStatus) {
+	if r.on == nil || st == nil || st.Status == "" || r.terminal {
+		return
+	}
+	if k := st.Status + "\x00" + st.StatusMessage; k != r.last {
+		r.last = k
+		r.terminal = st.Terminal()
+		r.on(st)
+	}
 }
 
 func clampPoll(d time.Duration) time.Duration {
@@ -385,4 +406,22 @@ func (s *ClientSession) tasksMeta(static map[string]jsontext.Value) map[string]j
 	}
 	m[MetaClientCapabilities] = b
 	return m
+}
+
+// Update answers some or all of the task's outstanding input requests
+// (tasks/update, 2026-07-28 only), keyed as the server keyed them in
+// TaskStatus.InputRequests. Wait does this itself; Update is for a client
+// that answers on its own (a proxy passing a downstream's answers on).
+func (t *ClientTask) Update(ctx context.Context, responses map[string]jsontext.Value) error {
+	if t.s.Era() != EraModern {
+		return errors.New("pmcp: tasks/update exists in the 2026-07-28 era only")
+	}
+	_, err := t.s.taskCall(ctx, MethodTasksUpdate, t.ID(), map[string]any{"inputResponses": responses})
+	return err
+}
+
+// ListTasks returns one page of the caller's tasks (tasks/list, 2025-11-25
+// only; cursor "" for the first page).
+func (s *ClientSession) ListTasks(ctx context.Context, cursor string) (*ListTasksResult, error) {
+	return listPage[ListTasksResult](ctx, s, MethodTasksList, cursor)
 }

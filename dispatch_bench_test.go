@@ -376,24 +376,37 @@ func BenchmarkHTTPToolsCall(b *testing.B) {
 	}
 }
 
-// BenchmarkHTTPToolsCallSSE is BenchmarkHTTPToolsCall with the default
-// options: the client accepts SSE, so legacy requests get a primed event
-// stream (through the event store) and modern ones a stream goroutine.
-func BenchmarkHTTPToolsCallSSE(b *testing.B) {
-	h := NewStreamableHTTPHandler(newBenchServer(b), StreamableHTTPOptions{})
-	defer h.Close()
-	init := newHTTPBench(b, h, benchInitialize, http.Header{})
+// newBenchHTTPSSE is newBenchHTTP with the default options: the client
+// accepts SSE, so legacy requests get a primed event stream (through the
+// event store) and modern ones a stream that stays plain JSON unless the
+// handler notifies.
+func newBenchHTTPSSE(tb testing.TB) (h *StreamableHTTPHandler, legacy, modern *httpBench) {
+	tb.Helper()
+	h = NewStreamableHTTPHandler(newBenchServer(tb), StreamableHTTPOptions{})
+	init := newHTTPBench(tb, h, benchInitialize, http.Header{})
 	init.serve()
 	sid := init.w.H.Get(headerSessionID)
-	legacy := newHTTPBench(b, h, benchEchoLegacy, http.Header{
+	if init.w.Status != http.StatusOK || sid == "" {
+		tb.Fatalf("initialize: status %d, body %s", init.w.Status, init.w.Body)
+	}
+	legacy = newHTTPBench(tb, h, benchEchoLegacy, http.Header{
 		"Mcp-Session-Id":       {sid},
 		"Mcp-Protocol-Version": {Version20251125},
 	})
-	modern := newHTTPBench(b, h, benchEchoModern, http.Header{
+	modern = newHTTPBench(tb, h, benchEchoModern, http.Header{
 		"Mcp-Protocol-Version": {Version20260728},
 		"Mcp-Method":           {MethodToolsCall},
 		"Mcp-Name":             {"echo"},
 	})
+	return h, legacy, modern
+}
+
+// BenchmarkHTTPToolsCallSSE is BenchmarkHTTPToolsCall with the default
+// options: the client accepts SSE, so legacy requests get a primed event
+// stream (through the event store) and modern ones a stream goroutine.
+func BenchmarkHTTPToolsCallSSE(b *testing.B) {
+	h, legacy, modern := newBenchHTTPSSE(b)
+	defer h.Close()
 	for _, c := range []struct {
 		name string
 		hb   *httpBench

@@ -229,8 +229,9 @@ func (e *RequestHandlerExtra) ClientCapabilities() *ClientCapabilities {
 }
 
 // IsTaskRequest reports whether the client asked for task-augmented
-// execution.
-func (e *RequestHandlerExtra) IsTaskRequest() bool { return len(e.TaskRequest) > 0 }
+// execution: a 2025-11-25 params.task, or a handler running as a task
+// (in the 2026-07-28 era, where the server decides, from its first line).
+func (e *RequestHandlerExtra) IsTaskRequest() bool { return len(e.TaskRequest) > 0 || e.task != nil }
 
 // GetMetadata returns the plain metadata value for key (see
 // Metadata.Get): a value set with SetSecretMetadata reads as absent here.

@@ -211,6 +211,9 @@ type StreamableHTTPHandler struct {
 	store EventStore
 	lim   jsonrpc.Limits
 	now   func() time.Time
+	// primingHold is pumpOptions.hold of legacy POST streams (primingHold;
+	// tests change it).
+	primingHold time.Duration
 
 	ctx       context.Context // cancelled by Close
 	cancel    context.CancelFunc
@@ -286,14 +289,15 @@ func NewStreamableHTTPHandler(s *Server, opts StreamableHTTPOptions) *Streamable
 		o.StreamWriteTimeout = DefaultStreamWriteTimeout
 	}
 	h := &StreamableHTTPHandler{
-		s:          s,
-		opts:       o,
-		log:        s.logger,
-		store:      o.EventStore,
-		now:        time.Now,
-		drain:      make(chan struct{}),
-		gateIdle:   make(chan struct{}),
-		reaperStop: make(chan struct{}),
+		s:           s,
+		opts:        o,
+		log:         s.logger,
+		store:       o.EventStore,
+		now:         time.Now,
+		primingHold: primingHold,
+		drain:       make(chan struct{}),
+		gateIdle:    make(chan struct{}),
+		reaperStop:  make(chan struct{}),
 	}
 	if h.store == nil {
 		h.store = NewMemoryEventStore(MemoryEventStoreOptions{})

@@ -659,9 +659,10 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 	sw := newSSEWriter(w, h.opts.StreamWriteTimeout)
 	sw.start(sess.id)
 	a, _, _ := st.attach()
+	// The priming event is buffered before the handler can close the
+	// stream; pump writes it with the first event, or alone once
+	// primingHold has passed.
 	sw.priming(eventID(st.id, 0), h.opts.SSERetry)
-	// The priming event goes out before the handler can close the stream.
-	primed := sw.flush() == nil
 	h.reqWG.Add(1) // this ServeHTTP holds a count, so Add cannot race Wait
 	go func() {
 		defer h.reqWG.Done()
@@ -680,9 +681,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		}
 	}()
 	sess.active.Add(1)
-	if primed {
-		h.pump(r.Context(), sw, st, a, pumpOptions{})
-	}
+	h.pump(r.Context(), sw, st, a, pumpOptions{hold: h.primingHold})
 	st.detach(a)
 	sess.active.Add(-1)
 	sess.touch()
@@ -802,7 +801,7 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 		for _, ev := range evs {
 			sw.event(eventID(sid, ev.Seq), ev.Data)
 		}
-		_ = sw.flush()
+		_ = sw.last()
 		return
 	}
 	h.resumed.Add(1)

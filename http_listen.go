@@ -49,7 +49,7 @@ func (h *StreamableHTTPHandler) serveListen(ctx context.Context, w http.Response
 		b, _ := h.encodeResponse(req.ID, res, err)
 		sw.event("", b)
 		h.s.logAccess(ctx, req, env.state, res, err, len(b))
-		_ = sw.flush()
+		_ = sw.last()
 	}
 }
 

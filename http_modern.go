@@ -3,7 +3,6 @@ package pmcp
 import (
 	"context"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -109,110 +108,4 @@ func (h *StreamableHTTPHandler) writeModernJSON(w http.ResponseWriter, req *json
 	n := len(b)
 	putBuf(bp, b) // the ResponseWriter does not retain it
 	return n
-}
-
-// modernOutcome is what the handler goroutine of a streamed request
-// produced.
-type modernOutcome struct {
-	res any
-	err error
-}
-
-// serveModernStream serves a request whose client accepts SSE. The handler
-// runs in its own goroutine; its progress and log notifications go through
-// a bounded queue (drop-newest) that this goroutine writes out, always
-// before the response. The reply stays plain JSON, with its proper HTTP
-// status, unless something must be streamed first: a notification, a
-// listen frame or a keep-alive.
-func (h *StreamableHTTPHandler) serveModernStream(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, req *jsonrpc.Request, env *requestEnv) {
-	q := make(chan []byte, h.opts.NotificationBuffer)
-	var drops atomic.Int64
-	env.notify = func(_ context.Context, method string, params any) error {
-		b, err := encodeMessage(noID, method, params)
-		if err != nil {
-			return err
-		}
-		select {
-		case q <- b:
-		default:
-			drops.Add(1)
-			h.dropped.Add(1)
-		}
-		return nil
-	}
-	done := make(chan modernOutcome, 1)
-	h.reqWG.Add(1) // this ServeHTTP holds a count, so Add cannot race Wait
-	go func() {
-		defer h.reqWG.Done()
-		res, err := h.s.handle(ctx, req, env)
-		done <- modernOutcome{res, err}
-	}()
-	sw := newSSEWriter(w, h.opts.StreamWriteTimeout)
-	tick, stopTick := h.keepAlive()
-	defer stopTick()
-	var out modernOutcome
-	broken := false
-	write := func() {
-		if !sw.started {
-			sw.start("")
-		}
-		if !broken && sw.flush() != nil {
-			broken = true
-		}
-	}
-loop:
-	for {
-		select {
-		case b := <-q:
-			sw.event("", b)
-			for more := true; more; {
-				select {
-				case b := <-q:
-					sw.event("", b)
-				default:
-					more = false
-				}
-			}
-			write()
-		case <-tick:
-			sw.comment()
-			write()
-		case out = <-done:
-			break loop
-		}
-		if broken {
-			// The client is gone: cancel the handler and wait for it.
-			cancel()
-			out = <-done
-			break loop
-		}
-	}
-	if n := drops.Load(); n > 0 {
-		h.log.Warn("pmcp: dropped notifications for a slow HTTP client", "method", req.Method, "id", req.ID.String(), "dropped", n)
-	}
-	if broken {
-		h.s.logAccess(ctx, req, env.state, out.res, out.err, 0)
-		return
-	}
-	// Notifications of the request go out before its response.
-	for more := true; more; {
-		select {
-		case b := <-q:
-			sw.event("", b)
-		default:
-			more = false
-		}
-	}
-	if !sw.started && len(sw.buf) == 0 {
-		h.s.logAccess(ctx, req, env.state, out.res, out.err, h.writeModernJSON(w, req, out.res, out.err))
-		return
-	}
-	n := 0
-	if out.err != errListenEnded {
-		b, _ := h.encodeResponse(req.ID, out.res, out.err)
-		sw.event("", b)
-		n = len(b)
-	}
-	h.s.logAccess(ctx, req, env.state, out.res, out.err, n)
-	write()
 }

@@ -77,7 +77,16 @@ func (s *sseWriter) comment() { s.buf = append(s.buf, ": keep-alive\n\n"...) }
 // is moved only when less than half of it is left (moving it costs about
 // as much as writing a small event), so each write gets between half the
 // timeout and all of it.
-func (s *sseWriter) flush() error {
+func (s *sseWriter) flush() error { return s.write(true) }
+
+// last writes what was appended as the response's final bytes, without
+// flushing them: the handler returns next and net/http flushes them with
+// the end of the chunked body, one write to the connection instead of two.
+func (s *sseWriter) last() error { return s.write(false) }
+
+// write writes what was appended, within the write timeout, and flushes
+// it when flush is set.
+func (s *sseWriter) write(flush bool) error {
 	if len(s.buf) == 0 {
 		return nil
 	}
@@ -88,7 +97,7 @@ func (s *sseWriter) flush() error {
 		}
 	}
 	_, err := s.w.Write(s.buf)
-	if err == nil {
+	if err == nil && flush {
 		err = s.rc.Flush()
 	}
 	if cap(s.buf) > 64<<10 {
@@ -291,14 +300,25 @@ type pumpOptions struct {
 	written uint64    // sequence numbers up to this one are delivered
 	events  *listener // list-changed events to turn into messages (standalone stream)
 	idle    bool      // an idle stream: ends on Shutdown
+	// hold is how long what sw buffered (the priming event of a POST
+	// stream) may wait for the first event, so that a reply ready by then
+	// goes out with it in one write; zero writes it at once.
+	hold time.Duration
 }
+
+// primingHold is pumpOptions.hold for the stream of a legacy POST: a
+// quick handler's reply leaves with its priming event, in the one write
+// that ends the response (as a JSON reply would), instead of a write for
+// the priming event, one for the reply and one for the end of the body.
+// A handler still running after it gets the priming event on its own.
+const primingHold = 5 * time.Millisecond
 
 // pump writes the stream's events to sw until the stream completes, the
 // writer is stopped (CloseStream, take-over), the client goes away, the
 // session ends, or (for idle streams) the handler shuts down.
 func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eventStream, a *attachment, po pumpOptions) {
-	tick, stopTick := h.keepAlive()
-	defer stopTick()
+	kt := newPumpTicker(po.hold, h.opts.KeepAliveInterval)
+	defer kt.stop()
 	var drain <-chan struct{}
 	if po.idle {
 		drain = h.drain
@@ -319,7 +339,7 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 		}
 		evs, complete, ok := st.take(a)
 		if !ok {
-			_ = sw.flush() // a replay may be buffered
+			_ = sw.last() // a replay may be buffered
 			return
 		}
 		for _, ev := range evs {
@@ -329,15 +349,20 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 			sw.eventSeq(st.id, ev.seq, ev.data)
 			po.written = ev.seq
 		}
-		if err := sw.flush(); err != nil {
+		if complete || ending {
+			_ = sw.last()
 			return
 		}
-		if complete || ending {
-			return
+		if !kt.holding || len(evs) > 0 {
+			kt.release()
+			if err := sw.flush(); err != nil {
+				return
+			}
 		}
 		sess.touch()
 		select {
 		case <-a.stop:
+			_ = sw.last() // a held priming event: the client resumes from it
 			return
 		case <-st.signal:
 		case <-ctx.Done():
@@ -355,9 +380,55 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 				h.sendListEvent(st, ev)
 				return nil
 			})
-		case <-tick:
-			sw.comment()
+		case <-kt.C:
+			if kt.holding {
+				kt.release() // what is held is flushed at the top of the loop
+			} else {
+				sw.comment()
+			}
 		}
+	}
+}
+
+// pumpTicker is the one timer of a pump: it fires once when the hold of
+// buffered bytes ends (pumpOptions.hold), then every keep-alive interval.
+type pumpTicker struct {
+	t       *time.Ticker
+	C       <-chan time.Time
+	period  time.Duration // the keep-alive interval; <= 0: none
+	holding bool
+}
+
+func newPumpTicker(hold, period time.Duration) pumpTicker {
+	k := pumpTicker{period: period, holding: hold > 0}
+	d := period
+	if k.holding {
+		d = hold
+	}
+	if d > 0 {
+		k.t = time.NewTicker(d)
+		k.C = k.t.C
+	}
+	return k
+}
+
+// release ends the hold; from then on the ticker beats keep-alives.
+func (k *pumpTicker) release() {
+	if !k.holding {
+		return
+	}
+	k.holding = false
+	if k.period > 0 {
+		k.t.Reset(k.period)
+	} else {
+		k.t.Stop()
+		k.C = nil
+	}
+}
+
+func (k *pumpTicker) stop() {
+	if k.t != nil {
+		k.t.Stop()
 	}
 }
 

@@ -253,6 +253,10 @@ func (s *Server) run(ctx context.Context, req *jsonrpc.Request, env *requestEnv,
 		if errors.Is(err, errListenEnded) {
 			err = errListenEnded // transports compare it by identity
 		}
+		var mc *MissingCapabilityError
+		if errors.As(err, &mc) { // from a middleware: -32021, as from a handler
+			err = mc.rpcError()
+		}
 		return nil, err
 	}
 	if res == nil {

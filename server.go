@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -138,8 +139,10 @@ type ServerOptions struct {
 	// registered, and gates the feature methods the same way: a server
 	// whose requests are all answered by a middleware (package proxy)
 	// declares what it serves; resources/subscribe then accepts URIs
-	// that are not registered (the middleware vouches for them). Nil
-	// means derived from the registrations.
+	// that are not registered (the middleware vouches for them). Tasks
+	// declared in either era's form (Tasks, or the tasks extension under
+	// Extensions) are declared in each era's own form. Nil means derived
+	// from the registrations.
 	Capabilities *ServerCapabilities
 }
 
@@ -269,10 +272,11 @@ func (s *Server) peerTimeout() time.Duration {
 var legacyTasksCapability = jsontext.Value(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
 
 // capabilities reports what the server declares now in era.
-// Capabilities set in ServerOptions are declared as they are.
+// Capabilities set in ServerOptions are declared as they are, but for
+// tasks, which each era declares its own way (see eraTasks).
 func (s *Server) capabilities(era Era) ServerCapabilities {
 	if c := s.opts.Capabilities; c != nil {
-		return *c
+		return eraTasks(*c, era)
 	}
 	c := s.baseCapabilities()
 	if s.skills.len() > 0 {
@@ -287,6 +291,39 @@ func (s *Server) capabilities(era Era) ServerCapabilities {
 		} else {
 			c.Tasks = legacyTasksCapability
 		}
+	}
+	return c
+}
+
+// eraTasks renders a tasks capability declared in either era's form (the
+// 2025-11-25 Tasks member, or the 2026-07-28 tasks extension) in era's
+// form: a server declaring ServerOptions.Capabilities (package proxy)
+// states once that it serves tasks. c's maps are not written.
+func eraTasks(c ServerCapabilities, era Era) ServerCapabilities {
+	_, ext := c.Extensions[ExtensionTasks]
+	if !ext && c.Tasks == nil {
+		return c
+	}
+	if era == EraModern {
+		c.Tasks = nil
+		if !ext {
+			m := make(map[string]Object, len(c.Extensions)+1)
+			maps.Copy(m, c.Extensions)
+			m[ExtensionTasks] = Object{}
+			c.Extensions = m
+		}
+		return c
+	}
+	if c.Tasks == nil {
+		c.Tasks = legacyTasksCapability
+	}
+	if ext {
+		m := maps.Clone(c.Extensions)
+		delete(m, ExtensionTasks)
+		if len(m) == 0 {
+			m = nil
+		}
+		c.Extensions = m
 	}
 	return c
 }

@@ -17,6 +17,12 @@ func declaredBy(c *ServerCapabilities, method string) bool {
 		return c.Resources != nil && c.Resources.Subscribe
 	case MethodCompletionComplete:
 		return c.Completions != nil
+	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel, MethodTasksUpdate:
+		// Declared in either era's form: the legacy capability or the
+		// modern extension. Undeclared, they must not reach serveTasks,
+		// which needs the task runner only ServerOptions.Tasks starts.
+		_, ext := c.Extensions[ExtensionTasks]
+		return len(c.Tasks) > 0 || ext
 	}
 	return true
 }

@@ -470,14 +470,15 @@ func (r *taskRunner) run(extra *RequestHandlerExtra, st *serverTool, p *CallTool
 		r.lease.Stop()
 	}
 	r.mu.Unlock()
-	r.settle(res, err)
+	r.settle(extra, res, err)
 	r.ts.mu.Lock()
 	delete(r.ts.running, r.id)
 	r.ts.mu.Unlock()
 }
 
-// settle moves the task to its terminal status.
-func (r *taskRunner) settle(res Result, err error) {
+// settle moves the task to its terminal status. The _meta the handler set
+// with SetResultMeta goes on the stored result, as on a synchronous one.
+func (r *taskRunner) settle(extra *RequestHandlerExtra, res Result, err error) {
 	ch := tasks.Change{Holder: r.ts.replica}
 	r.mu.Lock()
 	cancelled := r.cancelRequested
@@ -494,6 +495,7 @@ func (r *taskRunner) settle(res Result, err error) {
 			cr = &CallToolResult{}
 		}
 		out := *cr
+		out.Meta = extra.mergeResultMeta(out.Meta, nil)
 		if out.Content == nil {
 			out.Content = []Content{}
 		}
@@ -595,9 +597,16 @@ func copyCallParams(p *CallToolParams) *CallToolParams {
 }
 
 // TaskID returns the id of the task the handler runs as, empty when it runs
-// synchronously (or before its task is created).
+// synchronously. It is the same from the handler's first line to its end,
+// in both eras: in the 2026-07-28 era, asking for it while the input window
+// (TaskOptions.InputWindow) is still open creates the task then, as
+// SetTaskStatusMessage does (a RequireInput after that goes through the
+// task).
 func (e *RequestHandlerExtra) TaskID() string {
 	if e.task == nil {
+		return ""
+	}
+	if _, err := e.task.commit(); err != nil {
 		return ""
 	}
 	return e.task.taskID()

@@ -36,6 +36,11 @@
 #   CLIENTS="bare pmcp gosdk mcpgo"   CLIENT_ROWS="legacy modern stdio"
 #                                     TARGETS may add pmcpredis (pmcpsticky): pmcp as two
 #                                     replicas sharing Redis behind a round robin (prefix routing); no stdio row
+#                                     TARGETS may add pmcpsse (the pmcp server answering with SSE
+#                                     streams, -sse) and pmcpserve (the CLI's `pmcp serve
+#                                     --log-level off`, the everything server, which answers with SSE
+#                                     streams): rows legacy, modern and stdio of the server leg only
+#   BASELINE=bare                     the target the report's ratios are relative to
 #   PMCP_BENCH_REDIS=host:port        Redis for pmcpredis; unset: a
 #                                     redis-server is started on LOAD_CPU
 #   PMCP_BENCH_REPLICAS=2             replicas in the pmcpredis process
@@ -90,8 +95,39 @@ fi
 mkdir -p "$OUT/bin" "$OUT/prof"
 echo "building into $OUT/bin" >&2
 for t in $TARGETS bare pmcp; do
-	go build -o "$OUT/bin/$t" "./servers/$t"
+	case $t in
+	pmcpsse | pmcpserve) ;; # wrappers, written below
+	*) go build -o "$OUT/bin/$t" "./servers/$t" ;;
+	esac
 done
+# pmcpsse is the pmcp bench server answering with SSE streams, as pmcp
+# serve does; pmcpserve is `pmcp serve` (cmd/pmcp) under the bench servers'
+# flags. Both exec, so the pid run.sh measures is the server's.
+case " $TARGETS " in
+*" pmcpsse "*)
+	printf '#!/bin/sh\nexec "$(dirname "$0")/pmcp" -sse "$@"\n' >"$OUT/bin/pmcpsse"
+	chmod +x "$OUT/bin/pmcpsse"
+	;;
+esac
+case " $TARGETS " in
+*" pmcpserve "*)
+	(cd ../cmd/pmcp && go build -o "$OUT/bin/pmcp-cli" .)
+	cat >"$OUT/bin/pmcpserve" <<'WRAP'
+#!/bin/sh
+# pmcp serve under the bench server flags: -addr ADDR or -stdio. It answers
+# with SSE streams (as -sse does); it has no -cpuprofile (profile it with
+# perf record -p PID).
+cli=$(dirname "$0")/pmcp-cli
+case "$1" in
+-addr) exec "$cli" serve --http "$2" --log-level off ;;
+-stdio) exec "$cli" serve --stdio --log-level off ;;
+esac
+echo "pmcpserve: unsupported flags: $*" >&2
+exit 2
+WRAP
+	chmod +x "$OUT/bin/pmcpserve"
+	;;
+esac
 go build -o "$OUT/bin/load" ./cmd/load
 go build -o "$OUT/bin/clients" ./cmd/clients
 go build -o "$OUT/bin/report" ./cmd/report
@@ -149,7 +185,7 @@ stop_all() {
 trap stop_all EXIT
 
 profile_flag() { # target row round
-	if [ "${CPUPROFILE:-0}" = 1 ]; then
+	if [ "${CPUPROFILE:-0}" = 1 ] && [ "$1" != pmcpserve ]; then
 		echo "-cpuprofile=$OUT/prof/$1-$2-$3.prof"
 	fi
 }
@@ -163,6 +199,9 @@ run_one() { # round row target conc
 	echo "round $round: $row $t c=$conc" >&2
 	if { [ "$t" = pmcpredis ] || [ "$t" = pmcpsticky ]; } && [ "$row" = stdio ]; then
 		return # Redis plays no part over stdio
+	fi
+	if [ "$t" = pmcpserve ] && [ "$row" = sessions ]; then
+		return # pmcp serve keeps the default cap of 4,096 sessions
 	fi
 	case $row in
 	stdio)
@@ -226,6 +265,9 @@ run_feature() { # round row feature
 
 run_stream() { # round row target
 	local round=$1 row=$2 t=$3
+	if [ "$t" = pmcpserve ]; then
+		return # the everything server has no stream tool
+	fi
 	next_port
 	echo "round $round: stream-$row $t" >&2
 	if [ "$row" = stdio ]; then
@@ -313,4 +355,4 @@ echo
 echo "bench: $run_env (start); finished $(date -u '+%H:%M UTC')"
 echo "server on core $SERVER_CPU, load generator on core $LOAD_CPU; legs: $LEGS; $ROUNDS rounds, $DURATION after $WARMUP warm-up, server concurrencies $CONCS, $CONC calls in flight per client, $SESSIONS idle sessions; $(($(date +%s) - start)) s"
 echo "results: $results"
-"$OUT/bin/report" "$results"
+"$OUT/bin/report" -baseline "${BASELINE:-bare}" "$results"

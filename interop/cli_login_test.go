@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -50,22 +49,6 @@ func browse(user, authURL string) int {
 	return 0
 }
 
-// buildPMCP builds the pmcp command (its own module, next door) into dir.
-func buildPMCP(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "pmcp")
-	if runtime.GOOS == "windows" {
-		bin += ".exe"
-	}
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = filepath.Join("..", "cmd", "pmcp")
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building pmcp: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // The pmcp command line against the zitadel/oidc provider and pmcp's
 // resource server: `pmcp login` with a pre-registered client
 // (--client-id/--client-secret; the provider has no dynamic registration)
@@ -77,7 +60,7 @@ func buildPMCP(t *testing.T, dir string) string {
 // steps up with --login; no output ever shows a token; logout forgets.
 func TestCLILoginAgainstZitadel(t *testing.T) {
 	dir := t.TempDir()
-	bin := buildPMCP(t, dir)
+	bin := pmcpBinary(t)
 	mux := http.NewServeMux()
 	rs := httptest.NewServer(mux)
 	t.Cleanup(rs.Close)

@@ -24,6 +24,11 @@ func TestMain(m *testing.M) {
 		os.Exit(browse(user, os.Args[len(os.Args)-1]))
 	}
 	goleak.VerifyTestMain(m,
+		// The pmcp binary some tests build once (pmcpBinary).
+		goleak.Cleanup(func(code int) {
+			removePMCPBinary()
+			os.Exit(code)
+		}),
 		// Idle keep-alive connections of http.DefaultTransport, used by
 		// the peers' own machinery, are not ours to close.
 		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),

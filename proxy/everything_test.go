@@ -42,12 +42,9 @@ func everythingCommand(t *testing.T) (string, []string) {
 	return node, []string{js, "stdio"}
 }
 
-// TestServerEverything: the reference TypeScript server
-// (@modelcontextprotocol/server-everything, 2025-11-25 only) over stdio,
-// bridged to Streamable HTTP and driven by our client in both eras:
-// tools, arguments, progress in order, cancellation, elicitation (as
-// input_required rounds for the modern client), resources and prompts.
-func TestServerEverything(t *testing.T) {
+// bridgeEverything serves the reference server over stdio, bridged to
+// Streamable HTTP, and returns the endpoint.
+func bridgeEverything(t *testing.T) string {
 	node, args := everythingCommand(t)
 	var logs syncBuffer
 	// The server ignores the end of its stdin: SIGTERM it soon after.
@@ -62,6 +59,16 @@ func TestServerEverything(t *testing.T) {
 		_ = h.Close()
 		ts.Close()
 	})
+	return ts.URL
+}
+
+// TestServerEverything: the reference TypeScript server
+// (@modelcontextprotocol/server-everything, 2025-11-25 only) over stdio,
+// bridged to Streamable HTTP and driven by our client in both eras:
+// tools, arguments, progress in order, cancellation, elicitation (as
+// input_required rounds for the modern client), resources and prompts.
+func TestServerEverything(t *testing.T) {
+	url := bridgeEverything(t)
 	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
 		t.Run(era.String(), func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -73,7 +80,7 @@ func TestServerEverything(t *testing.T) {
 				asked = append(asked, ep.Message)
 				mu.Unlock()
 				return &pmcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace", "check": true}}, nil
-			}}).ConnectHTTP(ctx, ts.URL, pmcp.HTTPClientOptions{})
+			}}).ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,4 +181,45 @@ func textOf(res *pmcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// TestServerEverythingTask: the reference server's task-only tool
+// (simulate-research-query, which asks for a clarification inside the
+// task with a related-task elicitation on tasks/result) through the
+// bridge, for a client of each era: created, polled, answered, completed.
+func TestServerEverythingTask(t *testing.T) {
+	url := bridgeEverything(t)
+	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+		t.Run(era.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			asked := 0
+			cs, err := pmcp.NewClient(pmcp.ClientOptions{Era: era, Elicitation: func(_ context.Context, ep *pmcp.ElicitParams) (*pmcp.ElicitResult, error) {
+				asked++
+				return &pmcp.ElicitResult{Action: "accept", Content: map[string]any{"interpretation": "programming"}}, nil
+			}}).ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			task, err := cs.CallToolTask(ctx, "simulate-research-query", map[string]any{"topic": "python", "ambiguous": true}, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if task.ID() == "" {
+				t.Fatal("simulate-research-query answered without a task")
+			}
+			var statuses []string
+			res, err := task.Wait(ctx, func(st *pmcp.TaskStatus) { statuses = append(statuses, st.Status) })
+			if err != nil {
+				t.Fatalf("wait: %v (statuses %q)", err, statuses)
+			}
+			if !strings.Contains(textOf(res), "Clarification**: programming") || asked != 1 {
+				t.Fatalf("result %q after %d questions", textOf(res), asked)
+			}
+			if len(statuses) == 0 || statuses[len(statuses)-1] != "completed" {
+				t.Errorf("statuses %q", statuses)
+			}
+		})
+	}
 }

@@ -32,6 +32,12 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 			return p.call(ctx, req)
 		case pmcp.MethodCompletionComplete:
 			return p.complete(ctx, req)
+		case pmcp.MethodTasksGet, pmcp.MethodTasksResult, pmcp.MethodTasksList, pmcp.MethodTasksCancel, pmcp.MethodTasksUpdate:
+			return p.serveTask(ctx, req)
+		case pmcp.MethodSkillsList:
+			return p.listSkills(ctx, req)
+		case pmcp.MethodSkillsGet:
+			return p.getSkill(ctx, req)
 		case pmcp.MethodResourcesSubscribe, pmcp.MethodResourcesUnsubscribe:
 			var sp pmcp.SubscribeParams
 			if err := pmcp.Unmarshal(req.Params, &sp); err != nil || sp.URI == "" {
@@ -48,7 +54,11 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 			return res, err
 		case pmcp.MethodSubscriptionsListen:
 			var lp pmcp.ListenParams
-			if pmcp.Unmarshal(req.Params, &lp) == nil && len(lp.Notifications.ResourceSubscriptions) > 0 {
+			ok := pmcp.Unmarshal(req.Params, &lp) == nil
+			if ok && len(lp.Notifications.TaskIDs) > 0 {
+				withoutTaskIDs(req)
+			}
+			if ok && len(lp.Notifications.ResourceSubscriptions) > 0 {
 				uris := lp.Notifications.ResourceSubscriptions
 				if err := p.subscribe(ctx, req, uris, true); err != nil {
 					return nil, err
@@ -183,6 +193,7 @@ type featureParams struct {
 	URI       string         `json:"uri"`
 	Arguments jsontext.Value `json:"arguments"`
 	Cursor    string         `json:"cursor"`
+	Task      jsontext.Value `json:"task"`
 	mrtrParams
 }
 
@@ -201,6 +212,10 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing name or uri"}
 	}
 	modern := req.Era() == pmcp.EraModern
+	task, ttl, err := wantsTask(req, &fp)
+	if err != nil {
+		return nil, err
+	}
 	b := binding(req, target, fp.Arguments)
 	r := &round{progress: req.Extra.ProgressReporter, log: req.Extra.LogSink, level: req.Extra.EffectiveLogLevel()}
 	if modern && fp.RequestState != nil {
@@ -227,7 +242,7 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 	meta := forwardMeta(req)
 	var first error
 	for _, up := range ups {
-		res, err := p.callOne(ctx, req, up, name, &fp, meta, r, modern, b)
+		res, err := p.callOne(ctx, req, up, name, &fp, meta, r, modern, b, task, ttl)
 		if err == nil || len(ups) == 1 {
 			return res, err
 		}
@@ -238,7 +253,10 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 	return nil, first
 }
 
-func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, name string, fp *featureParams, meta pmcp.Meta, r *round, modern bool, b reqstate.Binding) (pmcp.Result, error) {
+// callOne forwards the call to up; task (a tools/call asking for a task,
+// with a 2025-11-25 client's ttl) makes it task-augmented upstream when
+// the upstream serves tasks.
+func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, name string, fp *featureParams, meta pmcp.Meta, r *round, modern bool, b reqstate.Binding, task bool, ttl time.Duration) (pmcp.Result, error) {
 	sl, l, err := p.conn(ctx, req, up)
 	if err != nil {
 		return nil, err
@@ -285,6 +303,10 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 			var args any
 			if len(fp.Arguments) > 0 {
 				args = fp.Arguments
+			}
+			if task && l.tasks {
+				res, err = p.callTask(ctx, sl, l, name, args, ttl, modern, opts)
+				break
 			}
 			var out *pmcp.CallToolResult
 			if out, err = s.CallTool(ctx, name, args, opts...); err == nil {

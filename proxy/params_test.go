@@ -98,7 +98,9 @@ func rawHTTP(t *testing.T, p *Proxy) rawExchange {
 		var msg struct {
 			Method string `json:"method"`
 			Params struct {
-				Meta map[string]json.RawMessage `json:"_meta"`
+				Name   string                     `json:"name"`
+				TaskID string                     `json:"taskId"`
+				Meta   map[string]json.RawMessage `json:"_meta"`
 			} `json:"params"`
 		}
 		_ = json.Unmarshal([]byte(line), &msg)
@@ -106,6 +108,9 @@ func rawHTTP(t *testing.T, p *Proxy) rawExchange {
 			_ = json.Unmarshal(v, &version)
 			req.Header.Set("MCP-Protocol-Version", version)
 			req.Header.Set("Mcp-Method", msg.Method)
+			if n := msg.Params.Name + msg.Params.TaskID; n != "" {
+				req.Header.Set("Mcp-Name", n)
+			}
 		}
 		resp, err := ts.Client().Do(req)
 		if err != nil {
@@ -120,10 +125,13 @@ func rawHTTP(t *testing.T, p *Proxy) rawExchange {
 		if resp.StatusCode == http.StatusAccepted {
 			return nil
 		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err == nil && m["error"] != nil {
+			return m // a JSON-RPC error, whatever the HTTP status
+		}
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: HTTP %d: %s", line, resp.StatusCode, body)
 		}
-		var m map[string]json.RawMessage
 		if err := json.Unmarshal(body, &m); err != nil {
 			t.Fatalf("response %q: %v", body, err)
 		}

@@ -27,6 +27,11 @@
 //     (io.modelcontextprotocol/* and progressToken).
 //   - Errors: a JSON-RPC error of the upstream reaches the downstream
 //     unchanged (code, message, data). JSON-RPC ids are the client's own.
+//   - Tasks: a task-augmented tools/call becomes one upstream, in the
+//     upstream's era; the task's id carries the upstream's prefix and
+//     tasks/* are routed back to the upstream session that owns it
+//     (see tasks.go). Tasks and the skills extension are declared; the
+//     upstreams that serve them answer (skills.go).
 //
 // # Process model
 //
@@ -195,6 +200,7 @@ type Proxy struct {
 	stop   context.CancelFunc
 	jobs   sync.WaitGroup
 	parked parking
+	pumps  pumps
 	// filtered is set when tool globs apply (see unknownTool).
 	filtered bool
 	// closers are the goroutines closing the slots of ended sessions.
@@ -293,6 +299,11 @@ func New(opts Options) (*Proxy, error) {
 		Tools:       &pmcp.ListChangedCapability{ListChanged: true},
 		Prompts:     &pmcp.ListChangedCapability{ListChanged: true},
 		Resources:   &pmcp.ResourcesCapability{Subscribe: true, ListChanged: true},
+		// Tasks in each era's form (see tasks.go), and skills (skills.go):
+		// declared without contacting the upstreams, which are dialed on
+		// first use. Whether a tool runs as a task is each tool's
+		// execution.taskSupport, listed as its upstream lists it.
+		Extensions: map[string]pmcp.Object{pmcp.ExtensionTasks: {}, pmcp.ExtensionSkills: {}},
 	}
 	mw := append([]pmcp.Middleware(nil), opts.Server.Middleware...)
 	if len(opts.AllowTools) > 0 || len(opts.DenyTools) > 0 {

@@ -61,6 +61,9 @@ type live struct {
 	capsTools   bool
 	capsPrompts bool
 	capsRes     bool
+	// tasks: the upstream serves task-augmented tools/call (proxy/tasks.go);
+	// skills: it declares the skills extension (proxy/skills.go).
+	tasks, skills bool
 }
 
 func (l *live) done() bool {
@@ -125,6 +128,7 @@ func (sl *slot) get(ctx context.Context, hdr http.Header) (*live, error) {
 func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	opts := sl.p.opts.Client
 	opts.Elicitation = func(ctx context.Context, p *pmcp.ElicitParams) (*pmcp.ElicitResult, error) {
+		ctx = withRelatedTask(ctx, p.Meta)
 		cp := *p
 		cp.Meta = nil
 		if cp.Mode != "url" {
@@ -134,6 +138,7 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	}
 	opts.ElicitationURL = true
 	opts.Sampling = func(ctx context.Context, p *pmcp.CreateMessageParams) (*pmcp.CreateMessageResult, error) {
+		ctx = withRelatedTask(ctx, p.Meta)
 		cp := *p
 		cp.Meta = nil
 		return askAs[pmcp.CreateMessageResult](ctx, sl, &pmcp.InputRequest{Method: pmcp.MethodSamplingCreateMessage, Params: &cp})
@@ -179,6 +184,8 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	caps := conn.Session.ServerCapabilities()
 	if caps != nil {
 		l.capsTools, l.capsPrompts, l.capsRes = caps.Tools != nil, caps.Prompts != nil, caps.Resources != nil
+		l.tasks = declaresTasks(caps)
+		_, l.skills = caps.Extensions[pmcp.ExtensionSkills]
 	}
 	for uri := range sl.subs {
 		if !l.modern {
@@ -294,11 +301,14 @@ func (sl *slot) jobFor(ctx context.Context) *job {
 		j.asking.Add(1)
 		return j
 	}
+	if j := sl.p.pumpJob(ctx, sl); j != nil { // a task's, by its related-task _meta
+		return j
+	}
 	sl.jobsMu.Lock()
 	defer sl.jobsMu.Unlock()
 	var pick *job
 	for _, j := range sl.jobs {
-		if j.ctx.Err() != nil {
+		if j.ctx.Err() != nil || j.round.Load() == pumpRound {
 			continue
 		}
 		if j.asking.Load() == 0 {

@@ -7,8 +7,10 @@
 # The official conformance suite needs Node >= 22; scripts/conformance.sh
 # installs it (and the pinned suite versions) from npm on first use.
 # Set PMCP_SKIP_CONFORMANCE=1 to skip that stage locally (it also skips the
-# install of @modelcontextprotocol/server-everything, which proxy's
-# TestServerEverything then skips: under CI=true that test fails instead).
+# npm installs of @modelcontextprotocol/server-everything, which proxy's
+# TestServerEverything then skips, and of the third-party clients and
+# server-filesystem, which interop's TestThirdPartyMatrix then leaves out:
+# under CI=true those tests fail instead).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Check every module as it is published, against its own go.mod: the root
@@ -60,6 +62,15 @@ if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
 	eval "$everything"
 	export PMCP_SERVER_EVERYTHING="$DIR" PMCP_NODE="$NODE"
 	echo "server-everything in $PMCP_SERVER_EVERYTHING, node $PMCP_NODE"
+
+	step "interop: install the third-party clients (@modelcontextprotocol/sdk@1.32.2, @modelcontextprotocol/inspector@2.12.0) and @modelcontextprotocol/server-filesystem@2026.8.31 (interop's TestThirdPartyMatrix, in the interop stage, runs them against pmcp serve and pmcp bridge)"
+	clients=$(scripts/conformance.sh npm thirdparty-clients-1.32.2-2.12.0 @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/inspector@2.12.0)
+	eval "$clients"
+	export PMCP_THIRDPARTY_CLIENTS="$DIR"
+	filesystem=$(scripts/conformance.sh npm server-filesystem-2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31)
+	eval "$filesystem"
+	export PMCP_SERVER_FILESYSTEM="$DIR"
+	echo "clients in $PMCP_THIRDPARTY_CLIENTS, server-filesystem in $PMCP_SERVER_FILESYSTEM"
 fi
 
 step "go test -race (examples/ builds and runs every README program)"
@@ -71,7 +82,7 @@ go test -count=1 -run AllocBudget ./...
 step "bench module builds and vets (run bench/run.sh for the numbers)"
 (cd bench && go vet ./... && go build ./...)
 
-step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1; OAuth client and resource server vs zitadel/oidc (separate module)"
+step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1; the third-party matrix (TypeScript SDK, Inspector CLI, go-sdk and mcp-go clients against pmcp serve and pmcp bridge); OAuth client and resource server vs zitadel/oidc (separate module)"
 (cd interop && go vet ./... && go test -race -count=1 ./...)
 
 step "otel module: OpenTelemetry middleware and exporters (separate module: the core never needs the OTel SDK)"

@@ -468,9 +468,7 @@ func callTask(ctx context.Context, s *pmcp.ClientSession, out *output, tool stri
 	if err != nil {
 		return nil, err
 	}
-	if t.ID() != "" && out.progress {
-		fmt.Fprintf(out.errw, "task %s: %s\n", sanitize(t.ID()), t.Created.Status)
-	}
+	// Wait reports each status once, the one it was created with first.
 	res, err := t.Wait(ctx, func(st *pmcp.TaskStatus) {
 		if !out.progress {
 			return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/gopmcp/pmcp"
@@ -104,12 +105,21 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 }
 
 // serveStdio serves srv over stdin/stdout until the input ends or ctx is
-// done (SIGINT/SIGTERM). A blocking read on a terminal or pipe cannot be
-// interrupted, so after ctx ends in-flight requests get
-// stdioShutdownGrace, then it returns regardless. A cancelled ctx is a
-// clean end (nil).
+// done (SIGINT/SIGTERM). The process's standard input, when a pipe or
+// socket, is read through the poller and the read ends with ctx; a
+// blocking read (a terminal, or another reader) cannot be interrupted, so
+// after ctx ends in-flight requests get stdioShutdownGrace, then it
+// returns regardless. A cancelled ctx is a clean end (nil).
 func serveStdio(ctx context.Context, srv *pmcp.Server, stdin io.Reader, stdout io.Writer) error {
-	st := stdio.NewStream(stdin, stdout, stdio.Options{})
+	var st *stdio.Stream
+	if stdin == io.Reader(os.Stdin) && stdout == io.Writer(os.Stdout) {
+		// The process's own standard streams: stdio.Stdio reads a pipe
+		// through the runtime's poller, so a waiting read parks a
+		// goroutine instead of a thread, and ctx interrupts it.
+		st = stdio.Stdio(stdio.Options{})
+	} else {
+		st = stdio.NewStream(stdin, stdout, stdio.Options{})
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, st) }()
 	var err error

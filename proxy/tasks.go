@@ -1,0 +1,373 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// Tasks across the bridge. A downstream task-augmented tools/call (a
+// 2025-11-25 params.task, or a 2026-07-28 request declaring the tasks
+// extension) is forwarded as a task-augmented call (pmcp's CallToolTask,
+// which speaks the upstream's era) to an upstream that declares tasks; the
+// task the upstream creates is shown downstream under the id
+// upstream prefix + upstream id, the prefix its tools have (none for a
+// single unprefixed upstream). tasks/get, tasks/result, tasks/cancel,
+// tasks/update and tasks/list are routed back by that prefix, to the
+// upstream session of the same downstream session (per-session upstreams)
+// or the shared one, which is where the task's owner lives: nothing is
+// kept in the proxy, so ids stay valid as long as the upstream keeps the
+// task, and an id of another session's upstream is unknown there.
+//
+// The eras are translated both ways: a task is rendered in the downstream
+// era's shape; a 2025-11-25 upstream's terminal task is read with
+// tasks/result so that a 2026-07-28 client gets its result (a tool error
+// completed with isError there, failed in the 2025-11-25 era); a
+// 2025-11-25 client's blocking tasks/result waits for the upstream task
+// (polling a 2026-07-28 upstream) and carries the upstream's requests for
+// input to the client meanwhile.
+
+// declaresTasks reports whether the upstream server serves task-augmented
+// tools/call in its era.
+func declaresTasks(c *pmcp.ServerCapabilities) bool {
+	if c == nil {
+		return false
+	}
+	if _, ok := c.Extensions[pmcp.ExtensionTasks]; ok {
+		return true
+	}
+	return len(c.Tasks) > 0 && string(c.Tasks) != "null"
+}
+
+// hasTasksExtension reports whether a 2026-07-28 request declared the
+// tasks extension.
+func hasTasksExtension(c *pmcp.ClientCapabilities) bool {
+	if c == nil {
+		return false
+	}
+	_, ok := c.Extensions[pmcp.ExtensionTasks]
+	return ok
+}
+
+func missingTasksExtension() error {
+	return &pmcp.MissingCapabilityError{Required: map[string]any{"extensions": map[string]any{pmcp.ExtensionTasks: map[string]any{}}}}
+}
+
+// wantsTask reports whether a downstream tools/call asks for a task, and
+// the lifetime a 2025-11-25 client asked for.
+func wantsTask(req *pmcp.Request, fp *featureParams) (bool, time.Duration, error) {
+	if req.Method != pmcp.MethodToolsCall {
+		return false, 0, nil
+	}
+	if req.Era() == pmcp.EraModern {
+		return hasTasksExtension(req.Extra.ClientCapabilities()), 0, nil
+	}
+	if len(fp.Task) == 0 || string(fp.Task) == "null" {
+		return false, 0, nil
+	}
+	var md pmcp.TaskMetadata
+	if fp.Task.Kind() != '{' || pmcp.Unmarshal(fp.Task, &md) != nil {
+		return false, 0, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params.task"}
+	}
+	if md.TTL != nil && *md.TTL > 0 {
+		return true, time.Duration(*md.TTL) * time.Millisecond, nil
+	}
+	return true, 0, nil
+}
+
+// callTask forwards a task-augmented tools/call: the created task as the
+// downstream era shows it, or the upstream's synchronous answer.
+func (p *Proxy) callTask(ctx context.Context, sl *slot, l *live, name string, args any, ttl time.Duration, modern bool, opts []pmcp.CallOption) (pmcp.Result, error) {
+	up := sl.up
+	ct, err := l.conn.Session.CallToolTask(ctx, name, args, ttl, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if ct.ID() == "" { // answered at once
+		out, err := ct.Wait(ctx, nil)
+		if err != nil {
+			return nil, err
+		}
+		out.ResultType = ""
+		return out, nil
+	}
+	st := *ct.Created
+	if st.Terminal() {
+		// Done at once: its outcome decides how it shows in the
+		// downstream era (a tool error is failed in 2025-11-25).
+		full, err := p.taskStatus(ctx, sl, l, ct, modern)
+		if err != nil {
+			return nil, err
+		}
+		st = *full
+	}
+	st.TaskID = up.prefix + st.TaskID
+	if modern {
+		dt := modernTask(&st)
+		dt.ResultType = pmcp.ResultTypeTask
+		return dt, nil
+	}
+	return &pmcp.CreateTaskResult{Task: legacyTask(&st)}, nil
+}
+
+// taskParams are the params of the tasks/* requests.
+type taskParams struct {
+	TaskID         string                    `json:"taskId"`
+	Cursor         string                    `json:"cursor"`
+	InputResponses map[string]jsontext.Value `json:"inputResponses"`
+}
+
+func unknownTask() error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown task id"}
+}
+
+// errTaskCancelled is the 2025-11-25 answer to tasks/result for a
+// cancelled task, as a pmcp server gives it.
+func errTaskCancelled() error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task was cancelled"}
+}
+
+// serveTask answers a downstream tasks/* request from the upstream that
+// owns the task.
+func (p *Proxy) serveTask(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
+	modern := req.Era() == pmcp.EraModern
+	if modern && !hasTasksExtension(req.Extra.ClientCapabilities()) {
+		return nil, missingTasksExtension()
+	}
+	var tp taskParams
+	if err := pmcp.Unmarshal(req.Params, &tp); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
+	}
+	if req.Method == pmcp.MethodTasksList {
+		return p.listTasks(ctx, req, tp.Cursor)
+	}
+	if tp.TaskID == "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing taskId"}
+	}
+	up, id, ok := p.route(tp.TaskID)
+	if !ok || id == "" {
+		return nil, unknownTask()
+	}
+	sl, l, err := p.conn(ctx, req, up)
+	if err != nil {
+		return nil, err
+	}
+	if !l.tasks {
+		return nil, unknownTask()
+	}
+	ct := l.conn.Session.Task(id)
+	switch req.Method {
+	case pmcp.MethodTasksGet:
+		st, err := p.taskStatus(ctx, sl, l, ct, modern)
+		if err != nil {
+			return nil, err
+		}
+		st.TaskID = tp.TaskID
+		if modern {
+			return modernTask(st), nil
+		}
+		return &pmcp.TaskResult{Task: legacyTask(st)}, nil
+	case pmcp.MethodTasksCancel:
+		if err := ct.Cancel(ctx); err != nil {
+			return nil, p.upstreamError(ctx, up, l, err)
+		}
+		if modern {
+			return &pmcp.EmptyResult{}, nil
+		}
+		st, err := ct.Get(ctx)
+		if err != nil {
+			return nil, p.upstreamError(ctx, up, l, err)
+		}
+		st.TaskID = tp.TaskID
+		return &pmcp.TaskResult{Task: legacyTask(st)}, nil
+	case pmcp.MethodTasksUpdate:
+		if !l.modern {
+			// A 2025-11-25 upstream asks for a task's input on tasks/result.
+			if err := p.updateLegacyTask(req, sl, id, tp.InputResponses); err != nil {
+				return nil, err
+			}
+			return &pmcp.EmptyResult{}, nil
+		}
+		if err := ct.Update(ctx, tp.InputResponses); err != nil {
+			return nil, p.upstreamError(ctx, up, l, err)
+		}
+		return &pmcp.EmptyResult{}, nil
+	case pmcp.MethodTasksResult:
+		return p.taskResult(ctx, req, sl, l, ct, tp.TaskID)
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method}
+}
+
+// taskStatus reads the upstream task; for a 2026-07-28 client the status
+// of a terminal task of a 2025-11-25 upstream is completed with the result
+// (isError included) or failed with the error, read with tasks/result.
+func (p *Proxy) taskStatus(ctx context.Context, sl *slot, l *live, ct *pmcp.ClientTask, modern bool) (*pmcp.TaskStatus, error) {
+	st, err := ct.Get(ctx)
+	if err != nil {
+		return nil, p.upstreamError(ctx, sl.up, l, err)
+	}
+	if modern && !l.modern {
+		if st.Terminal() {
+			res, err := ct.Wait(ctx, nil)
+			terminal(st, res, err)
+		} else if st.Status == "input_required" {
+			p.legacyTaskInput(ctx, sl, ct, st)
+		}
+	}
+	return st, nil
+}
+
+// terminal sets the outcome of a 2025-11-25 upstream's task on st.
+func terminal(st *pmcp.TaskStatus, res *pmcp.CallToolResult, err error) {
+	var je *jsonrpc.Error
+	switch {
+	case err == nil:
+		res.ResultType = ""
+		if raw, merr := pmcp.Marshal(res); merr == nil {
+			st.Status, st.Result = "completed", raw
+		}
+	case errors.Is(err, pmcp.ErrTaskCancelled):
+		st.Status = "cancelled"
+	case errors.As(err, &je):
+		st.Status, st.Error = "failed", &pmcp.TaskError{Code: int64(je.Code), Message: je.Message, Data: je.Data}
+	default:
+		st.Status, st.Error = "failed", &pmcp.TaskError{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+}
+
+// taskResult serves the blocking 2025-11-25 tasks/result: the upstream
+// task is waited for in a job, so that its requests for input reach the
+// downstream client.
+func (p *Proxy) taskResult(ctx context.Context, req *pmcp.Request, sl *slot, l *live, ct *pmcp.ClientTask, downID string) (pmcp.Result, error) {
+	up := sl.up
+	r := &round{progress: req.Extra.ProgressReporter, log: req.Extra.LogSink, level: req.Extra.EffectiveLogLevel()}
+	j, err := p.startJob(ctx, sl, r, func(ctx context.Context, _ *job) (pmcp.Result, error) {
+		res, err := ct.Wait(ctx, nil)
+		switch {
+		case errors.Is(err, pmcp.ErrTaskCancelled):
+			return nil, errTaskCancelled()
+		case err != nil:
+			return nil, p.upstreamError(ctx, up, l, err)
+		}
+		res.ResultType = ""
+		meta := pmcp.Meta{}
+		for k, v := range res.Meta {
+			meta[k] = v
+		}
+		meta[pmcp.MetaRelatedTask] = pmcp.RelatedTask{TaskID: downID}
+		res.Meta = meta
+		return res, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p.driveLegacy(ctx, req.Extra, j)
+}
+
+// maxListPages bounds the pages of one upstream's tasks/list read for one
+// downstream tasks/list.
+const maxListPages = 16
+
+// listTasks serves the 2025-11-25 tasks/list: the tasks of every upstream
+// that lists them (2025-11-25 upstreams), ids prefixed. A single upstream
+// pages as it does; several are read in full (at most maxListPages pages
+// each) into one page.
+func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string) (pmcp.Result, error) {
+	out := &pmcp.ListTasksResult{Tasks: []pmcp.Task{}}
+	for _, up := range p.ups {
+		_, l, err := p.conn(ctx, req, up)
+		if err != nil {
+			if len(p.ups) == 1 {
+				return nil, err
+			}
+			continue
+		}
+		if !l.tasks || l.modern {
+			continue
+		}
+		c := cursor
+		for range maxListPages {
+			page, err := l.conn.Session.ListTasks(ctx, c)
+			if err != nil {
+				if len(p.ups) == 1 {
+					return nil, p.upstreamError(ctx, up, l, err)
+				}
+				break
+			}
+			for _, t := range page.Tasks {
+				t.TaskID = up.prefix + t.TaskID
+				out.Tasks = append(out.Tasks, t)
+			}
+			if len(p.ups) == 1 {
+				out.NextCursor = page.NextCursor
+				return out, nil
+			}
+			if c = page.NextCursor; c == "" {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func millis(d time.Duration) *int64 {
+	if d <= 0 {
+		return nil
+	}
+	v := d.Milliseconds()
+	return &v
+}
+
+// modernTask renders st as the 2026-07-28 tasks extension shows a task.
+func modernTask(st *pmcp.TaskStatus) *pmcp.DetailedTask {
+	return &pmcp.DetailedTask{TaskID: st.TaskID, Status: st.Status, StatusMessage: st.StatusMessage,
+		CreatedAt: st.CreatedAt, LastUpdatedAt: st.LastUpdatedAt, TTLMs: millis(st.TTL), PollIntervalMs: millis(st.PollInterval),
+		InputRequests: st.InputRequests, Result: st.Result, Error: st.Error}
+}
+
+// legacyTask renders st as the 2025-11-25 era shows a task: a task
+// completed with a tool error (a 2026-07-28 upstream's) shows as failed.
+func legacyTask(st *pmcp.TaskStatus) pmcp.Task {
+	t := pmcp.Task{TaskID: st.TaskID, Status: st.Status, StatusMessage: st.StatusMessage, CreatedAt: st.CreatedAt,
+		LastUpdatedAt: st.LastUpdatedAt, TTL: millis(st.TTL), PollInterval: millis(st.PollInterval)}
+	if st.Status == "completed" && len(st.Result) > 0 {
+		var r struct {
+			IsError bool `json:"isError"`
+		}
+		if pmcp.Unmarshal(st.Result, &r) == nil && r.IsError {
+			t.Status = "failed"
+		}
+	}
+	return t
+}
+
+// withoutTaskIDs drops the taskIds of a downstream subscriptions/listen:
+// the proxy keeps no tasks of its own to watch, so the acknowledgement
+// names none of them and the client polls tasks/get instead, while the
+// rest of the stream (list changes, resource updates) works as asked.
+func withoutTaskIDs(req *pmcp.Request) {
+	var m map[string]jsontext.Value
+	if pmcp.Unmarshal(req.Params, &m) != nil {
+		return
+	}
+	var n map[string]jsontext.Value
+	if pmcp.Unmarshal(m["notifications"], &n) != nil {
+		return
+	}
+	if _, ok := n["taskIds"]; !ok {
+		return
+	}
+	delete(n, "taskIds")
+	nb, err := pmcp.Marshal(n)
+	if err != nil {
+		return
+	}
+	m["notifications"] = nb
+	if b, err := pmcp.Marshal(m); err == nil {
+		req.Params = b
+	}
+}
