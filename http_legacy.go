@@ -516,8 +516,12 @@ func (sess *httpSession) notifySession(_ context.Context, method string, params 
 }
 
 // callOn sends server-to-client requests on a stream; the answers arrive
-// as separate POSTs and are matched by id.
+// as separate POSTs and are matched by id. While the request's calls wait
+// for the client, the request does not count against maxRunning, as a
+// stream connection's handler does not while it waits in Conn.Call: a
+// session whose requests wait for users would otherwise refuse all else.
 func (sess *httpSession) callOn(st *eventStream) func(ctx context.Context, method string, params any) (jsontext.Value, error) {
+	var waiting atomic.Int32 // calls of this request waiting for the client
 	return func(ctx context.Context, method string, params any) (jsontext.Value, error) {
 		p := sess.calls(true)
 		if p == nil {
@@ -530,8 +534,24 @@ func (sess *httpSession) callOn(st *eventStream) func(ctx context.Context, metho
 			return nil, err
 		}
 		if !st.send(b, false) {
-			p.Forget(id)
-			return nil, errStreamDone
+			// The request is over: a back-channel kept beyond it reaches
+			// the client on the session's standalone GET stream, where a
+			// server may send requests unrelated to the client's, when
+			// the client has one open.
+			if sa := sess.standaloneOrNil(); sa == nil || sa == st || !sa.send(b, false) {
+				p.Forget(id)
+				return nil, errStreamDone
+			}
+		}
+		if sess.maxRunning > 0 {
+			if waiting.Add(1) == 1 {
+				sess.running.Add(-1)
+			}
+			defer func() {
+				if waiting.Add(-1) == 0 {
+					sess.running.Add(1)
+				}
+			}()
 		}
 		return p.Await(ctx, id, ch)
 	}

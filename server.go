@@ -80,7 +80,10 @@ type ServerOptions struct {
 	// changed. Nil means the notification is ignored.
 	RootsListChanged func(ctx context.Context)
 	// MaxConcurrentRequests bounds requests served at once per stream
-	// connection. Zero means DefaultMaxConcurrentRequests; negative disables.
+	// connection or legacy HTTP session. A request waiting for the
+	// client's answer to a server-to-client request (sampling,
+	// elicitation, roots) does not count meanwhile. Zero means
+	// DefaultMaxConcurrentRequests; negative disables.
 	MaxConcurrentRequests int
 	// NotificationQueue bounds the distinct resource-updated notifications
 	// pending per listener. Zero or negative means DefaultNotificationQueue.

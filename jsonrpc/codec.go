@@ -139,8 +139,8 @@ func parseError(msg string, err error) *DecodeError {
 // the message, or anything retaining its raw values, is in use.
 func Decode(data []byte, lim Limits) (Message, error) {
 	if max := lim.maxMessageBytes(); max >= 0 && len(data) > max {
-		return nil, parseError("message of "+strconv.Itoa(len(data))+
-			" bytes exceeds the limit of "+strconv.Itoa(max)+" bytes", ErrMessageTooLarge)
+		return nil, TooLarge(data[:min(len(data), TooLargePrefix)], "message of "+strconv.Itoa(len(data))+
+			" bytes exceeds the limit of "+strconv.Itoa(max)+" bytes")
 	}
 	if max := lim.maxDepth(); max >= 0 {
 		if at := depthExceeded(data, max); at >= 0 {
@@ -153,6 +153,25 @@ func Decode(data []byte, lim Limits) (Message, error) {
 	p.release()
 	parserPool.Put(p)
 	return m, err
+}
+
+// TooLargePrefix is how many bytes of a message over a size limit
+// TooLarge needs: enough for the members that precede a large one.
+const TooLargePrefix = 4 << 10
+
+// TooLarge returns the error for a message over a size limit, of which
+// only prefix (its first bytes, up to TooLargePrefix are looked at) was
+// kept: a transport skips the rest unread. msg says which limit; Err is
+// ErrMessageTooLarge. As for a message nested too deep, the top-level id
+// is looked for in prefix, so that the error reaches the caller of the
+// request, or the call the response answered, instead of leaving it
+// waiting; a message that looks like a response is marked so that it is
+// never answered.
+func TooLarge(prefix []byte, msg string) *DecodeError {
+	e := parseError(msg, ErrMessageTooLarge)
+	r := scanPrefix(prefix[:min(len(prefix), TooLargePrefix)])
+	e.ID, e.response = r.id, r.response
+	return e
 }
 
 // depthWithin reports whether the nesting depth of data is at most max.

@@ -37,7 +37,7 @@ func TestBridgeAggregate(t *testing.T) {
 					names = append(names, tl.Name)
 				}
 				slices.Sort(names)
-				want := []string{"a_ask", "a_ask_then_progress", "a_block", "a_count", "a_echo", "a_env", "a_fail", "a_log", "a_meta", "a_pid", "a_sample", "b_ask", "b_ask_then_progress", "b_block", "b_count", "b_echo", "b_env", "b_fail", "b_log", "b_meta", "b_pid", "b_sample"}
+				want := []string{"a_ask", "a_ask_then_progress", "a_block", "a_count", "a_echo", "a_env", "a_fail", "a_huge", "a_log", "a_meta", "a_pid", "a_roots", "a_roots_later", "a_sample", "b_ask", "b_ask_then_progress", "b_block", "b_count", "b_echo", "b_env", "b_fail", "b_huge", "b_log", "b_meta", "b_pid", "b_roots", "b_roots_later", "b_sample"}
 				if !slices.Equal(names, want) {
 					t.Fatalf("tools %v\nwant %v", names, want)
 				}

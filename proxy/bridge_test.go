@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -219,5 +220,95 @@ func TestBridgeProgressAfterInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBridgeRootsAndServerInfo: an upstream's roots/list reaches the
+// downstream client's roots handler (a legacy request or an input_required
+// round) in every era pair, over both transports on each side; and the
+// result names the bridge, not the upstream: no modern serverInfo _meta
+// for a legacy client, the bridge's own for a modern one.
+func TestBridgeRootsAndServerInfo(t *testing.T) {
+	for _, tc := range translations {
+		for _, down := range []string{"stream", "http"} {
+			for _, upT := range []string{"stream", "http"} {
+				t.Run(tc.name+"/down-"+down+"/up-"+upT, func(t *testing.T) {
+					srv, _ := newUpstream(t, tc.upstreamEr, "u")
+					var wg sync.WaitGroup
+					dial := memDial(srv, &wg)
+					if upT == "http" {
+						dial = httpDial(t, srv)
+					}
+					p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}, Server: pmcp.ServerOptions{Name: "the-bridge"}}, &wg)
+					cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra, Roots: func(context.Context) (*pmcp.ListRootsResult, error) {
+						return &pmcp.ListRootsResult{Roots: []*pmcp.Root{{URI: "file:///work", Name: "work"}}}, nil
+					}})
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					res, err := cs.CallTool(ctx, "roots", nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := resultText(t, res); got != "u: roots file:///work" {
+						t.Fatalf("result %q", got)
+					}
+					for _, tool := range []string{"roots", "echo"} {
+						if tool == "echo" {
+							if res, err = cs.CallTool(ctx, "echo", nil); err != nil {
+								t.Fatal(err)
+							}
+						}
+						info, ok := res.Meta[pmcp.MetaServerInfo]
+						switch {
+						case tc.clientEra == pmcp.EraLegacy && ok:
+							t.Errorf("%s: a legacy client got serverInfo _meta %v", tool, info)
+						case tc.clientEra == pmcp.EraModern && !strings.Contains(fmt.Sprint(info), "the-bridge"):
+							t.Errorf("%s: serverInfo _meta %v, want the bridge's", tool, info)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestBridgeRootsOutsideCalls: a legacy upstream that asks for roots
+// while no call is in flight (as servers do after initialize and on a
+// roots list change) gets the roots of the downstream client its session
+// belongs to, and, on an upstream shared by several clients (modern
+// requests, Options.Shared), an empty list rather than an error: no roots
+// are common to every client.
+func TestBridgeRootsOutsideCalls(t *testing.T) {
+	for _, era := range []pmcp.Era{pmcp.EraLegacy, pmcp.EraModern} {
+		for _, down := range []string{"stream", "http"} {
+			for _, shared := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s-client/down-%s/shared-%v", era, down, shared), func(t *testing.T) {
+					srv, st := newUpstream(t, pmcp.EraLegacy, "u")
+					var wg sync.WaitGroup
+					p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(srv, &wg)}}, Shared: shared}, &wg)
+					cs := downstream(t, p, down, pmcp.ClientOptions{Era: era, Roots: func(context.Context) (*pmcp.ListRootsResult, error) {
+						return &pmcp.ListRootsResult{Roots: []*pmcp.Root{{URI: "file:///work", Name: "work"}}}, nil
+					}})
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					if got := callText(t, ctx, cs, "roots_later"); got != "u: later" && got != "later" {
+						t.Fatalf("result %q", got)
+					}
+					st.askNow <- "" // the call is over: the downstream has its result
+					want := ""
+					if era == pmcp.EraLegacy && !shared {
+						want = "file:///work;"
+					}
+					select {
+					case got := <-st.later:
+						if got != want {
+							t.Fatalf("the upstream's roots/list outside a call got %q, want %q", got, want)
+						}
+					case <-ctx.Done():
+						t.Fatal("the upstream's roots/list was never answered")
+					}
+				})
+			}
+		}
 	}
 }

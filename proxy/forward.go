@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -72,20 +73,33 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 
 // conn returns the open session of up for the request.
 func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slot, *live, error) {
-	sl, err := p.slotFor(req, up)
-	if err != nil {
-		return nil, nil, err
+	sl, l, err := p.connOnce(ctx, req, up)
+	if err != nil && sl != nil && sl.hdr != nil && errors.Is(err, ErrUpstreamGone) {
+		// A header-keyed slot stopped for another one (makeRoom) between
+		// slotFor and get: its values get a fresh one.
+		sl, l, err = p.connOnce(ctx, req, up)
 	}
-	var hdr = req.Header
-	if p.opts.Shared || req.Extra == nil || req.Extra.SessionKey().IsZero() {
-		hdr = nil
-	}
-	l, err := sl.get(ctx, hdr)
 	if err != nil {
 		p.unreachable(ctx, up, err)
 		return nil, nil, err
 	}
 	return sl, l, nil
+}
+
+func (p *Proxy) connOnce(ctx context.Context, req *pmcp.Request, up *upstream) (*slot, *live, error) {
+	sl, err := p.slotFor(req, up)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sl.session && req.Extra.Peer != nil {
+		sl.setPeer(req.Extra.Peer)
+	}
+	var hdr = req.Header
+	if p.opts.Shared || req.Extra == nil || req.Extra.SessionKey().IsZero() {
+		hdr = sl.hdr // nil but for a header-keyed slot: its own values only
+	}
+	l, err := sl.get(ctx, hdr)
+	return sl, l, err
 }
 
 // endGrace bounds how long an upstream error that is no JSON-RPC error
@@ -102,6 +116,12 @@ func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err er
 	}
 	var je *jsonrpc.Error
 	if errors.As(err, &je) {
+		if je.Code == jsonrpc.CodeParseError {
+			// The upstream's answer could not be read (a line over the
+			// stdio cap): -32700 would tell the downstream that its own
+			// request was unreadable.
+			return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: %s", up.name, je.Message)}
+		}
 		return je
 	}
 	if ctx.Err() != nil {
@@ -139,6 +159,23 @@ func forwardMeta(req *pmcp.Request) pmcp.Meta {
 		}
 		out[k] = v
 	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// resultMeta is an upstream result's _meta as passed downstream: without
+// the serverInfo a modern upstream names itself with in every result, so
+// that a modern client learns the bridge's (its server adds its own) and a
+// legacy one gets no member of the other era. The upstream's map is not
+// written.
+func resultMeta(m pmcp.Meta) pmcp.Meta {
+	if _, ok := m[pmcp.MetaServerInfo]; !ok {
+		return m
+	}
+	out := maps.Clone(m)
+	delete(out, pmcp.MetaServerInfo)
 	if len(out) == 0 {
 		return nil
 	}
@@ -273,7 +310,7 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 			}
 			var out *pmcp.CallToolResult
 			if out, err = s.CallTool(ctx, name, args, opts...); err == nil {
-				out.ResultType = ""
+				out.ResultType, out.Meta = "", resultMeta(out.Meta)
 				res = out
 			}
 		case pmcp.MethodPromptsGet:
@@ -285,13 +322,13 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 			}
 			var out *pmcp.GetPromptResult
 			if out, err = s.GetPrompt(ctx, name, args, opts...); err == nil {
-				out.ResultType = ""
+				out.ResultType, out.Meta = "", resultMeta(out.Meta)
 				res = out
 			}
 		default:
 			var out *pmcp.ReadResourceResult
 			if out, err = s.ReadResource(ctx, name, opts...); err == nil {
-				out.ResultType = ""
+				out.ResultType, out.Meta = "", resultMeta(out.Meta)
 				out.CacheFields = pmcp.CacheFields{}
 				res = out
 			}

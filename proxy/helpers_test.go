@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -37,6 +38,9 @@ type upState struct {
 	once      sync.Once
 	calls     chan string   // tool names called, in order
 	roots     chan struct{} // a roots list_changed notification arrived
+	// The "roots_later" tool asks for roots once askNow is sent on, after
+	// its call is over, and puts what it got on later.
+	askNow, later chan string
 }
 
 var objectSchema = jsontext.Value(`{"type":"object"}`)
@@ -47,7 +51,7 @@ func text(s string) *pmcp.CallToolResult {
 
 // newUpstream returns a test server serving era (EraUnknown: both).
 func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upState) {
-	st := &upState{cancelled: make(chan struct{}), calls: make(chan string, 64), roots: make(chan struct{}, 8)}
+	st := &upState{cancelled: make(chan struct{}), calls: make(chan string, 64), roots: make(chan struct{}, 8), askNow: make(chan string, 8), later: make(chan string, 8)}
 	var mw []pmcp.Middleware
 	if era != pmcp.EraUnknown {
 		mw = append(mw, onlyEra(era))
@@ -174,6 +178,40 @@ func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upSta
 			return nil, err
 		}
 		return text(label + ": model said " + tc.Text + ", roots " + strconv.Itoa(len(roots.Roots))), nil
+	})
+	add("huge", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+		// Over the stdio line cap: a child's answer its proxy cannot read.
+		return text(strings.Repeat("x", stdio.DefaultMaxLineBytes+1<<20)), nil
+	})
+	add("roots", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+		res, err := extra.ListRoots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return text(label + ": roots " + strings.Join(uris, ",")), nil
+	})
+	add("roots_later", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
+		// Ask once the call is over, as a server syncing its roots after
+		// initialize or a list change does: no call is in flight then.
+		peer := extra.Peer
+		go func() {
+			<-st.askNow
+			res, err := peer.ListRoots(context.Background())
+			out := ""
+			if err != nil {
+				out = "error: " + err.Error()
+			} else {
+				for _, r := range res.Roots {
+					out += r.URI + ";"
+				}
+			}
+			st.later <- out
+		}()
+		return text("later"), nil
 	})
 	add("pid", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
 		return text(strconv.Itoa(os.Getpid())), nil

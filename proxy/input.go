@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/reqstate"
 )
@@ -66,25 +67,35 @@ type answer struct {
 }
 
 // ask hands req to the downstream request waiting for the job and waits
-// for the answer.
-func (j *job) ask(ctx context.Context, req *pmcp.InputRequest) (jsontext.Value, error) {
+// for the answer; handed reports whether the job took req. The caller
+// counted req in j.asking (see slot.jobFor).
+func (j *job) ask(ctx context.Context, req *pmcp.InputRequest) (_ jsontext.Value, handed bool, _ error) {
 	a := &ask{req: req, reply: make(chan answer, 1)}
-	j.asking.Add(1)
 	defer j.asking.Add(-1)
 	select {
 	case j.asks <- a:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, false, ctx.Err()
 	case <-j.ctx.Done():
-		return nil, context.Cause(j.ctx)
+		return nil, false, context.Cause(j.ctx)
 	}
+	// Handed over, the question waits for a downstream client (a modern
+	// one may take minutes to come back while the round is parked): a
+	// legacy upstream's request gives its slot of the upstream connection
+	// back meanwhile, or a few parked rounds would stop that connection
+	// from reading (the answers to every other call on it included). The
+	// questions waiting this way are bounded by the jobs' drivers, each
+	// taking one at a time, and by Options.MaxParked.
+	defer rpcconn.Wait(ctx)()
+	// Every driver that took a replies to it (at once, or when its parked
+	// round is resumed, times out or the proxy closes), so the job's end
+	// is not waited for here: a legacy upstream's request routed to a call
+	// that was not its own must outlive that call.
 	select {
 	case r := <-a.reply:
-		return r.raw, r.err
+		return r.raw, true, r.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-j.ctx.Done():
-		return nil, context.Cause(j.ctx)
+		return nil, true, ctx.Err()
 	}
 }
 

@@ -238,7 +238,7 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 		res, err := l.conn.Session.Complete(ctx, &cp, opts...)
 		if err == nil {
 			p.observe(ctx, up, nil)
-			res.ResultType = ""
+			res.ResultType, res.Meta = "", resultMeta(res.Meta)
 			return res, nil
 		}
 		if first == nil {

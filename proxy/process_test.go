@@ -151,3 +151,35 @@ func asRPC(err error, je **jsonrpc.Error) bool {
 }
 
 func newTextLogger(w *syncBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// TestBridgeChildHugeLine: a child's answer longer than the stdio line cap
+// fails its call at once with an error that says so (not after the call
+// timeout), and the child stays usable; both upstream eras, both
+// downstream eras and transports.
+func TestBridgeChildHugeLine(t *testing.T) {
+	for _, upEra := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+		for _, tc := range []struct {
+			down string
+			era  pmcp.Era
+		}{{"stream", pmcp.EraModern}, {"http", pmcp.EraModern}, {"stream", pmcp.EraLegacy}, {"http", pmcp.EraLegacy}} {
+			t.Run(upEra.String()+"-upstream/"+tc.era.String()+"-client/down-"+tc.down, func(t *testing.T) {
+				dial, err := Command(os.Args[0], nil, CommandOptions{Env: []string{childEnv + "=1", noRaceExitSleep}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := newProxy(t, Options{Upstreams: []Upstream{{Name: "child", Dial: dial}}, Client: pmcp.ClientOptions{Era: upEra}}, nil)
+				cs := downstream(t, p, tc.down, pmcp.ClientOptions{Era: tc.era})
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				_, err = cs.CallTool(ctx, "huge", nil)
+				var je *jsonrpc.Error
+				if !asRPC(err, &je) || je.Code != jsonrpc.CodeInternalError || !strings.Contains(je.Message, `upstream "child"`) || !strings.Contains(je.Message, "exceeds the limit") {
+					t.Fatalf("huge answer: %v, want -32603 naming the upstream and saying the line exceeds the limit", err)
+				}
+				if got := callText(t, ctx, cs, "echo"); got != "child: echo" {
+					t.Fatalf("echo after: %q", got)
+				}
+			})
+		}
+	}
+}

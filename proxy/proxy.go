@@ -49,7 +49,10 @@
 // The upstream authenticates with its own credentials (the DialFunc's
 // HTTPClientOptions: Header, OAuth with a token store). Nothing of the
 // downstream request is sent upstream: its Authorization header is never
-// forwarded, and CommandOptions.HeaderToEnv refuses to map it.
+// forwarded, and CommandOptions.HeaderToEnv refuses to map it. Headers a
+// child is made for (HeaderToEnv, named in Upstream.SessionHeaders) give
+// the modern requests carrying them a child of their own per distinct
+// value, at most Options.MaxHeaderSessions per upstream.
 //
 // # Aggregation
 //
@@ -73,7 +76,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path"
+	"slices"
 	"sync"
 	"time"
 
@@ -101,6 +106,9 @@ const (
 	DefaultCallTimeout = 10 * time.Minute
 	// DefaultSeparator joins an upstream's name and a tool or prompt name.
 	DefaultSeparator = "_"
+	// DefaultMaxHeaderSessions bounds the upstream sessions one upstream
+	// keeps open for distinct values of its SessionHeaders.
+	DefaultMaxHeaderSessions = 16
 )
 
 // Upstream is one upstream server.
@@ -114,6 +122,17 @@ type Upstream struct {
 	Name string
 	// Dial opens a session with the upstream (see HTTP and Command).
 	Dial DialFunc
+	// SessionHeaders names the downstream HTTP headers an upstream
+	// session is made for: the keys of a command's
+	// CommandOptions.HeaderToEnv. A request with no session of its own
+	// (every modern-era request) then shares an upstream session only
+	// with the requests that carry the same values of these headers, and
+	// Dial gets those values, and no other header, in Downstream.Header;
+	// requests that carry none of them share the plain one. At most
+	// Options.MaxHeaderSessions such sessions are open per upstream.
+	// Ignored with Options.Shared (one session for all, no header). May
+	// not name Authorization.
+	SessionHeaders []string
 }
 
 // Options configures a Proxy. Zero values mean the documented defaults.
@@ -152,6 +171,12 @@ type Options struct {
 	// ParkTimeout bounds how long one stays parked. Zero means
 	// DefaultParkTimeout.
 	ParkTimeout time.Duration
+	// MaxHeaderSessions bounds, per upstream, the sessions opened for
+	// distinct values of Upstream.SessionHeaders. When it is reached, the
+	// least recently used one with nothing in flight is closed for a new
+	// one; when there is none, the request fails with -32603. Zero means
+	// DefaultMaxHeaderSessions.
+	MaxHeaderSessions int
 	// MaxRestarts bounds the re-dials of one upstream slot. Zero means
 	// DefaultMaxRestarts; negative means never re-dial.
 	MaxRestarts int
@@ -187,6 +212,8 @@ type Proxy struct {
 	mu     sync.Mutex
 	slots  map[slotKey]*slot
 	closed bool
+	// useSeq orders the slots' last use (slot.used), for makeRoom.
+	useSeq uint64
 }
 
 type upstream struct {
@@ -194,11 +221,16 @@ type upstream struct {
 	prefix string
 	dial   DialFunc
 	health health
+	// headers are the canonical SessionHeaders, sorted.
+	headers []string
 }
 
 type slotKey struct {
 	up   *upstream
 	sess pmcp.SessionKey
+	// hdr is the digest of the SessionHeaders values of a session-less
+	// request ("" when it carries none of them: see headerSlot).
+	hdr string
 }
 
 // ErrInvalidOptions wraps the reasons New refuses its options.
@@ -220,6 +252,15 @@ func New(opts Options) (*Proxy, error) {
 			return nil, fmt.Errorf("%w: upstream %q has no Dial", ErrInvalidOptions, u.Name)
 		}
 		up := &upstream{name: u.Name, dial: u.Dial}
+		for _, h := range u.SessionHeaders {
+			h = http.CanonicalHeaderKey(h)
+			if h == "Authorization" {
+				return nil, fmt.Errorf("%w: upstream %q: %v", ErrInvalidOptions, u.Name, ErrHeaderToEnvAuthorization)
+			}
+			up.headers = append(up.headers, h)
+		}
+		slices.Sort(up.headers)
+		up.headers = slices.Compact(up.headers)
 		if len(opts.Upstreams) > 1 || opts.Prefix {
 			if u.Name == "" {
 				return nil, fmt.Errorf("%w: prefixed upstreams need non-empty names", ErrInvalidOptions)
@@ -377,16 +418,27 @@ func (p *Proxy) slotFor(req *pmcp.Request, up *upstream) (*slot, error) {
 	if !p.opts.Shared && req.Extra != nil {
 		key.sess = req.Extra.SessionKey()
 	}
+	var hdr http.Header
+	if key.sess.IsZero() && !p.opts.Shared {
+		key.hdr, hdr = headerSlot(req.Header, up.headers)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, fmt.Errorf("%w: the proxy is closed", ErrUpstreamGone)
 	}
+	p.useSeq++
 	sl := p.slots[key]
 	if sl != nil {
+		sl.used = p.useSeq
 		return sl, nil
 	}
-	sl = &slot{p: p, up: up}
+	if key.hdr != "" {
+		if err := p.makeRoom(up); err != nil {
+			return nil, err
+		}
+	}
+	sl = &slot{p: p, up: up, hdr: hdr, used: p.useSeq}
 	if !key.sess.IsZero() {
 		if !req.Extra.OnSessionEnd(func() { p.dropSlot(key) }) {
 			// The session holds too many end functions: share instead of
@@ -397,6 +449,7 @@ func (p *Proxy) slotFor(req *pmcp.Request, up *upstream) (*slot, error) {
 			}
 		}
 	}
+	sl.session = !key.sess.IsZero()
 	p.slots[key] = sl
 	return sl, nil
 }

@@ -27,10 +27,22 @@ type slot struct {
 	subs     map[string]int // resource URI → downstream subscriptions
 	listenWG sync.WaitGroup
 
-	// jobsMu guards jobs apart from mu, so that routing an upstream's
-	// request never waits for a dial.
+	// hdr is the header a header-keyed slot dials with (see headerSlot);
+	// used orders the slots' last use (Proxy.useSeq). Both are guarded
+	// by the proxy's mu.
+	hdr  http.Header
+	used uint64
+
+	// session is set for the upstream of one legacy downstream session
+	// (not shared); peer is then the back-channel of its latest request,
+	// for the upstream's roots requests outside calls (rootsOutsideCalls).
+	session bool
+
+	// jobsMu guards jobs and peer apart from mu, so that routing an
+	// upstream's request never waits for a dial.
 	jobsMu sync.Mutex
 	jobs   []*job // in flight, oldest first
+	peer   pmcp.Peer
 
 	// toolsMu guards tools: the upstream session's tool names, nil until
 	// read and after a list change (see hasTool).
@@ -133,7 +145,11 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	}
 	opts.SamplingTools = true
 	opts.Roots = func(ctx context.Context) (*pmcp.ListRootsResult, error) {
-		return askAs[pmcp.ListRootsResult](ctx, sl, &pmcp.InputRequest{Method: pmcp.MethodRootsList, Params: &pmcp.ListRootsParams{}})
+		res, err := askAs[pmcp.ListRootsResult](ctx, sl, &pmcp.InputRequest{Method: pmcp.MethodRootsList, Params: &pmcp.ListRootsParams{}})
+		if errors.Is(err, errNoCall) {
+			return sl.rootsOutsideCalls(ctx)
+		}
+		return res, err
 	}
 	srv := sl.p.srv
 	opts.Notifications = pmcp.ClientNotificationHandlers{
@@ -272,14 +288,17 @@ func (sl *slot) removeJob(j *job) {
 	sl.jobsMu.Unlock()
 }
 
-// jobFor finds the call an upstream request for input belongs to: the one
-// whose ctx it carries (a modern upstream asks within the call), else the
-// oldest call in flight on the slot that is not already waiting for an
-// answer, else the oldest (a legacy upstream's requests carry no link to
-// the call they are for; with one call at a time, which a per-session
-// upstream usually sees, the choice is exact).
+// jobFor finds the call an upstream request for input belongs to and
+// counts the request in its asking: the one whose ctx it carries (a modern
+// upstream asks within the call), else the oldest call in flight on the
+// slot that is not already waiting for an answer, else the oldest (a
+// legacy upstream's requests carry no link to the call they are for; with
+// one call at a time, which a per-session upstream usually sees, the
+// choice is exact). The choice and the count are one step, so concurrent
+// requests go to distinct calls while there are enough.
 func (sl *slot) jobFor(ctx context.Context) *job {
 	if j, ok := ctx.Value(jobKey{}).(*job); ok {
+		j.asking.Add(1)
 		return j
 	}
 	if j := sl.p.pumpJob(ctx, sl); j != nil { // a task's, by its related-task _meta
@@ -287,31 +306,79 @@ func (sl *slot) jobFor(ctx context.Context) *job {
 	}
 	sl.jobsMu.Lock()
 	defer sl.jobsMu.Unlock()
-	var busy *job
+	var pick *job
 	for _, j := range sl.jobs {
 		if j.ctx.Err() != nil || j.round.Load() == pumpRound {
 			continue
 		}
 		if j.asking.Load() == 0 {
-			return j
+			pick = j
+			break
 		}
-		if busy == nil {
-			busy = j
+		if pick == nil {
+			pick = j
 		}
 	}
-	return busy
+	if pick != nil {
+		pick.asking.Add(1)
+	}
+	return pick
+}
+
+// setPeer remembers the back-channel of the latest request of the slot's
+// downstream session.
+func (sl *slot) setPeer(peer pmcp.Peer) {
+	sl.jobsMu.Lock()
+	sl.peer = peer
+	sl.jobsMu.Unlock()
+}
+
+// rootsOutsideCalls answers a roots/list a legacy upstream sends while no
+// call is in flight (servers sync their roots after initialize and on a
+// list change). The upstream of one downstream session asks that session's
+// client, through the back-channel of its latest request; one shared by
+// several clients gets an empty list, since no roots are common to all of
+// them (and an error would only be logged by the upstream).
+func (sl *slot) rootsOutsideCalls(ctx context.Context) (*pmcp.ListRootsResult, error) {
+	if !sl.session {
+		return &pmcp.ListRootsResult{Roots: []*pmcp.Root{}}, nil
+	}
+	sl.jobsMu.Lock()
+	peer := sl.peer
+	sl.jobsMu.Unlock()
+	if peer == nil {
+		return nil, errNoCall
+	}
+	return peer.ListRoots(ctx)
 }
 
 // errNoCall answers an upstream's request for input that no downstream call
 // can take.
 var errNoCall = errors.New("proxy: no downstream request is in flight to ask for this input")
 
+// maxReroutes bounds how often a legacy upstream's request for input is
+// routed to another call because the one it was routed to ended first.
+const maxReroutes = 8
+
 func askAs[T any](ctx context.Context, sl *slot, req *pmcp.InputRequest) (*T, error) {
-	j := sl.jobFor(ctx)
-	if j == nil {
-		return nil, errNoCall
+	var (
+		raw jsontext.Value
+		err error
+	)
+	for try := 0; ; try++ {
+		j := sl.jobFor(ctx)
+		if j == nil {
+			return nil, errNoCall
+		}
+		var handed bool
+		raw, handed, err = j.ask(ctx, req)
+		_, linked := ctx.Value(jobKey{}).(*job)
+		if handed || linked || ctx.Err() != nil || try == maxReroutes {
+			break
+		}
+		// A legacy request (no link to its call) was routed to a call
+		// that ended before taking it: another call may be its own.
 	}
-	raw, err := j.ask(ctx, req)
 	if err != nil {
 		return nil, err
 	}

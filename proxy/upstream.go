@@ -22,8 +22,10 @@ import (
 type Downstream struct {
 	// Header is the HTTP header of the downstream request that caused the
 	// upstream session to be opened, for a per-session upstream of a
-	// Streamable HTTP session. Nil for shared upstreams (Options.Shared, and
-	// the one modern-era requests use), whose credentials must not come
+	// Streamable HTTP session; for the upstream of the session-less
+	// requests carrying given values of Upstream.SessionHeaders, those
+	// values only. Nil for shared upstreams (Options.Shared, and the one
+	// the other modern-era requests use), whose credentials must not come
 	// from one particular caller, and over stdio.
 	Header http.Header
 }
@@ -63,10 +65,12 @@ type CommandOptions struct {
 	Env []string
 	// HeaderToEnv maps a downstream HTTP header to an environment variable
 	// of a per-session child (header name → variable name), for per-user
-	// credentials of the child. Only per-session children get them (see
-	// Downstream.Header); a missing header leaves the variable unset. The
-	// Authorization header may not be mapped: a downstream token is never
-	// passed on.
+	// credentials of the child. Only children dialed with a
+	// Downstream.Header get them: per-session ones, and, when the
+	// Upstream's SessionHeaders name these headers, the ones modern-era
+	// requests get per distinct value; a missing header leaves the
+	// variable unset. The Authorization header may not be mapped: a
+	// downstream token is never passed on.
 	HeaderToEnv map[string]string
 	// Logger receives the child's standard error, one record per line
 	// (Info, with the upstream's name). Nil discards it.

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gopmcp/pmcp"
@@ -44,8 +46,11 @@ naming the unreachable ones.
 
 Credentials: the upstream uses its own (--header; OAuth with the client
 commands' flags and the token store pmcp login fills); the downstream's
-Authorization header is never forwarded. --header-to-env maps a downstream
-header to a per-session child's environment.`
+Authorization header is never forwarded. --header-to-env (with --listen,
+not --shared) maps a downstream header to the environment of the child
+that serves the client: its session's child, or, for modern requests, a
+child per distinct header value (at most 16, the least recently used idle
+one is stopped for a new one).`
 
 type bridgeFlags struct {
 	listen, path, url, config string
@@ -188,7 +193,7 @@ func bridgeOptions(ctx context.Context, f *bridgeFlags, cmdArgs []string, logger
 		if err != nil {
 			return opts, err
 		}
-		opts.Upstreams = append(opts.Upstreams, proxy.Upstream{Name: filepath.Base(cmdArgs[0]), Dial: dial})
+		opts.Upstreams = append(opts.Upstreams, proxy.Upstream{Name: filepath.Base(cmdArgs[0]), Dial: dial, SessionHeaders: sessionHeaders(cmdOpts)})
 	}
 	if len(f.upstreams) > 0 || f.config != "" {
 		sources++
@@ -205,7 +210,30 @@ func bridgeOptions(ctx context.Context, f *bridgeFlags, cmdArgs []string, logger
 	case sources > 1:
 		return opts, errors.New("give one kind of upstream: --url, -- COMMAND, or --upstream/--config")
 	}
+	if len(h2e) > 0 {
+		// Never ignored: refused where no child could get the header.
+		switch {
+		case f.listen == "":
+			return opts, errors.New("--header-to-env needs --listen: over stdio there are no request headers")
+		case f.shared:
+			return opts, errors.New("--header-to-env cannot apply with --shared: one child serves every client")
+		case !headerChildren(opts.Upstreams):
+			return opts, errors.New("--header-to-env: no child upstream (-- COMMAND, --upstream NAME=COMMAND, a config command) to give the header to")
+		}
+	}
 	return opts, nil
+}
+
+// headerChildren reports whether a child upstream gets the mapped headers.
+func headerChildren(ups []proxy.Upstream) bool {
+	return slices.ContainsFunc(ups, func(u proxy.Upstream) bool { return len(u.SessionHeaders) > 0 })
+}
+
+// sessionHeaders are the headers a child's session depends on: those
+// --header-to-env maps (proxy.Upstream.SessionHeaders), so that modern
+// requests, which have no session, get a child with their values too.
+func sessionHeaders(co proxy.CommandOptions) []string {
+	return slices.Sorted(maps.Keys(co.HeaderToEnv))
 }
 
 func checkURL(u string) error {
@@ -240,7 +268,7 @@ func namedUpstreams(f *bridgeFlags, httpOpts pmcp.HTTPClientOptions, cmdOpts pro
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, proxy.Upstream{Name: name, Dial: dial})
+		out = append(out, proxy.Upstream{Name: name, Dial: dial, SessionHeaders: sessionHeaders(cmdOpts)})
 	}
 	if f.config != "" {
 		cfg, err := readBridgeConfig(f.config)
@@ -277,7 +305,7 @@ func namedUpstreams(f *bridgeFlags, httpOpts pmcp.HTTPClientOptions, cmdOpts pro
 				if err != nil {
 					return nil, err
 				}
-				out = append(out, proxy.Upstream{Name: name, Dial: dial})
+				out = append(out, proxy.Upstream{Name: name, Dial: dial, SessionHeaders: sessionHeaders(co)})
 			default:
 				return nil, fmt.Errorf("%s: server %q needs url or command", f.config, name)
 			}

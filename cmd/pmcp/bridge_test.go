@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -330,4 +331,62 @@ func (s *syncBuf) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestBridgeHeaderToEnvModern: `--header-to-env` applies to modern clients
+// too, which have no session: each distinct header value gets a child
+// with it in its environment (the same value shares one), and a client
+// without the header the plain child.
+func TestBridgeHeaderToEnvModern(t *testing.T) {
+	dir := t.TempDir()
+	tenants := filepath.Join(dir, "tenants")
+	child := `printf '%s\n' "tenant=$TENANT" >> "$0"; exec "$1" serve --stdio --log-level off`
+	url := startBridgeHTTP(t, "--header-to-env", "X-Tenant=TENANT", "--", "sh", "-c", child, tenants, os.Args[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, tok := range []string{"alpha", "beta", "alpha", ""} {
+		hdr := http.Header{}
+		if tok != "" {
+			hdr.Set("X-Tenant", tok)
+		}
+		cs, err := pmcp.NewClient(pmcp.ClientOptions{Era: pmcp.EraModern}).ConnectHTTP(ctx, url, pmcp.HTTPClientOptions{Header: hdr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CallTool(ctx, "add", map[string]any{"a": 1, "b": 2}); err != nil {
+			t.Fatal(err)
+		}
+		_ = cs.Close()
+	}
+	b, err := os.ReadFile(tenants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	slices.Sort(lines)
+	if got := strings.Join(lines, ","); got != "tenant=,tenant=alpha,tenant=beta" {
+		t.Fatalf("children started with %q, want one per tenant and one without", got)
+	}
+}
+
+// TestBridgeHeaderToEnvUsage: --header-to-env where no child could get
+// the header is refused, not ignored.
+func TestBridgeHeaderToEnvUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"bridge", "--header-to-env", "X-Tenant=T", "--", "srv"}, "--listen"},
+		{[]string{"bridge", "--listen", "127.0.0.1:0", "--shared", "--header-to-env", "X-Tenant=T", "--", "srv"}, "--shared"},
+		{[]string{"bridge", "--listen", "127.0.0.1:0", "--header-to-env", "X-Tenant=T", "--url", "http://x/mcp"}, "child"},
+	} {
+		var out, errb bytes.Buffer
+		// Bounded: a bridge that accepted the flags would serve.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		code := bridge(ctx, c.args[1:], strings.NewReader(""), &out, &errb)
+		cancel()
+		if code != exitUsage || !strings.Contains(errb.String(), c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.args, code, errb.String(), exitUsage, c.msg)
+		}
+	}
 }

@@ -244,7 +244,7 @@ func TestStdioBadInput(t *testing.T) {
 		{"deep nesting", `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"a":` + deep + `}}`, "5", -32700, "maximum depth"},
 		{"duplicate keys", `{"jsonrpc":"2.0","id":6,"method":"ping","method":"tools/list"}`, "6", -32600, "duplicate"},
 		{"Method casing", `{"jsonrpc":"2.0","id":7,"Method":"ping"}`, "7", -32600, "case-sensitive"},
-		{"oversize line", `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"` + strings.Repeat("x", 4<<20) + `"}}`, "null", -32700, "exceeds the limit"},
+		{"oversize line", `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"` + strings.Repeat("x", 4<<20) + `"}}`, "8", -32700, "exceeds the limit"}, // the id is read from the line's start
 		{"batch", `[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, "null", -32600, "batch"},
 		{"wrong jsonrpc", `{"jsonrpc":"1.0","id":10,"method":"ping"}`, "10", -32600, "jsonrpc"},
 	}

@@ -383,11 +383,19 @@ func (c *Conn) readLoop(ctx, hbase context.Context) error {
 				if r := de.Response(); r != nil {
 					c.reply(ctx, r)
 				} else if de.ID.IsValid() {
-					// A malformed response to one of our calls: fail the
-					// call now rather than leave it waiting for an answer
-					// that will not come. (The peer could send an error
-					// response for that id anyway.)
+					// A malformed response to one of our calls (one too
+					// large to read included: the stream reads its id
+					// from its start): fail the call now rather than leave
+					// it waiting for an answer that will not come. (The
+					// peer could send an error response for that id
+					// anyway.)
 					c.pending.Resolve(&jsonrpc.Response{ID: de.ID, Error: &jsonrpc.Error{Code: de.Code, Message: "invalid response: " + de.Msg}})
+				} else {
+					// Which call it answered is unknown: that call waits
+					// until its own deadline. Failing every call in
+					// flight instead would end unrelated ones (long-lived
+					// subscriptions among them); say it loudly.
+					c.log.WarnContext(ctx, "jsonrpc: dropped a response whose id could not be read; its call waits for its deadline", "error", err)
 				}
 				continue
 			}
@@ -675,6 +683,27 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (jsontext.Va
 	return res, err
 }
 
+// Wait tells the Conn serving the request whose handler ctx is (or
+// derives from) ctx that the handler now waits for another party rather
+// than working: a third peer's answer, a user, a request parked until its
+// client comes back. The request's concurrency slot (see
+// [ConnOptions].MaxConcurrent) is given back, exactly as while it waits in
+// [Conn.Call], so that the read loop goes on reading the responses and
+// requests that may end the wait; call resume before working again (it
+// takes a slot again, or goes on without one once ctx is done). Calls may
+// nest. For a ctx of no bounded Conn's request, Wait does nothing.
+//
+// The caller bounds what waits this way: the Conn no longer does.
+func Wait(ctx context.Context) (resume func()) {
+	in, _ := ctx.Value(slotKey{}).(*incoming)
+	if in == nil {
+		return func() {}
+	}
+	in.beginWait()
+	var once sync.Once
+	return func() { once.Do(in.endWait) }
+}
+
 // Notify sends a notification to the peer. Params are marshaled as for
 // [Conn.Call]. After [Conn.Close] it returns [jsonrpc.ErrClosed].
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
@@ -739,7 +768,7 @@ func (c *Conn) Stats() ConnStats {
 }
 
 // beginWait gives the request's concurrency slot back while one or more
-// Calls made with its ctx wait for the peer.
+// Calls made with its ctx (or Waits) wait for the peer.
 func (in *incoming) beginWait() {
 	in.smu.Lock()
 	in.calls++

@@ -252,6 +252,52 @@ func TestConnCallFromHandlerRetakesSlot(t *testing.T) {
 	assertNoSlotLeak(t, c, done)
 }
 
+// A handler that waits for another party (Wait) gives its slot back, as
+// one waiting in Call does: the read loop goes on serving; resume takes
+// the slot again.
+func TestConnWaitReleasesSlot(t *testing.T) {
+	release := make(chan struct{})
+	resumed := make(chan struct{})
+	finish := make(chan struct{})
+	otherStarted := make(chan struct{}, 2)
+	h := HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method != "wait" {
+			otherStarted <- struct{}{}
+			return "quick", nil
+		}
+		resume := Wait(ctx)
+		<-release
+		resume()
+		resume() // idempotent
+		close(resumed)
+		<-finish
+		return "waited", nil
+	})
+	a, b := newPipe(16)
+	c := NewConn(a, h, ConnOptions{MaxConcurrent: 1})
+	done := runConn(t, context.Background(), c)
+	d := driver{t: t, pipeEnd: b}
+
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(1), Method: "wait"})
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(2), Method: "other"})
+	if r := d.recvResponse(); r.ID != jsonrpc.Int64ID(2) || string(r.Result) != `"quick"` {
+		t.Fatalf("got %+v, want the answer to request 2 while 1 waits", r)
+	}
+	<-otherStarted
+	close(release)
+	waitFor(t, resumed, "the waiting handler to resume")
+	d.send(&jsonrpc.Request{ID: jsonrpc.Int64ID(3), Method: "other"})
+	notYet(t, otherStarted, "a request while the resumed handler holds the slot again")
+	close(finish)
+	waitFor(t, otherStarted, "the request after the handler finished")
+	d.recvResponse()
+	d.recvResponse()
+	if Wait(context.Background()) == nil {
+		t.Fatal("Wait of a ctx of no request returned nil")
+	}
+	assertNoSlotLeak(t, c, done)
+}
+
 func TestConnBidirectional(t *testing.T) {
 	a, b := newPipe(0)
 	var client, server *Conn

@@ -93,7 +93,7 @@ func modelOutcomes(t *testing.T, data []byte) []string {
 		var err error
 		switch {
 		case len(line) > fuzzMaxLine:
-			o, err = outcome(nil, &jsonrpc.DecodeError{Code: jsonrpc.CodeParseError, Err: jsonrpc.ErrMessageTooLarge})
+			o, err = outcome(nil, jsonrpc.TooLarge(line, ""))
 		case len(bytes.TrimLeft(line, " \t\r")) == 0:
 			continue
 		default:

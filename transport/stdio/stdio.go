@@ -43,7 +43,9 @@ type Options struct {
 	// terminator. Zero means DefaultMaxLineBytes; a negative value disables
 	// the cap (Limits.MaxMessageBytes still applies, but only after the
 	// whole line has been buffered). Longer lines are skipped without being
-	// buffered and reported as jsonrpc.ErrMessageTooLarge.
+	// buffered and reported as jsonrpc.ErrMessageTooLarge, with the id
+	// found in the line's start (jsonrpc.TooLarge), so that a response
+	// over the limit fails the call it answers.
 	MaxLineBytes int
 	// Limits is passed to jsonrpc.Decode for every line.
 	Limits jsonrpc.Limits
@@ -91,6 +93,9 @@ type Stream struct {
 	dl       deadliner // r, when its read deadline works
 	partial  []byte    // start of a line whose rest is still to be read
 	skipping bool      // discarding the rest of an over-long line
+	// head is the start of the over-long line being skipped, for its id
+	// (jsonrpc.TooLarge).
+	head []byte
 
 	// Writes are group-committed: a Write appends its line to the open
 	// batch; the first one to open a batch (its leader) lets the other
@@ -256,10 +261,16 @@ func (s *Stream) readLine() ([]byte, error) {
 	for {
 		chunk, err := s.br.ReadSlice('\n')
 		if s.skipping {
+			if room := jsonrpc.TooLargePrefix - len(s.head); room > 0 {
+				c := bytes.TrimSuffix(chunk, []byte("\n"))
+				s.head = append(s.head, c[:min(room, len(c))]...)
+			}
 			switch err {
 			case nil, io.EOF:
 				s.skipping = false
-				return nil, s.tooLong()
+				head := s.head
+				s.head = nil
+				return nil, s.tooLong(head)
 			case bufio.ErrBufferFull:
 				continue
 			}
@@ -272,6 +283,7 @@ func (s *Stream) readLine() ([]byte, error) {
 			s.partial = append(s.partial, chunk...)
 			// One more byte is allowed for a '\r' before the '\n'.
 			if s.maxLine >= 0 && len(s.partial) > s.maxLine+1 {
+				s.head = append([]byte(nil), s.partial[:min(len(s.partial), jsonrpc.TooLargePrefix)]...)
 				s.partial, s.skipping = nil, true
 			}
 		case io.EOF:
@@ -303,17 +315,16 @@ func (s *Stream) checkLine(line []byte) ([]byte, error) {
 		line = line[:n-1]
 	}
 	if s.maxLine >= 0 && len(line) > s.maxLine {
-		return nil, s.tooLong()
+		return nil, s.tooLong(line)
 	}
 	return line, nil
 }
 
-func (s *Stream) tooLong() error {
-	return &jsonrpc.DecodeError{
-		Code: jsonrpc.CodeParseError,
-		Msg:  "line exceeds the limit of " + strconv.Itoa(s.maxLine) + " bytes",
-		Err:  jsonrpc.ErrMessageTooLarge,
-	}
+// tooLong is the error for an over-long line that starts with head: with
+// the line's id when head shows it, so that a response over the limit
+// fails the call it answers instead of leaving it waiting.
+func (s *Stream) tooLong(head []byte) error {
+	return jsonrpc.TooLarge(head, "line exceeds the limit of "+strconv.Itoa(s.maxLine)+" bytes")
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}

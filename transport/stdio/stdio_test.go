@@ -96,8 +96,10 @@ func TestOversizeLineThenValid(t *testing.T) {
 		if !errors.As(err, &de) || de.Code != jsonrpc.CodeParseError || !errors.Is(err, jsonrpc.ErrMessageTooLarge) {
 			t.Fatalf("max %d: first Read = %v, %v; want a -32700 ErrMessageTooLarge DecodeError", max, m, err)
 		}
-		if de.ID.IsValid() {
-			t.Errorf("oversize error carries id %v", de.ID)
+		// The id is read from the line's start, so the caller of the
+		// request gets the error instead of waiting for an answer.
+		if r := de.Response(); de.ID != jsonrpc.Int64ID(1) || r == nil || r.ID != jsonrpc.Int64ID(1) {
+			t.Errorf("oversize request: id %v, response %+v; want id 1 answered", de.ID, r)
 		}
 		m, err = s.Read(context.Background())
 		if err != nil {
@@ -162,6 +164,28 @@ func TestOversizeLineIsNotBuffered(t *testing.T) {
 	}
 	if m, err := s.Read(context.Background()); err != nil || m.(*jsonrpc.Request).Method != "ping" {
 		t.Fatalf("Read after the long line = %v, %v", m, err)
+	}
+}
+
+// An over-long response is never answered but carries its id, read from
+// the line's start, so that the call it answered fails at once: whether
+// the line fits the read buffer or is skipped unbuffered.
+func TestOversizeResponseCarriesID(t *testing.T) {
+	for _, n := range []int{200, 8 << 20} {
+		head := `{"jsonrpc":"2.0","id":"call-7","result":{"text":"`
+		src := &endlessLine{n: n, tail: strings.NewReader(`"}}` + "\n")}
+		s := NewStream(io.MultiReader(strings.NewReader(head), src), io.Discard, Options{MaxLineBytes: 100})
+		_, err := s.Read(context.Background())
+		var de *jsonrpc.DecodeError
+		if !errors.As(err, &de) || !errors.Is(err, jsonrpc.ErrMessageTooLarge) {
+			t.Fatalf("%d bytes: err = %v, want ErrMessageTooLarge", n, err)
+		}
+		if de.ID != jsonrpc.StringID("call-7") || de.Response() != nil {
+			t.Fatalf("%d bytes: id %v, response %+v; want id call-7 and no answer", n, de.ID, de.Response())
+		}
+		if _, err := s.Read(context.Background()); err != io.EOF {
+			t.Fatalf("%d bytes: next Read = %v, want io.EOF", n, err)
+		}
 	}
 }
 
