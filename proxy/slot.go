@@ -64,6 +64,10 @@ type live struct {
 	// tasks: the upstream serves task-augmented tools/call (proxy/tasks.go);
 	// skills: it declares the skills extension (proxy/skills.go).
 	tasks, skills bool
+	// created lists, oldest first, the tasks one legacy downstream
+	// session created on this 2026-07-28 upstream session (an era with
+	// no tasks/list), for that session's tasks/list (proxy/tasks.go).
+	created taskLog
 }
 
 func (l *live) done() bool {

@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -94,6 +96,9 @@ func (p *Proxy) callTask(ctx context.Context, sl *slot, l *live, name string, ar
 		}
 		out.ResultType = ""
 		return out, nil
+	}
+	if l.modern && sl.session {
+		l.created.add(ct.ID())
 	}
 	st := *ct.Created
 	if st.Terminal() {
@@ -279,14 +284,22 @@ const maxListPages = 16
 func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string) (pmcp.Result, error) {
 	out := &pmcp.ListTasksResult{Tasks: []pmcp.Task{}}
 	for _, up := range p.ups {
-		_, l, err := p.conn(ctx, req, up)
+		sl, l, err := p.conn(ctx, req, up)
 		if err != nil {
 			if len(p.ups) == 1 {
 				return nil, err
 			}
 			continue
 		}
-		if !l.tasks || l.modern {
+		if !l.tasks {
+			continue
+		}
+		if l.modern {
+			// The 2026-07-28 upstream has no tasks/list: a legacy
+			// session's own upstream lists what this session created.
+			if sl.session {
+				out.Tasks = append(out.Tasks, p.createdTasks(ctx, up, l)...)
+			}
 			continue
 		}
 		c := cursor
@@ -312,6 +325,57 @@ func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string)
 		}
 	}
 	return out, nil
+}
+
+// maxCreatedTasks bounds the tasks a legacy session's tasks/list shows
+// of a 2026-07-28 upstream (the newest): one tasks/get each.
+const maxCreatedTasks = 100
+
+// taskLog is the bounded list of the ids of live.created.
+type taskLog struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (tl *taskLog) add(id string) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if len(tl.ids) == maxCreatedTasks {
+		tl.ids = append(tl.ids[:0], tl.ids[1:]...)
+	}
+	tl.ids = append(tl.ids, id)
+}
+
+func (tl *taskLog) snapshot() []string {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	return slices.Clone(tl.ids)
+}
+
+func (tl *taskLog) forget(id string) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	tl.ids = slices.DeleteFunc(tl.ids, func(s string) bool { return s == id })
+}
+
+// createdTasks reads the tasks of l.created from the upstream, as the
+// 2025-11-25 era lists them; a task the upstream no longer knows (expired)
+// is forgotten.
+func (p *Proxy) createdTasks(ctx context.Context, up *upstream, l *live) []pmcp.Task {
+	var out []pmcp.Task
+	for _, id := range l.created.snapshot() {
+		st, err := l.conn.Session.Task(id).Get(ctx)
+		if err != nil {
+			var je *jsonrpc.Error
+			if errors.As(err, &je) && je.Code == jsonrpc.CodeInvalidParams {
+				l.created.forget(id)
+			}
+			continue
+		}
+		st.TaskID = up.prefix + st.TaskID
+		out = append(out, legacyTask(st))
+	}
+	return out
 }
 
 func millis(d time.Duration) *int64 {
