@@ -196,7 +196,7 @@ func clientCommand(ctx context.Context, cmd string, args []string, stdin io.Read
 	defer in.close()
 	s, child, err := connect(ctx, a, in, errw)
 	if err != nil {
-		return v.fail(errw, exitConn, childExit(fmt.Errorf("connect: %w", err), child))
+		return v.fail(errw, exitConn, connectFailure(err, a, child))
 	}
 	defer s.Close()
 	code, err = op(ctx, s, &output{json: a.json, w: stdout, errw: errw, progress: a.progress, tty: isTerminal(stderr), width: columns(stdout)})
@@ -205,7 +205,7 @@ func clientCommand(ctx context.Context, cmd string, args []string, stdin io.Read
 			return v.fail(errw, exitError, errors.New(msg))
 		}
 		if code = exitFor(err); code == exitConn {
-			err = childExit(err, child)
+			err = failure(err, a, child)
 		}
 		return v.fail(errw, code, err)
 	}
@@ -265,8 +265,43 @@ func connect(ctx context.Context, a *clientArgs, in *interaction, stderr io.Writ
 	if err != nil {
 		return nil, nil, err
 	}
+	// The timeout bounds the whole start: a server that has not answered
+	// by then is killed with its process group, not asked to exit and
+	// waited for.
+	stop := context.AfterFunc(cctx, func() { _ = tr.Kill() })
 	s, err := c.Connect(cctx, st)
+	if !stop() && err == nil {
+		_ = s.Close()
+		return nil, tr, cctx.Err()
+	}
 	return s, tr, err
+}
+
+// connectFailure describes a failed connection (see failure).
+func connectFailure(err error, a *clientArgs, child *command.Transport) error {
+	// The library's own timeout error already says "connect".
+	if !strings.HasPrefix(errText(err), "connect: ") {
+		err = fmt.Errorf("connect: %w", err)
+	}
+	return failure(err, a, child)
+}
+
+// failure describes err, a failure of the connection or of a request: a
+// timeout says once what timed out (a stdio server is killed at once, its
+// process group with it, so its end is no news); otherwise how a stdio
+// server ended, when it did.
+func failure(err error, a *clientArgs, child *command.Transport) error {
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return childExit(err, child)
+	}
+	if child != nil {
+		_ = child.Kill()
+	}
+	what := strings.TrimSuffix(strings.TrimSuffix(errText(err), context.DeadlineExceeded.Error()), ": ")
+	if what == "" {
+		what = "the request"
+	}
+	return fmt.Errorf("%s: timed out after %v (--timeout)", what, a.timeout)
 }
 
 // diagLogger is the client's diagnostics logger at --log-level.
