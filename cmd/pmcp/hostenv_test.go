@@ -87,3 +87,23 @@ func TestTimeoutBoundsStdioChild(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptyEnvironment: with no HOME, XDG_CONFIG_HOME or
+// PMCP_TOKEN_STORE (env -i, as hosts start commands) the client
+// commands and the bridge work against a server that needs no
+// authorization: the token store is needed only to keep a token.
+func TestEmptyEnvironment(t *testing.T) {
+	url := everythingURL(t)
+	for _, args := range [][]string{
+		{"call", "add", "a=1", "b=2", "--url", url},
+		{"inspect", "--url", url},
+		{"tools", "list", "--era", "legacy", "--url", url},
+		// stdin is empty: the bridge serves until its EOF.
+		{"bridge", "--url", url},
+	} {
+		code, out, errs := runHost(t, hostCmd(args...))
+		if code != exitOK {
+			t.Errorf("%q: exit %d\n%s%s", args, code, out, errs)
+		}
+	}
+}

@@ -99,27 +99,62 @@ func (a *authArgs) tokenStorePath() (string, error) {
 
 // store opens the file token store; its directory is created (0700) on
 // the first save, so commands against servers without OAuth never touch
-// the disk.
+// the disk. Without a place for it the store is still returned, empty
+// (see fileStore), with the reason as the error: commands that exist to
+// keep tokens (login, logout) fail on it, the others need it only to
+// keep a token.
 func (a *authArgs) store() (*fileStore, error) {
 	p, err := a.tokenStorePath()
 	if err != nil {
-		return nil, err
+		return &fileStore{err: err}, err
 	}
 	return &fileStore{FileTokenStore: pmcp.NewFileTokenStore(p), dir: filepath.Dir(p)}, nil
 }
 
 // fileStore is pmcp's FileTokenStore that creates its directory first.
+// Without a place for it (no --token-store, $PMCP_TOKEN_STORE or config
+// directory, as under env -i, the way hosts start commands) FileTokenStore
+// is nil and err says why: nothing is stored, so Load finds nothing, and
+// Save, Delete and Keys fail with err.
 type fileStore struct {
 	*pmcp.FileTokenStore
 	dir string
+	err error
+}
+
+// Load implements pmcp.TokenStore.
+func (s *fileStore) Load(ctx context.Context, key pmcp.TokenKey) (*pmcp.OAuthCredentials, error) {
+	if s.err != nil {
+		return nil, nil
+	}
+	return s.FileTokenStore.Load(ctx, key)
 }
 
 // Save implements pmcp.TokenStore.
 func (s *fileStore) Save(ctx context.Context, key pmcp.TokenKey, c *pmcp.OAuthCredentials) error {
+	if s.err != nil {
+		return s.err
+	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("token store: %w", err)
 	}
 	return s.FileTokenStore.Save(ctx, key, c)
+}
+
+// Delete implements pmcp.TokenStore.
+func (s *fileStore) Delete(ctx context.Context, key pmcp.TokenKey) error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.FileTokenStore.Delete(ctx, key)
+}
+
+// Keys lists the stored keys.
+func (s *fileStore) Keys(ctx context.Context) ([]pmcp.TokenKey, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s.FileTokenStore.Keys(ctx)
 }
 
 // apply gives an HTTP connection its OAuth configuration: stored tokens
@@ -130,10 +165,10 @@ func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
 	if a.noAuth {
 		return nil
 	}
-	st, err := a.store()
-	if err != nil {
-		return err
-	}
+	// Without a place for the store, stored tokens are simply absent: a
+	// server that needs none still works (st.err matters only when a
+	// token is to be kept).
+	st, _ := a.store()
 	interactive := a.login || a.tty
 	redirect := "http://127.0.0.1" + callbackPath
 	lb, err := listenLoopback()
@@ -167,6 +202,11 @@ func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
 		Authorize: func(ctx context.Context, authURL string) (string, error) {
 			if !interactive {
 				return "", errLoginRequired
+			}
+			if st.err != nil {
+				// Signing in would be for nothing: the token could not be
+				// kept.
+				return "", st.err
 			}
 			return lb.authorize(ctx, authURL, stderr)
 		},
