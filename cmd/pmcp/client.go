@@ -287,10 +287,13 @@ func connectFailure(err error, a *clientArgs, child *command.Transport) error {
 }
 
 // failure describes err, a failure of the connection or of a request: a
-// timeout says once what timed out (a stdio server is killed at once, its
+// refusal of the server says what it said and what to do; a timeout says once what timed out (a stdio server is killed at once, its
 // process group with it, so its end is no news); otherwise how a stdio
 // server ended, when it did.
 func failure(err error, a *clientArgs, child *command.Transport) error {
+	if msg, ok := authFailure(err, a); ok {
+		return msg
+	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		return childExit(err, child)
 	}

@@ -162,14 +162,16 @@ func (s *fileStore) Keys(ctx context.Context) ([]pmcp.TokenKey, error) {
 // 401 only with --login or on a terminal. close must be called once the
 // session is closed.
 func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
-	if a.noAuth {
+	if a.noAuth || o.Header.Get("Authorization") != "" {
+		// A token given with --header is the user's choice: a refusal
+		// is reported, not answered with another token.
 		return nil
 	}
 	// Without a place for the store, stored tokens are simply absent: a
 	// server that needs none still works (st.err matters only when a
 	// token is to be kept).
 	st, _ := a.store()
-	interactive := a.login || a.tty
+	interactive := a.interactive()
 	redirect := "http://127.0.0.1" + callbackPath
 	lb, err := listenLoopback()
 	switch {
@@ -214,6 +216,10 @@ func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
 	o.OAuth = cfg
 	return nil
 }
+
+// interactive reports whether a 401 may start a browser sign-in: --login,
+// or a terminal to follow it on.
+func (a *authArgs) interactive() bool { return a.login || a.tty }
 
 // close stops the loopback listener, if one was started.
 func (a *authArgs) close() {
