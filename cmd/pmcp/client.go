@@ -87,9 +87,14 @@ func clientVerb(cmd string) (*verb, *clientArgs) {
 	v := newVerb(cmd, clientSynopsis[cmd], clientAbout[cmd])
 	a := &clientArgs{headers: http.Header{}, timeout: defaultClientTimeout, progress: true}
 	fs := v.fs
-	fs.StringVar(&a.url, "url", "", "the server's Streamable HTTP endpoint (http:// or https://); or give a stdio server as -- COMMAND ARGS... last on the line")
-	fs.BoolVar(&a.json, "json", false, "print results as JSON (for scripts)")
-	fs.BoolFunc("no-progress", "do not show progress on stderr", func(string) error { a.progress = false; return nil })
+	login := cmd == "login"
+	if login {
+		fs.StringVar(&a.url, "url", "", "the server's Streamable HTTP endpoint (http:// or https://)")
+	} else {
+		fs.StringVar(&a.url, "url", "", "the server's Streamable HTTP endpoint (http:// or https://); or give a stdio server as -- COMMAND ARGS... last on the line")
+		fs.BoolVar(&a.json, "json", false, "print results as JSON (for scripts)")
+		fs.BoolFunc("no-progress", "do not show progress on stderr", func(string) error { a.progress = false; return nil })
+	}
 	header := func(h string) error {
 		k, val, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(k) == "" {
@@ -100,7 +105,7 @@ func clientVerb(cmd string) (*verb, *clientArgs) {
 	}
 	fs.Func("header", "'Name: value' added to every HTTP request (repeatable)", header)
 	fs.Func("H", "short for --header", header)
-	fs.Func("era", "the protocol era: auto, modern or legacy (default auto)", func(e string) error {
+	era := func(e string) error {
 		switch e {
 		case "auto":
 			a.era = pmcp.EraUnknown
@@ -112,8 +117,15 @@ func clientVerb(cmd string) (*verb, *clientArgs) {
 			return fmt.Errorf("want auto, modern or legacy, got %q", e)
 		}
 		return nil
-	})
-	fs.Func("timeout", "bound connecting and each request (default 60s)", func(d string) (err error) {
+	}
+	timeoutText := "bound connecting and each request (default 60s)"
+	if login {
+		// Era negotiation is no business of a sign-in.
+		timeoutText = "bound the whole sign-in, the browser included (default 5m0s)"
+	} else {
+		fs.Func("era", "the protocol era: auto, modern or legacy (default auto)", era)
+	}
+	fs.Func("timeout", timeoutText, func(d string) (err error) {
 		a.timeoutSet = true
 		if a.timeout, err = time.ParseDuration(d); err != nil || a.timeout <= 0 {
 			return fmt.Errorf("want a positive duration such as 30s, got %q", d)
