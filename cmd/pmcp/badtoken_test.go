@@ -36,16 +36,9 @@ func protectedServer(t *testing.T) (endpoint string, as *fakeIssuer) {
 		t.Fatal(err)
 	}
 	h := pmcp.NewStreamableHTTPHandler(srv, hopts)
+	t.Cleanup(func() { _ = h.Close(); _ = srv.Close() }) // after the server's own cleanup
 	mux.Handle("/mcp", h)
-	hs := &http.Server{Handler: mux}
-	served := make(chan struct{})
-	go func() { defer close(served); _ = hs.Serve(ln) }()
-	t.Cleanup(func() {
-		_ = hs.Close()
-		<-served
-		_ = h.Close()
-		_ = srv.Close()
-	})
+	serveOn(t, ln, mux)
 	return endpoint, as
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -33,16 +32,13 @@ func TestCallServerDiesMidCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: h}
-	served := make(chan struct{})
-	go func() { defer close(served); _ = hs.Serve(ln) }()
-	defer func() { _ = hs.Close(); <-served }()
+	kill := serveOn(t, ln, h)
 	url := "http://" + ln.Addr().String() + "/mcp"
 
 	cmd := hostCmd("call", "hang", "--era", "legacy", "--url", url)
 	go func() {
 		<-started
-		_ = hs.Close() // the server dies mid-call
+		kill() // the server dies mid-call
 	}()
 	began := time.Now()
 	code, _, errs := runHost(t, cmd)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,8 +16,8 @@ import (
 // commands: with an empty environment (env -i; no HOME, no PATH, no
 // XDG_*), only what makes the binary act as pmcp.
 func hostCmd(args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = []string{"PMCP_TEST_RUN_MAIN=1", "GORACE=atexit_sleep_ms=0"}
+	cmd := selfCmd(args...)
+	cmd.Env = cmd.Env[len(os.Environ()):] // only what selfCmd adds
 	return cmd
 }
 
@@ -32,6 +34,17 @@ func runHost(t *testing.T, cmd *exec.Cmd) (code int, stdout, stderr string) {
 		t.Fatal(err)
 	}
 	return 0, out.String(), errb.String()
+}
+
+// serveOn serves h on ln until the test ends; the returned func kills the
+// server at once (listener and connections), as a crash would.
+func serveOn(t *testing.T, ln net.Listener, h http.Handler) (kill func()) {
+	t.Helper()
+	hs := &http.Server{Handler: h}
+	served := make(chan struct{})
+	go func() { defer close(served); _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close(); <-served })
+	return func() { _ = hs.Close() }
 }
 
 // TestTimeoutBoundsStdioChild: --timeout bounds the whole command for a
