@@ -67,9 +67,17 @@ type HTTPStatusError struct {
 	WWWAuthenticate string
 }
 
-// Error implements error.
+// Error implements error. The error code and description of a 401 or
+// 403 challenge are part of it: they say why the server refused.
 func (e *HTTPStatusError) Error() string {
 	msg := fmt.Sprintf("HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if code, desc := e.Challenge(); code != "" {
+		msg += " (" + code
+		if desc != "" {
+			msg += ": " + desc
+		}
+		msg += ")"
+	}
 	switch {
 	case e.RPC != nil:
 		msg += ": " + e.RPC.Error()
@@ -77,6 +85,17 @@ func (e *HTTPStatusError) Error() string {
 		msg += ": " + e.Body
 	}
 	return msg
+}
+
+// Challenge returns the error code (invalid_token, insufficient_scope,
+// ...) and description of the Bearer or DPoP challenge in
+// WWWAuthenticate (RFC 6750 §3), empty when there is none.
+func (e *HTTPStatusError) Challenge() (code, description string) {
+	if e.WWWAuthenticate == "" {
+		return "", ""
+	}
+	chs := parseWWWAuthenticate([]string{e.WWWAuthenticate})
+	return capPeerString(challengeParam(chs, "error")), capPeerString(challengeParam(chs, "error_description"))
 }
 
 // Unwrap returns the JSON-RPC error of the body, if any.
@@ -128,8 +147,10 @@ type HTTPClientOptions struct {
 // a legacy error) falls back to initialize. A 401 or 403 ends the attempt
 // at once; a 401 is reported as ErrAuthorizationRequired (or
 // ErrResourceMismatch) wrapping its *HTTPStatusError. With opts.OAuth the
-// client first tries to obtain a token (see OAuthConfig); a failure of
-// that flow is returned as the error of the request. The negotiated era
+// client first tries to obtain a token (see OAuthConfig); when that flow
+// fails the error of the request wraps both the refusal (its
+// *HTTPStatusError, and ErrAuthorizationRequired for a 401) and the
+// flow's error. The negotiated era
 // is cached per origin within the Client, so later sessions skip the
 // probe (a failure other than a refusal forgets the entry and negotiates
 // afresh).
@@ -166,7 +187,7 @@ func (c *Client) ConnectHTTP(ctx context.Context, endpoint string, options HTTPC
 		s, err = c.connectHTTP(ctx, u.String(), opts, EraUnknown)
 	}
 	var se *HTTPStatusError
-	if errors.As(err, &se) && se.StatusCode == http.StatusUnauthorized && ctx.Err() == nil {
+	if errors.As(err, &se) && se.StatusCode == http.StatusUnauthorized && ctx.Err() == nil && !errors.Is(err, ErrAuthorizationRequired) {
 		t := newHTTPTransport(u.String(), opts, c.log)
 		err = authError(ctx, t.client, t.header, u.String(), se)
 		_ = t.Close()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -40,36 +41,59 @@ func (t *httpTransport) readReplyStream(ctx context.Context, rc *replyContext, b
 		if err != nil && errors.Is(err, ErrSSEEventTooLarge) {
 			return fmt.Errorf("pmcp: %s: %w", rc.req.Method, err)
 		}
-		if rc.modern || lastID == "" || t.maxReconnects < 0 || attempts >= t.maxReconnects {
-			if err != nil {
-				return fmt.Errorf("%w (%s): %v", ErrHTTPStreamEnded, rc.req.Method, err)
-			}
-			return fmt.Errorf("%w (%s)", ErrHTTPStreamEnded, rc.req.Method)
+		if rc.modern || lastID == "" || t.maxReconnects < 0 {
+			return streamEnded(rc, err)
 		}
-		attempts++
-		if err := t.sleep(ctx, retry, rc.answered); err != nil {
-			if rc.done() {
-				return nil
-			}
+		if body, err = t.resume(ctx, rc, lastID, retry, &attempts); body == nil {
 			return err
 		}
-		resp, err := t.get(ctx, lastID)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+	}
+}
+
+// streamEnded is ErrHTTPStreamEnded for rc's request, with why.
+func streamEnded(rc *replyContext, why error) error {
+	if why != nil {
+		return fmt.Errorf("%w (%s): %w", ErrHTTPStreamEnded, rc.req.Method, why)
+	}
+	return fmt.Errorf("%w (%s)", ErrHTTPStreamEnded, rc.req.Method)
+}
+
+// resume reopens a broken legacy reply stream after lastID: after the
+// retry delay, at most MaxReconnects attempts in all. A refused
+// connection ends it at once (the server is gone, and waiting will not
+// bring it back within the call); so does a 404 (the session is gone).
+// It returns the new body, or nil and the error that ends the request.
+func (t *httpTransport) resume(ctx context.Context, rc *replyContext, lastID string, retry time.Duration, attempts *int) (io.ReadCloser, error) {
+	var last error
+	for *attempts < t.maxReconnects {
+		*attempts++
+		if err := t.sleep(ctx, retry, rc.answered); err != nil {
+			if rc.done() {
+				return nil, nil
 			}
-			continue
+			return nil, err
 		}
-		if resp.StatusCode/100 != 2 {
+		resp, err := t.get(ctx, lastID)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil && errors.Is(err, syscall.ECONNREFUSED):
+			return nil, streamEnded(rc, err)
+		case err != nil:
+			last = err
+			continue
+		case resp.StatusCode/100 != 2:
 			serr := t.statusError(resp)
 			drainClose(resp.Body)
 			if errors.Is(serr, ErrHTTPSessionExpired) {
-				return serr
+				return nil, serr
 			}
+			last = serr
 			continue
 		}
-		body = resp.Body
+		return resp.Body, nil
 	}
+	return nil, streamEnded(rc, last)
 }
 
 // get opens a GET stream, resuming after lastID when it is not empty.

@@ -312,9 +312,23 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		attempts++
 		drainClose(resp.Body)
 		if err := o.authorize(req.Context(), resp.StatusCode, chs, tok); err != nil {
-			return nil, err
+			return nil, refusal(resp, err)
 		}
 	}
+}
+
+// refusal is the error of a request the server refused (401, or 403
+// insufficient_scope) when no token could be obtained: what the server
+// said, as an *HTTPStatusError with its challenge (for a 401 wrapped in
+// ErrAuthorizationRequired), and why the flow failed. Reporting only the
+// flow's failure would hide why the server refused in the first place (an
+// expired token, another audience).
+func refusal(resp *http.Response, flowErr error) error {
+	se := &HTTPStatusError{StatusCode: resp.StatusCode, WWWAuthenticate: capPeerString(resp.Header.Get("WWW-Authenticate"))}
+	if resp.StatusCode == http.StatusUnauthorized {
+		return fmt.Errorf("%w: %w; obtaining a token failed: %w", ErrAuthorizationRequired, se, flowErr)
+	}
+	return fmt.Errorf("pmcp: %w; obtaining a token failed: %w", se, flowErr)
 }
 
 // authorize obtains a new token after the server refused rejected with

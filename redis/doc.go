@@ -18,16 +18,52 @@
 //   - Bus is a pmcp.EventBus on Pub/Sub: list changes and resource updates
 //     made on one replica reach the listen and GET streams of all of them.
 //
-// Quick start:
+// Quick start: one replica of a server that several share (the body of
+// the package's Example, which compiles), each started with its own name
+// and address and the same key ring, Redis and forwarding secret:
 //
+//	ctx := context.Background()
 //	rdb := goredis.NewUniversalClient(&goredis.UniversalOptions{Addrs: []string{"127.0.0.1:6379"}})
+//	defer rdb.Close()
+//	// Every replica seals requestState with the same keys.
+//	key, err := reqstate.KeyFromBase64("k1", os.Getenv("PMCP_STATE_KEY"))
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	bus, err := redis.NewBus(ctx, rdb, redis.BusOptions{})
-//	...
-//	srv, err := pmcp.NewServer(pmcp.ServerOptions{EventBus: bus})
-//	h := pmcp.NewStreamableHTTPHandler(srv, &pmcp.StreamableHTTPOptions{
-//		EventStore: redis.NewEventStore(rdb, redis.EventStoreOptions{}),
-//	})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	store, err := redis.NewTaskStore(ctx, rdb, redis.TaskStoreOptions{})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	sessions, err := redis.NewSessions(ctx, rdb, redis.SessionsOptions{
+//		Replica: "replica-1", Advertise: "10.0.0.1:8080",
+//		Secret: []byte(os.Getenv("PMCP_FORWARD_SECRET")),
+//	})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	srv, err := pmcp.NewServer(pmcp.ServerOptions{
+//		Name: "example", Version: "1.0.0",
+//		EventBus:         bus,
+//		RequestStateKeys: []reqstate.Key{key},
+//		Tasks:            &pmcp.TaskOptions{Store: store, ReplicaID: "replica-1"},
+//	})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{
+//		EventStore:    redis.NewEventStore(rdb, redis.EventStoreOptions{}),
+//		SessionStore:  sessions,
+//		SessionRouter: sessions,
+//		AllowedHosts:  []string{"10.0.0.1"},
+//	})
+//	defer h.Close()
+//	if err := http.ListenAndServe("10.0.0.1:8080", h); err != nil {
+//		log.Print(err)
+//	}
 //
 // When Redis is unreachable, calls fail with the client's error (nothing
 // panics or hangs past the client's timeouts) and every value recovers on

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -33,8 +34,24 @@ func newVerb(name, synopsis, about string) *verb {
 	v.fs.SetOutput(io.Discard)
 	v.fs.Usage = func() {}
 	v.logLevel = logLevel{level: pmcp.LevelInfo}
-	v.fs.Var(&v.logLevel, "log-level", "diagnostics shown on stderr (for serve and bridge also the access log; for client commands also the server's log records): off, debug, info, notice, warning, error, critical, alert, emergency")
+	v.fs.Var(&v.logLevel, "log-level", logLevelUsage(name))
 	return v
+}
+
+// logLevelUsage describes --log-level for the command name: what the
+// level filters besides the diagnostics.
+func logLevelUsage(name string) string {
+	shows := "diagnostics shown on stderr"
+	switch name {
+	case "serve":
+		shows += ", also the access log"
+	case "bridge":
+		shows += ", at debug also the access log"
+	case "login", "logout":
+	default:
+		shows += ", also the server's log records"
+	}
+	return shows + ": off, debug, info, notice, warning, error, critical, alert, emergency"
 }
 
 // usage writes the command's usage text and its flags.
@@ -43,7 +60,11 @@ func (v *verb) usage(w io.Writer) {
 	if v.about != "" {
 		fmt.Fprintf(w, "%s\n\n", strings.TrimSpace(v.about))
 	}
-	fmt.Fprintln(w, "flags (anywhere before --):")
+	if strings.Contains(v.synopsis, "-- COMMAND") {
+		fmt.Fprintln(w, "flags (anywhere before --):")
+	} else {
+		fmt.Fprintln(w, "flags:")
+	}
 	v.fs.VisitAll(func(f *flag.Flag) {
 		name, text := flag.UnquoteUsage(f)
 		dash := "--"
@@ -57,12 +78,27 @@ func (v *verb) usage(w io.Writer) {
 		case name != "":
 			head += " " + strings.ToUpper(name)
 		}
-		if d := f.DefValue; d != "" && d != "false" && d != "0" && d != "[]" {
-			text += " (default " + d + ")"
+		if !isZeroDefault(f) {
+			text += " (default " + f.DefValue + ")"
 		}
 		fmt.Fprintf(w, "%s\n      %s\n", head, text)
 	})
 	fmt.Fprint(w, "\nexit codes: 0 success, 1 error (the server's or the tool's), 2 usage error, 3 connection or protocol failure\n")
+}
+
+// isZeroDefault reports whether f's default is its type's zero value
+// ("", false, 0, 0s, []), which usage does not show: a flag whose real
+// default is applied later says so in its text.
+func isZeroDefault(f *flag.Flag) bool {
+	if f.DefValue == "" || f.DefValue == "[]" {
+		return true
+	}
+	t := reflect.TypeOf(f.Value)
+	if t.Kind() != reflect.Pointer {
+		return false
+	}
+	zero, ok := reflect.New(t.Elem()).Interface().(flag.Value)
+	return ok && f.DefValue == zero.String()
 }
 
 // parse reads flags anywhere before "--": it returns the positional
@@ -160,7 +196,7 @@ type logLevel struct {
 
 func (l *logLevel) String() string {
 	if l == nil || l.level == pmcp.LevelUnset {
-		return "info"
+		return "" // the zero value: no level chosen (usage shows the default, info)
 	}
 	if l.level == pmcp.LevelOff {
 		return "off"

@@ -87,9 +87,14 @@ func clientVerb(cmd string) (*verb, *clientArgs) {
 	v := newVerb(cmd, clientSynopsis[cmd], clientAbout[cmd])
 	a := &clientArgs{headers: http.Header{}, timeout: defaultClientTimeout, progress: true}
 	fs := v.fs
-	fs.StringVar(&a.url, "url", "", "the server's Streamable HTTP endpoint (http:// or https://); or give a stdio server as -- COMMAND ARGS... last on the line")
-	fs.BoolVar(&a.json, "json", false, "print results as JSON (for scripts)")
-	fs.BoolFunc("no-progress", "do not show progress on stderr", func(string) error { a.progress = false; return nil })
+	login := cmd == "login"
+	if login {
+		fs.StringVar(&a.url, "url", "", "the server's Streamable HTTP endpoint (http:// or https://)")
+	} else {
+		fs.StringVar(&a.url, "url", "", "the server's Streamable HTTP endpoint (http:// or https://); or give a stdio server as -- COMMAND ARGS... last on the line")
+		fs.BoolVar(&a.json, "json", false, "print results as JSON (for scripts)")
+		fs.BoolFunc("no-progress", "do not show progress on stderr", func(string) error { a.progress = false; return nil })
+	}
 	header := func(h string) error {
 		k, val, ok := strings.Cut(h, ":")
 		if !ok || strings.TrimSpace(k) == "" {
@@ -100,7 +105,7 @@ func clientVerb(cmd string) (*verb, *clientArgs) {
 	}
 	fs.Func("header", "'Name: value' added to every HTTP request (repeatable)", header)
 	fs.Func("H", "short for --header", header)
-	fs.Func("era", "the protocol era: auto, modern or legacy (default auto)", func(e string) error {
+	era := func(e string) error {
 		switch e {
 		case "auto":
 			a.era = pmcp.EraUnknown
@@ -112,8 +117,15 @@ func clientVerb(cmd string) (*verb, *clientArgs) {
 			return fmt.Errorf("want auto, modern or legacy, got %q", e)
 		}
 		return nil
-	})
-	fs.Func("timeout", "bound connecting and each request (default 60s)", func(d string) (err error) {
+	}
+	timeoutText := "bound connecting and each request (default 60s)"
+	if login {
+		// Era negotiation is no business of a sign-in.
+		timeoutText = "bound the whole sign-in, the browser included (default 5m0s)"
+	} else {
+		fs.Func("era", "the protocol era: auto, modern or legacy (default auto)", era)
+	}
+	fs.Func("timeout", timeoutText, func(d string) (err error) {
 		a.timeoutSet = true
 		if a.timeout, err = time.ParseDuration(d); err != nil || a.timeout <= 0 {
 			return fmt.Errorf("want a positive duration such as 30s, got %q", d)
@@ -196,7 +208,7 @@ func clientCommand(ctx context.Context, cmd string, args []string, stdin io.Read
 	defer in.close()
 	s, child, err := connect(ctx, a, in, errw)
 	if err != nil {
-		return v.fail(errw, exitConn, childExit(fmt.Errorf("connect: %w", err), child))
+		return v.fail(errw, exitConn, connectFailure(err, a, child))
 	}
 	defer s.Close()
 	code, err = op(ctx, s, &output{json: a.json, w: stdout, errw: errw, progress: a.progress, tty: isTerminal(stderr), width: columns(stdout)})
@@ -205,7 +217,7 @@ func clientCommand(ctx context.Context, cmd string, args []string, stdin io.Read
 			return v.fail(errw, exitError, errors.New(msg))
 		}
 		if code = exitFor(err); code == exitConn {
-			err = childExit(err, child)
+			err = failure(err, a, child)
 		}
 		return v.fail(errw, code, err)
 	}
@@ -265,8 +277,46 @@ func connect(ctx context.Context, a *clientArgs, in *interaction, stderr io.Writ
 	if err != nil {
 		return nil, nil, err
 	}
+	// The timeout bounds the whole start: a server that has not answered
+	// by then is killed with its process group, not asked to exit and
+	// waited for.
+	stop := context.AfterFunc(cctx, func() { _ = tr.Kill() })
 	s, err := c.Connect(cctx, st)
+	if !stop() && err == nil {
+		_ = s.Close()
+		return nil, tr, cctx.Err()
+	}
 	return s, tr, err
+}
+
+// connectFailure describes a failed connection (see failure).
+func connectFailure(err error, a *clientArgs, child *command.Transport) error {
+	// The library's own timeout error already says "connect".
+	if !strings.HasPrefix(errText(err), "connect: ") {
+		err = fmt.Errorf("connect: %w", err)
+	}
+	return failure(err, a, child)
+}
+
+// failure describes err, a failure of the connection or of a request: a
+// refusal of the server says what it said and what to do; a timeout says once what timed out (a stdio server is killed at once, its
+// process group with it, so its end is no news); otherwise how a stdio
+// server ended, when it did.
+func failure(err error, a *clientArgs, child *command.Transport) error {
+	if msg, ok := authFailure(err, a); ok {
+		return msg
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return childExit(err, child)
+	}
+	if child != nil {
+		_ = child.Kill()
+	}
+	what := strings.TrimSuffix(strings.TrimSuffix(errText(err), context.DeadlineExceeded.Error()), ": ")
+	if what == "" {
+		what = "the request"
+	}
+	return fmt.Errorf("%s: timed out after %v (--timeout)", what, a.timeout)
 }
 
 // diagLogger is the client's diagnostics logger at --log-level.

@@ -55,6 +55,9 @@ func login(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer in.close()
 	s, _, err := connect(ctx, a, in, errw)
 	if err != nil {
+		if msg, ok := authFailure(err, a); ok {
+			err = msg
+		}
 		fmt.Fprintf(errw, "pmcp login: %s\n", errText(err))
 		return exitConn
 	}

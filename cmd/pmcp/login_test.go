@@ -364,7 +364,7 @@ func TestLoginCommand(t *testing.T) {
 
 	// No terminal, no --login, nothing stored: refused with the way out.
 	code, _, errs := pm("tools", "list", "--url", rs.url)
-	if code != exitConn || !strings.Contains(errs, "pmcp login --url URL") {
+	if code != exitConn || !strings.Contains(errs, "pmcp login --url "+rs.url) {
 		t.Fatalf("without login: %d\n%s", code, errs)
 	}
 	if _, authorizes, _, _ := as.counts(); authorizes != 0 {

@@ -127,9 +127,9 @@ client flags (anywhere before --):
 every command:
   --log-level LEVEL          what is shown on stderr: off, debug, info,
                              notice, warning, error ... emergency (default
-                             info): diagnostics; for serve and bridge also
-                             the access log; for client commands also the
-                             server's log records
+                             info): diagnostics; for serve also the access
+                             log (for bridge at debug); for client commands
+                             also the server's log records
   -h, --help                 the command's usage ("pmcp help COMMAND" too)
 
 Progress of calls, the server's log records and elicitation prompts go to

@@ -99,27 +99,62 @@ func (a *authArgs) tokenStorePath() (string, error) {
 
 // store opens the file token store; its directory is created (0700) on
 // the first save, so commands against servers without OAuth never touch
-// the disk.
+// the disk. Without a place for it the store is still returned, empty
+// (see fileStore), with the reason as the error: commands that exist to
+// keep tokens (login, logout) fail on it, the others need it only to
+// keep a token.
 func (a *authArgs) store() (*fileStore, error) {
 	p, err := a.tokenStorePath()
 	if err != nil {
-		return nil, err
+		return &fileStore{err: err}, err
 	}
 	return &fileStore{FileTokenStore: pmcp.NewFileTokenStore(p), dir: filepath.Dir(p)}, nil
 }
 
 // fileStore is pmcp's FileTokenStore that creates its directory first.
+// Without a place for it (no --token-store, $PMCP_TOKEN_STORE or config
+// directory, as under env -i, the way hosts start commands) FileTokenStore
+// is nil and err says why: nothing is stored, so Load finds nothing, and
+// Save, Delete and Keys fail with err.
 type fileStore struct {
 	*pmcp.FileTokenStore
 	dir string
+	err error
+}
+
+// Load implements pmcp.TokenStore.
+func (s *fileStore) Load(ctx context.Context, key pmcp.TokenKey) (*pmcp.OAuthCredentials, error) {
+	if s.err != nil {
+		return nil, nil
+	}
+	return s.FileTokenStore.Load(ctx, key)
 }
 
 // Save implements pmcp.TokenStore.
 func (s *fileStore) Save(ctx context.Context, key pmcp.TokenKey, c *pmcp.OAuthCredentials) error {
+	if s.err != nil {
+		return s.err
+	}
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return fmt.Errorf("token store: %w", err)
 	}
 	return s.FileTokenStore.Save(ctx, key, c)
+}
+
+// Delete implements pmcp.TokenStore.
+func (s *fileStore) Delete(ctx context.Context, key pmcp.TokenKey) error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.FileTokenStore.Delete(ctx, key)
+}
+
+// Keys lists the stored keys.
+func (s *fileStore) Keys(ctx context.Context) ([]pmcp.TokenKey, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s.FileTokenStore.Keys(ctx)
 }
 
 // apply gives an HTTP connection its OAuth configuration: stored tokens
@@ -127,14 +162,16 @@ func (s *fileStore) Save(ctx context.Context, key pmcp.TokenKey, c *pmcp.OAuthCr
 // 401 only with --login or on a terminal. close must be called once the
 // session is closed.
 func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
-	if a.noAuth {
+	if a.noAuth || o.Header.Get("Authorization") != "" {
+		// A token given with --header is the user's choice: a refusal
+		// is reported, not answered with another token.
 		return nil
 	}
-	st, err := a.store()
-	if err != nil {
-		return err
-	}
-	interactive := a.login || a.tty
+	// Without a place for the store, stored tokens are simply absent: a
+	// server that needs none still works (st.err matters only when a
+	// token is to be kept).
+	st, _ := a.store()
+	interactive := a.interactive()
 	redirect := "http://127.0.0.1" + callbackPath
 	lb, err := listenLoopback()
 	switch {
@@ -168,12 +205,21 @@ func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
 			if !interactive {
 				return "", errLoginRequired
 			}
+			if st.err != nil {
+				// Signing in would be for nothing: the token could not be
+				// kept.
+				return "", st.err
+			}
 			return lb.authorize(ctx, authURL, stderr)
 		},
 	}
 	o.OAuth = cfg
 	return nil
 }
+
+// interactive reports whether a 401 may start a browser sign-in: --login,
+// or a terminal to follow it on.
+func (a *authArgs) interactive() bool { return a.login || a.tty }
 
 // close stops the loopback listener, if one was started.
 func (a *authArgs) close() {

@@ -99,7 +99,10 @@ func newFakeIssuer(t *testing.T) *fakeIssuer {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/.well-known/oauth-authorization-server":
-			fmt.Fprintf(w, `{"issuer":%q,"jwks_uri":%q}`, f.ts.URL, f.ts.URL+"/jwks")
+			// Endpoints but no registration: a client needs one made
+			// beforehand (--client-id).
+			fmt.Fprintf(w, `{"issuer":%q,"jwks_uri":%q,"authorization_endpoint":%q,"token_endpoint":%q,"code_challenge_methods_supported":["S256"]}`,
+				f.ts.URL, f.ts.URL+"/jwks", f.ts.URL+"/authorize", f.ts.URL+"/token")
 		case "/jwks":
 			_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
 		default:

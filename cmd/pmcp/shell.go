@@ -94,7 +94,7 @@ func shell(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	defer in.close()
 	s, child, err := connect(ctx, a, in, errw)
 	if err != nil {
-		return v.fail(errw, exitConn, childExit(fmt.Errorf("connect: %w", err), child))
+		return v.fail(errw, exitConn, connectFailure(err, a, child))
 	}
 	defer s.Close()
 	o := &output{json: a.json, w: out, errw: errw, progress: a.progress, width: columns(stdout)}

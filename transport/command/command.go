@@ -14,9 +14,13 @@
 //   - Close shuts the child down the way the MCP stdio transport
 //     prescribes: close its stdin, wait up to Options.WaitDelay, send
 //     SIGTERM, wait up to Options.TermDelay, then SIGKILL. It returns once
-//     the child has been reaped and leaves no goroutine behind (processes
-//     the child itself spawned are its own business: use SysProcAttr
-//     process groups to reach them).
+//     the child has been reaped and leaves no goroutine behind. On Unix
+//     the child runs in a process group of its own (unless Cmd.SysProcAttr
+//     says otherwise) and the signals go to the whole group, so what the
+//     server spawned (sh -c, npx, uv run) ends with it; whatever is left
+//     of the group once the child has been reaped is killed;
+//   - Kill skips the polite steps: SIGKILL at once (for a caller whose
+//     deadline has passed).
 //
 // Typical use, with the client of package pmcp:
 //
@@ -118,6 +122,7 @@ type Transport struct {
 
 	exited  chan struct{} // closed when cmd.Wait has returned
 	waitErr error         // cmd.Wait's result; read after exited
+	group   bool          // the child leads a process group of its own
 
 	closeOnce sync.Once
 	closeErr  error
@@ -169,6 +174,7 @@ func (t *Transport) Start() (jsonrpc.Stream, error) {
 	if t.cmd.WaitDelay == 0 {
 		t.cmd.WaitDelay = t.opts.waitDelay()
 	}
+	t.group = ownGroup(t.cmd)
 	if err := t.cmd.Start(); err != nil {
 		for _, f := range []*os.File{inR, inW, outR, outW} {
 			f.Close()
@@ -184,6 +190,9 @@ func (t *Transport) Start() (jsonrpc.Stream, error) {
 	go func() {
 		err := t.cmd.Wait()
 		t.waitErr = err
+		// Until the group is gone its id is not reused: a signal to the
+		// group can only reach what is left of it.
+		killGroupRest(t.cmd.Process, t.group)
 		close(t.exited)
 	}()
 	s := &stream{t: t, Stream: stdio.NewStream(readOnly{outR}, writeOnly{inW}, t.opts.Stdio)}
@@ -245,14 +254,41 @@ func (t *Transport) stop() error {
 	if t.waitExit(t.opts.waitDelay()) {
 		return nil
 	}
-	if terminate(t.cmd.Process) == nil && t.waitExit(t.opts.termDelay()) {
+	if terminate(t.cmd.Process, t.group) == nil && t.waitExit(t.opts.termDelay()) {
 		return nil
 	}
-	_ = t.cmd.Process.Kill()
+	return t.killNow()
+}
+
+// killNow sends SIGKILL (to the group when the child leads one) and waits
+// for the reaping, bounded.
+func (t *Transport) killNow() error {
+	_ = kill(t.cmd.Process, t.group)
 	if t.waitExit(killWait) {
 		return nil
 	}
 	return ErrStillRunning
+}
+
+// Kill ends the process at once with SIGKILL (the whole process group on
+// Unix, as Close), without Close's polite steps: for a caller whose
+// deadline has passed, or a server that stopped answering. It returns
+// once the process has been reaped (or ErrStillRunning); a Close running
+// concurrently, or called later, then finishes without waiting. Kill
+// before Start, or after the process ended, does nothing.
+func (t *Transport) Kill() error {
+	t.mu.Lock()
+	running := t.stdin != nil
+	t.mu.Unlock()
+	if !running {
+		return nil
+	}
+	select {
+	case <-t.exited:
+		return nil
+	default:
+	}
+	return t.killNow()
 }
 
 func (t *Transport) waitExit(d time.Duration) bool {

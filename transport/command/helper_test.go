@@ -64,6 +64,20 @@ func runHelper(mode string) int {
 	case "sleep":
 		time.Sleep(time.Second)
 		return 0
+	case "group":
+		// Leave a process behind, in our process group, that holds fd 3
+		// (the test's pipe) until it dies; then ignore stdin's EOF.
+		gc := helperCmd("hold")
+		gc.ExtraFiles = []*os.File{os.NewFile(3, "hold")}
+		if err := gc.Start(); err != nil {
+			return 1
+		}
+		fmt.Println(readyLine)
+		time.Sleep(time.Minute)
+		return 0
+	case "hold":
+		time.Sleep(time.Minute)
+		return 0
 	}
 	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 	return 2

@@ -1,0 +1,65 @@
+package pmcp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestClientHTTPServerDiesMidCall: a legacy server that dies while a call
+// streams its reply refuses the reconnection; the call fails at the first
+// refused attempt, with an error that names the endpoint, instead of
+// retrying (and reading the closed body again) MaxReconnects times.
+func TestClientHTTPServerDiesMidCall(t *testing.T) {
+	srv, err := NewServer(ServerOptions{Name: "dying", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{}, 1)
+	if err := AddTool(srv, &Tool{Name: "hang"}, func(ctx context.Context, _ *RequestHandlerExtra, _ struct{}) (string, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		return "", ctx.Err()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h := NewStreamableHTTPHandler(srv, StreamableHTTPOptions{SSERetry: 50 * time.Millisecond})
+	defer h.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: h}
+	served := make(chan struct{})
+	go func() { defer close(served); _ = hs.Serve(ln) }()
+	defer func() { _ = hs.Close(); <-served }()
+	endpoint := "http://" + ln.Addr().String() + "/mcp"
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := NewClient(ClientOptions{Era: EraLegacy}).ConnectHTTP(ctx, endpoint, HTTPClientOptions{NoStandaloneStream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.CallTool(ctx, "hang", nil)
+		errc <- err
+	}()
+	<-started
+	_ = hs.Close() // the server dies: its listener and connections close
+	began := time.Now()
+	err = <-errc
+	if took := time.Since(began); took > 2*time.Second {
+		t.Errorf("the call failed after %v", took)
+	}
+	if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), endpoint) || strings.Contains(err.Error(), "closed response body") {
+		t.Fatalf("error: %v", err)
+	}
+}
