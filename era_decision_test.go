@@ -130,7 +130,7 @@ func TestEraDecision(t *testing.T) {
 				if init {
 					era = "legacy"
 				}
-				o := stdioFact(t, srv, log, id, method, era, eraBody(id, method, m.meta))
+				o, _ := stdioFact(t, srv, log, id, method, era, eraBody(id, method, m.meta), false)
 				lines = append(lines, fmt.Sprintf("%-16s %-20s meta=%-7s %s log=%s", tr, method, m.label, o.long(), logEra(log.record(strconv.Itoa(id)))))
 			}
 		}

@@ -37,7 +37,11 @@ type factVariant struct {
 	label   string
 	absent  bool
 	members map[string]any
+	live    bool // taskId names a task created just before, on the same connection
 }
+
+// liveTask stands for the id of the task a live variant creates first.
+const liveTask = "LIVE-TASK"
 
 // factVariants are the params a method is asked with: none, an empty
 // object, and, by the member that names its target (the test's guess;
@@ -56,9 +60,15 @@ func factVariants(method string) []factVariant {
 		target("name", "open", "nope", "admin")
 	case MethodPromptsGet:
 		target("name", "open", "nope", "secret")
-	case MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe, MethodSkillsGet:
+	case MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
 		target("uri", "test://open", "test://nope", "test://secret")
-	case MethodTasksGet, MethodTasksResult, MethodTasksCancel, MethodTasksUpdate:
+	case MethodSkillsGet:
+		target("uri", "skill://demo/SKILL.md", "skill://nope/SKILL.md")
+	case MethodTasksGet, MethodTasksCancel, MethodTasksUpdate:
+		target("taskId", "no-such-task")
+		// tasks/result is left out: it waits for the task's end.
+		vs = append(vs, factVariant{label: "taskId=live", members: map[string]any{"taskId": liveTask}, live: true})
+	case MethodTasksResult:
 		target("taskId", "no-such-task")
 	default:
 		vs = append(vs, factVariant{label: "stray", members: map[string]any{"name": "open", "uri": "test://open", "taskId": "no-such-task"}})
@@ -110,6 +120,12 @@ func factsServer(t *testing.T, log *factLog) *Server {
 	}
 	must(srv.AddResource(&Resource{URI: "test://open", Name: "open"}, read))
 	must(srv.AddResource(&Resource{URI: "test://secret", Name: "secret", Scopes: []string{"mcp:files"}}, read))
+	must(srv.AddSkill(&Skill{Path: "demo", Description: "a skill", Body: "hi"}))
+	// bg runs as a task until the server closes.
+	must(AddTool(srv, &Tool{Name: "bg", Execution: &ToolExecution{TaskSupport: TaskSupportOptional}}, func(ctx context.Context, _ *RequestHandlerExtra, _ noArgs) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}))
 	return srv
 }
 
@@ -122,7 +138,11 @@ func factBody(id int, method string, v factVariant, era string) string {
 			p[k] = x
 		}
 		if era == "modern" {
-			p = modern(p, nil, nil)
+			var caps map[string]any
+			if strings.HasPrefix(method, "tasks/") {
+				caps = tasksExtCaps // as a client using tasks sends
+			}
+			p = modern(p, caps, nil)
 		}
 		m["params"] = p
 	}
@@ -196,10 +216,14 @@ func TestMethodFacts(t *testing.T) {
 					id := nextID
 					body := factBody(id, method, v, era)
 					var o factOutcome
-					var extra string
+					var extra, task string
 					if transport == "stdio" {
-						o = stdioFact(t, srv, log, id, method, era, body)
+						o, task = stdioFact(t, srv, log, id, method, era, body, v.live)
 					} else {
+						if v.live {
+							task = httpCreateTask(t, g, era, sid)
+							body = strings.Replace(body, liveTask, task, 1)
+						}
 						h := hdr("Accept", acceptBoth)
 						if era == "legacy" {
 							h.Set("MCP-Protocol-Version", Version20251125)
@@ -243,8 +267,11 @@ func TestMethodFacts(t *testing.T) {
 					if r := log.record(key); r != nil {
 						lg = strconv.Quote(r[AccessKeyName])
 					}
-					line := fmt.Sprintf("%-24s %-8s %-6s %-5s %s mw.Name=%s log.name=%s", method, v.label, era, transport, o.long(), mw, lg)
-					lines = append(lines, line+extra)
+					line := fmt.Sprintf("%-24s %-8s %-6s %-5s %s mw.Name=%s log.name=%s", method, v.label, era, transport, o.long(), mw, lg) + extra
+					if task != "" {
+						line = strings.ReplaceAll(line, task, liveTask)
+					}
+					lines = append(lines, line)
 				}
 			}
 		}
@@ -274,8 +301,17 @@ func (o factOutcome) long() string {
 }
 
 // stdioFact sends one request over a fresh stdio connection (initialized
-// first in the legacy era, unless the request is initialize).
-func stdioFact(t *testing.T, srv *Server, log *factLog, id int, method, era, body string) factOutcome {
+// first in the legacy era, unless the request is initialize). The
+// connection lives in a subtest of its own, closed when the case ends.
+// With live, a task is created first and its id replaces liveTask in
+// body; that id is returned.
+func stdioFact(t *testing.T, srv *Server, log *factLog, id int, method, era, body string, live bool) (o factOutcome, task string) {
+	t.Helper()
+	t.Run(strconv.Itoa(id), func(t *testing.T) { o, task = stdioCase(t, srv, log, id, method, era, body, live) })
+	return o, task
+}
+
+func stdioCase(t *testing.T, srv *Server, log *factLog, id int, method, era, body string, live bool) (factOutcome, string) {
 	t.Helper()
 	p := startStdioServer(t, srv)
 	if era == "legacy" && method != MethodInitialize {
@@ -285,20 +321,70 @@ func stdioFact(t *testing.T, srv *Server, log *factLog, id int, method, era, bod
 		}
 		p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	}
+	var task string
+	if live {
+		p.send(createTaskBody(era))
+		m, line := p.next()
+		if task = createdTask(m); task == "" {
+			t.Fatalf("create task: %s", line)
+		}
+		body = strings.Replace(body, liveTask, task, 1)
+	}
 	p.send(body)
 	for {
 		m, line := p.next()
 		if m["id"] == float64(id) {
-			return factOutcome{code: replyOutcome(t, line)}.withScope(t, line)
+			return factOutcome{code: replyOutcome(t, line)}.withScope(t, line), task
 		}
 		if m["method"] == NotificationSubscriptionsAck {
 			// A stream that stays open: cancel it; it ends without a
 			// response, and then writes its access record.
 			p.send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}`, id))
 			log.waitRecord(t, strconv.Itoa(id))
-			return factOutcome{code: "none", stream: NotificationSubscriptionsAck}
+			return factOutcome{code: "none", stream: NotificationSubscriptionsAck}, task
 		}
 	}
+}
+
+// createTaskBody calls the tool bg as a task (id "mk").
+func createTaskBody(era string) string {
+	p := map[string]any{"name": "bg", "arguments": map[string]any{}}
+	if era == "modern" {
+		p = modern(p, tasksExtCaps, nil)
+	} else {
+		p["task"] = map[string]any{}
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "mk", "method": MethodToolsCall, "params": p}, json.Deterministic(true))
+	return string(b)
+}
+
+// createdTask is the task id of a CreateTaskResult (either era's shape).
+func createdTask(m map[string]any) string {
+	if id, ok := getPath(m, "result", "taskId").(string); ok {
+		return id
+	}
+	id, _ := getPath(m, "result", "task", "taskId").(string)
+	return id
+}
+
+// httpCreateTask creates a task over Streamable HTTP (in the legacy
+// session sid, or statelessly) and returns its id.
+func httpCreateTask(t *testing.T, g *goldenHTTPEnv, era, sid string) string {
+	t.Helper()
+	h := modernHeaders(MethodToolsCall, "bg")
+	if era == "legacy" {
+		h = hdr("Accept", acceptBoth, "MCP-Protocol-Version", Version20251125, "Mcp-Session-Id", sid)
+	}
+	r := readAny(t, g.post(createTaskBody(era), h))
+	var m map[string]any
+	if r.Error != nil || json.Unmarshal(r.Result, &m) != nil {
+		t.Fatalf("create task over HTTP (%s): %+v %s", era, r.Error, r.Result)
+	}
+	task := createdTask(map[string]any{"result": m})
+	if task == "" {
+		t.Fatalf("create task over HTTP (%s): %s", era, r.Result)
+	}
+	return task
 }
 
 func replyOutcome(t *testing.T, line string) string {
