@@ -97,6 +97,8 @@ func TestHTTPRefusals(t *testing.T) {
 		{"body batch", `[` + ping + `]`},
 		{"body jsonrpc 1.0", `{"jsonrpc":"1.0","id":1,"method":"ping"}`},
 		{"body no method no result", `{"jsonrpc":"2.0","id":1}`},
+		{"body malformed response", `{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`},
+		{"body too deep", `{"jsonrpc":"2.0","id":1,"method":"ping","params":` + strings.Repeat(`{"a":`, 300) + `1` + strings.Repeat(`}`, 300) + `}`},
 	} {
 		add(c.name, e.post(c.body, accept()))
 	}
