@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -72,7 +73,7 @@ func checkGolden(t *testing.T, name string, lines []string) {
 type factLog struct {
 	mu   sync.Mutex
 	recs map[string]map[string]string // id -> access attributes
-	mw   map[string]string            // id -> Request.Name seen by middleware
+	mw   map[string]string            // id -> Request.Name and NameRegistered seen by middleware
 	wake chan struct{}                // closed and replaced on every record
 }
 
@@ -101,11 +102,16 @@ func (l *factLog) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-// middleware records the Request.Name of every request by id.
+// middleware records the Request.Name of every request by id, and
+// whether NameRegistered says it names something registered.
 func (l *factLog) middleware(next MethodHandler) MethodHandler {
 	return func(ctx context.Context, req *Request) (Result, error) {
+		seen := strconv.Quote(req.Name)
+		if req.NameRegistered() {
+			seen += "(registered)"
+		}
 		l.mu.Lock()
-		l.mw[req.ID.String()] = req.Name
+		l.mw[req.ID.String()] = seen
 		l.mu.Unlock()
 		return next(ctx, req)
 	}
@@ -138,8 +144,9 @@ func (l *factLog) waitRecord(t *testing.T, id string) map[string]string {
 	}
 }
 
-// seen returns the Request.Name a middleware saw for id, and whether the
-// request reached the middleware at all.
+// seen returns the Request.Name a middleware saw for id (quoted, marked
+// "(registered)" when NameRegistered was true), and whether the request
+// reached the middleware at all.
 func (l *factLog) seen(id string) (string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -61,7 +61,7 @@ func factVariants(method string) []factVariant {
 	case MethodPromptsGet:
 		target("name", "open", "nope", "secret")
 	case MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
-		target("uri", "test://open", "test://nope", "test://secret")
+		target("uri", "test://open", "test://nope", "test://secret", "tmpl://x")
 	case MethodSkillsGet:
 		target("uri", "skill://demo/SKILL.md", "skill://nope/SKILL.md")
 	case MethodTasksGet, MethodTasksCancel, MethodTasksUpdate:
@@ -77,7 +77,8 @@ func factVariants(method string) []factVariant {
 }
 
 // factsServer registers, in every registry, an unscoped entry ("open")
-// and a scoped one ("admin", "secret"); tasks are on. Middleware records
+// and a scoped one ("admin", "secret"), a resource template (tmpl://{x}),
+// a skill, and a tool that runs as a task; tasks are on. Middleware records
 // Request.Name and, for stream transports, sets an identity without
 // scopes (Streamable HTTP authenticates one through scopesFromHeader).
 func factsServer(t *testing.T, log *factLog) *Server {
@@ -120,6 +121,7 @@ func factsServer(t *testing.T, log *factLog) *Server {
 	}
 	must(srv.AddResource(&Resource{URI: "test://open", Name: "open"}, read))
 	must(srv.AddResource(&Resource{URI: "test://secret", Name: "secret", Scopes: []string{"mcp:files"}}, read))
+	must(srv.AddResourceTemplate(&ResourceTemplate{URITemplate: "tmpl://{x}", Name: "tmpl"}, read))
 	must(srv.AddSkill(&Skill{Path: "demo", Description: "a skill", Body: "hi"}))
 	// bg runs as a task until the server closes.
 	must(AddTool(srv, &Tool{Name: "bg", Execution: &ToolExecution{TaskSupport: TaskSupportOptional}}, func(ctx context.Context, _ *RequestHandlerExtra, _ noArgs) (string, error) {
@@ -197,7 +199,8 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 // TestMethodFacts records, for every method × era × transport × params
 // shape, the facts issue 19's method table must reproduce: the JSON-RPC
-// code (and HTTP status), the Request.Name a middleware sees, the access
+// code (and HTTP status), the Request.Name a middleware sees (and whether
+// Request.NameRegistered is true for it), the access
 // log's name, the scope challenge, and on modern Streamable HTTP the
 // Mcp-Name our client mirrors and what the server answers when that
 // header is missing (or present for a method that names no target).
@@ -261,7 +264,7 @@ func TestMethodFacts(t *testing.T) {
 					key := strconv.Itoa(id)
 					mw := "-"
 					if n, ok := log.seen(key); ok {
-						mw = strconv.Quote(n)
+						mw = n
 					}
 					lg := "-"
 					if r := log.record(key); r != nil {
