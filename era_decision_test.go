@@ -94,10 +94,7 @@ func logEra(r map[string]string) string {
 // except initialize, the id of an open legacy session; GET and DELETE go
 // with and without a session.
 func TestEraDecision(t *testing.T) {
-	log := newFactLog()
-	srv := factsServer(t, log)
-	g := newGoldenHTTPEnv(t, srv, StreamableHTTPOptions{Authenticate: scopesFromHeader})
-	sid := g.initSession(nil)
+	log, srv, g, sid := newFactsEnv(t)
 	id := 5000
 	var lines []string
 	for _, method := range eraMethods {
@@ -161,11 +158,9 @@ func TestEraDecision(t *testing.T) {
 func bodylessFact(t *testing.T, g *goldenHTTPEnv, id int, method string, h http.Header) string {
 	t.Helper()
 	key := strconv.Itoa(id)
-	h = h.Clone()
-	h.Set(headerGoldenCase, key)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	resp := g.do(ctx, method, nil, h)
+	resp := g.send(ctx, key, method, nil, h)
 	out := "status=" + strconv.Itoa(resp.StatusCode)
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		out += " stream"

@@ -196,6 +196,14 @@ func (g *goldenHTTPEnv) doneChan(c string) chan struct{} {
 	return ch
 }
 
+// send is httpEnv.do for case c: served(c) then waits for its end.
+func (g *goldenHTTPEnv) send(ctx context.Context, c, method string, body any, h http.Header) *http.Response {
+	g.t.Helper()
+	h = h.Clone()
+	h.Set(headerGoldenCase, c)
+	return g.do(ctx, method, body, h)
+}
+
 // served waits until ServeHTTP returned for case c.
 func (g *goldenHTTPEnv) served(t *testing.T, c string) {
 	t.Helper()

@@ -131,6 +131,16 @@ func factsServer(t *testing.T, log *factLog) *Server {
 	return srv
 }
 
+// newFactsEnv serves factsServer over Streamable HTTP (callers
+// authenticated by scopesFromHeader) and opens a legacy session, sid.
+func newFactsEnv(t *testing.T) (log *factLog, srv *Server, g *goldenHTTPEnv, sid string) {
+	t.Helper()
+	log = newFactLog()
+	srv = factsServer(t, log)
+	g = newGoldenHTTPEnv(t, srv, StreamableHTTPOptions{Authenticate: scopesFromHeader})
+	return log, srv, g, g.initSession(nil)
+}
+
 // factBody is the raw request of a case.
 func factBody(id int, method string, v factVariant, era string) string {
 	m := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
@@ -205,10 +215,7 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // Mcp-Name our client mirrors and what the server answers when that
 // header is missing (or present for a method that names no target).
 func TestMethodFacts(t *testing.T) {
-	log := newFactLog()
-	srv := factsServer(t, log)
-	g := newGoldenHTTPEnv(t, srv, StreamableHTTPOptions{Authenticate: scopesFromHeader})
-	sid := g.initSession(nil)
+	log, srv, g, sid := newFactsEnv(t)
 	nextID := 100
 	var lines []string
 	for _, method := range factMethods {
@@ -405,11 +412,9 @@ func (o factOutcome) withScope(t *testing.T, line string) factOutcome {
 func httpFact(t *testing.T, g *goldenHTTPEnv, log *factLog, id int, method, body string, h http.Header) factOutcome {
 	t.Helper()
 	key := strconv.Itoa(id)
-	h = h.Clone()
-	h.Set(headerGoldenCase, key)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	resp := g.do(ctx, http.MethodPost, body, h)
+	resp := g.send(ctx, key, http.MethodPost, body, h)
 	defer resp.Body.Close()
 	o := factOutcome{status: resp.StatusCode, code: "-"}
 	if c := resp.Header.Values("WWW-Authenticate"); len(c) > 0 {
