@@ -20,9 +20,12 @@ func TestClientHTTPServerDiesMidCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	started := make(chan struct{}, 1)
-	if err := AddTool(srv, &Tool{Name: "hang"}, func(ctx context.Context, _ *RequestHandlerExtra, _ struct{}) (string, error) {
-		started <- struct{}{}
+	if err := AddTool(srv, &Tool{Name: "hang"}, func(ctx context.Context, extra *RequestHandlerExtra, _ struct{}) (string, error) {
+		// A progress notification starts the reply stream (the priming
+		// event alone may be held back a few ms).
+		if err := extra.ReportProgress(1, 2, "streaming"); err != nil {
+			return "", err
+		}
 		<-ctx.Done()
 		return "", ctx.Err()
 	}); err != nil {
@@ -48,11 +51,21 @@ func TestClientHTTPServerDiesMidCall(t *testing.T) {
 	}
 	defer s.Close()
 	errc := make(chan error, 1)
+	streaming := make(chan struct{}, 1)
 	go func() {
-		_, err := s.CallTool(ctx, "hang", nil)
+		_, err := s.CallTool(ctx, "hang", nil, WithProgress(func(context.Context, *ProgressParams) {
+			select {
+			case streaming <- struct{}{}:
+			default:
+			}
+		}))
 		errc <- err
 	}()
-	<-started
+	select {
+	case <-streaming: // the client reads the reply stream
+	case err := <-errc:
+		t.Fatalf("the call ended before its reply streamed: %v", err)
+	}
 	_ = hs.Close() // the server dies: its listener and connections close
 	began := time.Now()
 	err = <-errc
