@@ -235,6 +235,12 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 			return nil, unknownTool(req)
 		}
 	}
+	var owner string // whose task it is (see tasks_ids.go)
+	if task && l.tasks {
+		if owner, err = taskOwner(req); err != nil {
+			return nil, err
+		}
+	}
 	parent := ctx
 	if modern {
 		parent = p.base // the call outlives the round that started it
@@ -268,7 +274,7 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 				args = fp.Arguments
 			}
 			if task && l.tasks {
-				res, err = p.callTask(ctx, sl, l, name, args, ttl, modern, opts)
+				res, err = p.callTask(ctx, sl, l, owner, name, args, ttl, modern, opts)
 				break
 			}
 			var out *pmcp.CallToolResult

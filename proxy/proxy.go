@@ -183,6 +183,8 @@ type Proxy struct {
 	// probing holds the one Probe running; lastProbe is guarded by it.
 	probing   chan struct{}
 	lastProbe time.Time
+	// taskIDs binds the task ids shown downstream to their principal.
+	taskIDs *taskIDs
 
 	mu     sync.Mutex
 	slots  map[slotKey]*slot
@@ -244,6 +246,9 @@ func New(opts Options) (*Proxy, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 	}
 	p.sealer = sealer
+	if p.taskIDs, err = newTaskIDs(opts.RequestStateKeys); err != nil {
+		return nil, fmt.Errorf("proxy: task ids: %w", err)
+	}
 	p.log = opts.Logger
 	if p.log == nil {
 		p.log = opts.Server.Logger

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -14,9 +15,9 @@ import (
 // 2025-11-25 params.task, or a 2026-07-28 request declaring the tasks
 // extension) is forwarded as a task-augmented call (pmcp's CallToolTask,
 // which speaks the upstream's era) to an upstream that declares tasks; the
-// task the upstream creates is shown downstream under the id
-// upstream prefix + upstream id, the prefix its tools have (none for a
-// single unprefixed upstream). tasks/get, tasks/result, tasks/cancel,
+// task the upstream creates is shown downstream under an id that begins
+// with the prefix its tools have (none for a single unprefixed upstream)
+// and is bound to the principal that created it (tasks_ids.go). tasks/get, tasks/result, tasks/cancel,
 // tasks/update and tasks/list are routed back by that prefix, to the
 // upstream session of the same downstream session (per-session upstreams)
 // or the shared one, which is where the task's owner lives: nothing is
@@ -81,7 +82,7 @@ func wantsTask(req *pmcp.Request, fp *featureParams) (bool, time.Duration, error
 
 // callTask forwards a task-augmented tools/call: the created task as the
 // downstream era shows it, or the upstream's synchronous answer.
-func (p *Proxy) callTask(ctx context.Context, sl *slot, l *live, name string, args any, ttl time.Duration, modern bool, opts []pmcp.CallOption) (pmcp.Result, error) {
+func (p *Proxy) callTask(ctx context.Context, sl *slot, l *live, owner, name string, args any, ttl time.Duration, modern bool, opts []pmcp.CallOption) (pmcp.Result, error) {
 	up := sl.up
 	ct, err := l.conn.Session.CallToolTask(ctx, name, args, ttl, opts...)
 	if err != nil {
@@ -96,6 +97,10 @@ func (p *Proxy) callTask(ctx context.Context, sl *slot, l *live, name string, ar
 		return out, nil
 	}
 	st := *ct.Created
+	if len(st.TaskID) > maxUpstreamTaskID {
+		_ = ct.Cancel(context.WithoutCancel(ctx))
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: its task id is longer than %d bytes", up.name, maxUpstreamTaskID)}
+	}
 	if st.Terminal() {
 		// Done at once: its outcome decides how it shows in the
 		// downstream era (a tool error is failed in 2025-11-25).
@@ -105,7 +110,7 @@ func (p *Proxy) callTask(ctx context.Context, sl *slot, l *live, name string, ar
 		}
 		st = *full
 	}
-	st.TaskID = up.prefix + st.TaskID
+	st.TaskID = p.taskIDs.mint(owner, up, st.TaskID)
 	if modern {
 		dt := modernTask(&st)
 		dt.ResultType = pmcp.ResultTypeTask
@@ -148,8 +153,16 @@ func (p *Proxy) serveTask(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 	if tp.TaskID == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing taskId"}
 	}
-	up, id, ok := p.route(tp.TaskID)
-	if !ok || id == "" {
+	owner, err := taskOwner(req)
+	if err != nil {
+		return nil, unknownTask()
+	}
+	up, rest, ok := p.route(tp.TaskID)
+	if !ok {
+		return nil, unknownTask()
+	}
+	id, ok := p.taskIDs.open(owner, up, rest)
+	if !ok {
 		return nil, unknownTask()
 	}
 	sl, l, err := p.conn(ctx, req, up)
@@ -273,20 +286,26 @@ func (p *Proxy) taskResult(ctx context.Context, req *pmcp.Request, sl *slot, l *
 const maxListPages = 16
 
 // listTasks serves the 2025-11-25 tasks/list: the tasks of every upstream
-// that lists them (2025-11-25 upstreams), ids prefixed. A single upstream
-// pages as it does; several are read in full (at most maxListPages pages
-// each) into one page.
+// that lists them (2025-11-25 upstreams), ids as the caller knows them. A
+// single upstream pages as it does; several are read in full (at most
+// maxListPages pages each) into one page. Only an upstream session of the
+// downstream session's own holds nothing but the caller's tasks: a shared
+// one (Options.Shared) lists none, as the proxy cannot tell whose they are.
 func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string) (pmcp.Result, error) {
 	out := &pmcp.ListTasksResult{Tasks: []pmcp.Task{}}
+	owner, err := taskOwner(req)
+	if err != nil {
+		return out, nil
+	}
 	for _, up := range p.ups {
-		_, l, err := p.conn(ctx, req, up)
+		sl, l, err := p.conn(ctx, req, up)
 		if err != nil {
 			if len(p.ups) == 1 {
 				return nil, err
 			}
 			continue
 		}
-		if !l.tasks || l.modern {
+		if !l.tasks || l.modern || !p.sessionsOwn(req, sl) {
 			continue
 		}
 		c := cursor
@@ -299,7 +318,10 @@ func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string)
 				break
 			}
 			for _, t := range page.Tasks {
-				t.TaskID = up.prefix + t.TaskID
+				if len(t.TaskID) > maxUpstreamTaskID {
+					continue
+				}
+				t.TaskID = p.taskIDs.mint(owner, up, t.TaskID)
 				out.Tasks = append(out.Tasks, t)
 			}
 			if len(p.ups) == 1 {
@@ -312,6 +334,18 @@ func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string)
 		}
 	}
 	return out, nil
+}
+
+// sessionsOwn reports whether sl is the upstream session of req's
+// downstream session alone.
+func (p *Proxy) sessionsOwn(req *pmcp.Request, sl *slot) bool {
+	key := slotKey{up: sl.up, sess: req.Extra.SessionKey()}
+	if p.opts.Shared || key.sess.IsZero() {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.slots[key] == sl
 }
 
 func millis(d time.Duration) *int64 {
