@@ -102,6 +102,15 @@ type ServerOptions struct {
 	// one is the outermost: it runs first and sees the final outcome. Nil
 	// or empty means none, at no cost.
 	Middleware []Middleware
+	// NameKnown, when set, is asked by Request.NameRegistered about a
+	// name of method (tools/call, prompts/get, resources/read and
+	// resources/(un)subscribe) that nothing registered on the server has:
+	// true counts it as registered. A middleware that serves names of its
+	// own (package proxy answers for the names its upstreams last listed)
+	// sets it, so that those names are metric label values. It must be
+	// cheap, safe for concurrent use, and true only for a bounded set of
+	// names chosen by the server, never by callers. Nil means none.
+	NameKnown func(method, name string) bool
 	// NotificationMiddleware wraps every incoming client notification, the
 	// first one outermost. Nil or empty means none.
 	NotificationMiddleware []NotificationMiddleware

@@ -196,6 +196,8 @@ type upstream struct {
 	prefix string
 	dial   DialFunc
 	health health
+	// known: the names it last listed (names_known.go).
+	known knownNames
 }
 
 type slotKey struct {
@@ -279,6 +281,10 @@ func New(opts Options) (*Proxy, error) {
 	}
 	mw = append(mw, p.middleware)
 	so.Middleware = mw
+	userKnown := so.NameKnown
+	so.NameKnown = func(method, name string) bool {
+		return p.nameKnown(method, name) || userKnown != nil && userKnown(method, name)
+	}
 	userRoots := so.RootsListChanged
 	so.RootsListChanged = func(ctx context.Context) {
 		if userRoots != nil {
