@@ -111,6 +111,17 @@ type ServerOptions struct {
 	// cheap, safe for concurrent use, and true only for a bounded set of
 	// names chosen by the server, never by callers. Nil means none.
 	NameKnown func(method, name string) bool
+	// WatchTask, when set, is asked by a 2026-07-28 subscriptions/listen
+	// about each of its taskIds that the server's own tasks (TaskOptions)
+	// do not have: ok true adds the id to the acknowledgement and sends
+	// each task the channel carries as notifications/tasks (the first
+	// one the task's current state) until the channel is closed or ctx
+	// (the listen's) is done; ok false leaves the id out, as an unknown
+	// one. It is for a middleware that serves tasks of its own (package
+	// proxy); it must answer false for tasks of another principal than
+	// extra's (RequestHandlerExtra.Principal), and the goroutine sending
+	// on the channel must stop when ctx is done. Nil means none.
+	WatchTask func(ctx context.Context, extra *RequestHandlerExtra, taskID string) (tasks <-chan *DetailedTask, ok bool)
 	// NotificationMiddleware wraps every incoming client notification, the
 	// first one outermost. Nil or empty means none.
 	NotificationMiddleware []NotificationMiddleware

@@ -54,9 +54,6 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 		case pmcp.MethodSubscriptionsListen:
 			var lp pmcp.ListenParams
 			ok := pmcp.Unmarshal(req.Params, &lp) == nil
-			if ok && len(lp.Notifications.TaskIDs) > 0 {
-				withoutTaskIDs(req)
-			}
 			if ok && len(lp.Notifications.ResourceSubscriptions) > 0 {
 				uris := lp.Notifications.ResourceSubscriptions
 				if err := p.subscribe(ctx, req, uris, true); err != nil {
@@ -274,7 +271,7 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 				args = fp.Arguments
 			}
 			if task && l.tasks {
-				res, err = p.callTask(ctx, sl, l, owner, name, args, ttl, modern, opts)
+				res, err = p.callTask(ctx, req, sl, l, owner, name, args, ttl, modern, opts)
 				break
 			}
 			var out *pmcp.CallToolResult

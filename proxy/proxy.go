@@ -189,6 +189,8 @@ type Proxy struct {
 	mu     sync.Mutex
 	slots  map[slotKey]*slot
 	closed bool
+	// watches counts the tasks polled for status pushes (tasks_watch.go).
+	watches int
 }
 
 type upstream struct {
@@ -281,6 +283,13 @@ func New(opts Options) (*Proxy, error) {
 	}
 	mw = append(mw, p.middleware)
 	so.Middleware = mw
+	userWatch := so.WatchTask
+	so.WatchTask = func(ctx context.Context, extra *pmcp.RequestHandlerExtra, id string) (<-chan *pmcp.DetailedTask, bool) {
+		if w, ok := p.watchModernTask(ctx, extra, id); ok || userWatch == nil {
+			return w, ok
+		}
+		return userWatch(ctx, extra, id)
+	}
 	userKnown := so.NameKnown
 	so.NameKnown = func(method, name string) bool {
 		return p.nameKnown(method, name) || userKnown != nil && userKnown(method, name)

@@ -82,7 +82,7 @@ func wantsTask(req *pmcp.Request, fp *featureParams) (bool, time.Duration, error
 
 // callTask forwards a task-augmented tools/call: the created task as the
 // downstream era shows it, or the upstream's synchronous answer.
-func (p *Proxy) callTask(ctx context.Context, sl *slot, l *live, owner, name string, args any, ttl time.Duration, modern bool, opts []pmcp.CallOption) (pmcp.Result, error) {
+func (p *Proxy) callTask(ctx context.Context, req *pmcp.Request, sl *slot, l *live, owner, name string, args any, ttl time.Duration, modern bool, opts []pmcp.CallOption) (pmcp.Result, error) {
 	up := sl.up
 	ct, err := l.conn.Session.CallToolTask(ctx, name, args, ttl, opts...)
 	if err != nil {
@@ -116,6 +116,7 @@ func (p *Proxy) callTask(ctx context.Context, sl *slot, l *live, owner, name str
 		dt.ResultType = pmcp.ResultTypeTask
 		return dt, nil
 	}
+	p.watchLegacyTask(req.Extra, req.Extra.TaskStatusNotifier(), sl, l, ct, &st)
 	return &pmcp.CreateTaskResult{Task: legacyTask(&st)}, nil
 }
 
@@ -377,31 +378,4 @@ func legacyTask(st *pmcp.TaskStatus) pmcp.Task {
 		}
 	}
 	return t
-}
-
-// withoutTaskIDs drops the taskIds of a downstream subscriptions/listen:
-// the proxy keeps no tasks of its own to watch, so the acknowledgement
-// names none of them and the client polls tasks/get instead, while the
-// rest of the stream (list changes, resource updates) works as asked.
-func withoutTaskIDs(req *pmcp.Request) {
-	var m map[string]jsontext.Value
-	if pmcp.Unmarshal(req.Params, &m) != nil {
-		return
-	}
-	var n map[string]jsontext.Value
-	if pmcp.Unmarshal(m["notifications"], &n) != nil {
-		return
-	}
-	if _, ok := n["taskIds"]; !ok {
-		return
-	}
-	delete(n, "taskIds")
-	nb, err := pmcp.Marshal(n)
-	if err != nil {
-		return
-	}
-	m["notifications"] = nb
-	if b, err := pmcp.Marshal(m); err == nil {
-		req.Params = b
-	}
 }
