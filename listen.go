@@ -107,9 +107,9 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 		case <-env.streamDone:
 			return nil, errListenEnded
 		case t := <-taskq:
-			dt := modernTask(t, true)
+			dt := *t // a hook's task is not ours to change
 			dt.Meta = subMeta()
-			if err := env.listenSend(ctx, NotificationTasks, dt); err != nil {
+			if err := env.listenSend(ctx, NotificationTasks, &dt); err != nil {
 				return nil, err
 			}
 		case <-l.ready:

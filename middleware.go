@@ -93,9 +93,9 @@ func (r *Request) SessionID() string { return r.Extra.SessionID }
 // names where they must stay bounded, such as metric attributes, asks
 // this first (package otel does). It costs a map lookup (a template match
 // for resources); the tool a Streamable HTTP tools/call names was looked
-// up by the transport already and is not looked up again. A middleware
-// that serves names the server has not registered (package proxy) sees
-// false for them.
+// up by the transport already and is not looked up again. A name the
+// server has not registered is registered when ServerOptions.NameKnown
+// says so (package proxy answers for the names its upstreams list).
 func (r *Request) NameRegistered() bool {
 	s := r.srv
 	if s == nil || r.Name == "" {
@@ -106,16 +106,21 @@ func (r *Request) NameRegistered() bool {
 		if r.rs != nil && r.rs.tool != nil && r.rs.tool.tool.Name == r.Name {
 			return true
 		}
-		_, ok := s.tools.get(r.Name)
-		return ok
+		if _, ok := s.tools.get(r.Name); ok {
+			return true
+		}
 	case MethodPromptsGet:
-		_, ok := s.prompts.get(r.Name)
-		return ok
+		if _, ok := s.prompts.get(r.Name); ok {
+			return true
+		}
 	case MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
-		h, _, _, _ := s.lookupResource(r.Name)
-		return h != nil
+		if h, _, _, _ := s.lookupResource(r.Name); h != nil {
+			return true
+		}
+	default:
+		return false
 	}
-	return false
+	return s.opts.NameKnown != nil && s.opts.NameKnown(r.Method, r.Name)
 }
 
 // Meta returns the raw _meta object of the params, nil when absent. W3C

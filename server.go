@@ -105,6 +105,26 @@ type ServerOptions struct {
 	// one is the outermost: it runs first and sees the final outcome. Nil
 	// or empty means none, at no cost.
 	Middleware []Middleware
+	// NameKnown, when set, is asked by Request.NameRegistered about a
+	// name of method (tools/call, prompts/get, resources/read and
+	// resources/(un)subscribe) that nothing registered on the server has:
+	// true counts it as registered. A middleware that serves names of its
+	// own (package proxy answers for the names its upstreams last listed)
+	// sets it, so that those names are metric label values. It must be
+	// cheap, safe for concurrent use, and true only for a bounded set of
+	// names chosen by the server, never by callers. Nil means none.
+	NameKnown func(method, name string) bool
+	// WatchTask, when set, is asked by a 2026-07-28 subscriptions/listen
+	// about each of its taskIds that the server's own tasks (TaskOptions)
+	// do not have: ok true adds the id to the acknowledgement and sends
+	// each task the channel carries as notifications/tasks (the first
+	// one the task's current state) until the channel is closed or ctx
+	// (the listen's) is done; ok false leaves the id out, as an unknown
+	// one. It is for a middleware that serves tasks of its own (package
+	// proxy); it must answer false for tasks of another principal than
+	// extra's (RequestHandlerExtra.Principal), and the goroutine sending
+	// on the channel must stop when ctx is done. Nil means none.
+	WatchTask func(ctx context.Context, extra *RequestHandlerExtra, taskID string) (tasks <-chan *DetailedTask, ok bool)
 	// NotificationMiddleware wraps every incoming client notification, the
 	// first one outermost. Nil or empty means none.
 	NotificationMiddleware []NotificationMiddleware

@@ -1,5 +1,7 @@
 package pmcp
 
+import "context"
+
 // Hooks for servers whose features live elsewhere (package proxy serves an
 // upstream session's tools, prompts and resources through a middleware).
 
@@ -58,4 +60,19 @@ func (e *RequestHandlerExtra) SessionKey() SessionKey {
 		return SessionKey{}
 	}
 	return SessionKey{e.session}
+}
+
+// TaskStatusNotifier returns a function that sends
+// notifications/tasks/status about a task on the request's 2025-11-25
+// session, as the server does for its own tasks. It stays usable after
+// the request ended, until the session ends (it then fails). Nil when the
+// request has no such session: the 2026-07-28 era pushes task status on
+// subscriptions/listen instead (see ServerOptions.WatchTask). It is for a
+// middleware that serves tasks of its own (package proxy).
+func (e *RequestHandlerExtra) TaskStatusNotifier() func(ctx context.Context, t *Task) error {
+	if e == nil || e.session == nil || e.session.notify == nil || e.Era() != EraLegacy {
+		return nil
+	}
+	notify := e.session.notify
+	return func(ctx context.Context, t *Task) error { return notify(ctx, NotificationTasksStatus, t) }
 }

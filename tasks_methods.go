@@ -271,39 +271,61 @@ const DefaultMaxListenTaskIDs = 64
 // watchTasks starts watching the tasks a modern listen asked for and
 // returns the channel their snapshots arrive on (nil when none) and a
 // function that stops the watches and waits for them. Unknown and foreign
-// ids are left out of the acknowledgement.
-func (s *Server) watchTasks(ctx context.Context, extra *RequestHandlerExtra, ids []string, ack *SubscriptionFilter) (<-chan tasks.Task, func(), error) {
+// ids are left out of the acknowledgement. Ids the server's own tasks do
+// not have are offered to ServerOptions.WatchTask.
+func (s *Server) watchTasks(ctx context.Context, extra *RequestHandlerExtra, ids []string, ack *SubscriptionFilter) (<-chan *DetailedTask, func(), error) {
 	if len(ids) == 0 {
 		return nil, func() {}, nil
 	}
-	if s.tasks == nil || !hasTasksExtension(extra.ClientCapabilities()) {
+	hook := s.opts.WatchTask
+	if s.tasks == nil && hook == nil || !hasTasksExtension(extra.ClientCapabilities()) {
 		return nil, nil, missingTasksExtension().rpcError()
 	}
 	if len(ids) > DefaultMaxListenTaskIDs {
 		return nil, nil, invalidParams("more than %d taskIds", DefaultMaxListenTaskIDs)
 	}
-	owner, err := taskOwner(extra)
-	if err != nil {
-		return nil, nil, err
+	var owner string
+	if s.tasks != nil {
+		var err error
+		if owner, err = taskOwner(extra); err != nil {
+			return nil, nil, err
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	out := make(chan tasks.Task)
+	out := make(chan *DetailedTask)
 	var wg sync.WaitGroup
+	forward := func(w <-chan *DetailedTask) {
+		for t := range w {
+			select {
+			case out <- t:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
 	for _, id := range ids {
-		w, err := s.tasks.store.Watch(ctx, owner, id)
-		if err != nil {
+		if s.tasks != nil {
+			if w, err := s.tasks.store.Watch(ctx, owner, id); err == nil {
+				ack.TaskIDs = append(ack.TaskIDs, id)
+				wg.Go(func() {
+					for t := range w {
+						select {
+						case out <- modernTask(t, true):
+						case <-ctx.Done():
+							return
+						}
+					}
+				})
+				continue
+			}
+		}
+		if hook == nil {
 			continue
 		}
-		ack.TaskIDs = append(ack.TaskIDs, id)
-		wg.Go(func() {
-			for t := range w {
-				select {
-				case out <- t:
-				case <-ctx.Done():
-					return
-				}
-			}
-		})
+		if w, ok := hook(ctx, extra, id); ok && w != nil {
+			ack.TaskIDs = append(ack.TaskIDs, id)
+			wg.Go(func() { forward(w) })
+		}
 	}
 	return out, func() { cancel(); wg.Wait() }, nil
 }

@@ -55,9 +55,6 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 		case pmcp.MethodSubscriptionsListen:
 			var lp pmcp.ListenParams
 			ok := pmcp.Unmarshal(req.Params, &lp) == nil
-			if ok && len(lp.Notifications.TaskIDs) > 0 {
-				withoutTaskIDs(req)
-			}
 			if ok && len(lp.Notifications.ResourceSubscriptions) > 0 {
 				uris := lp.Notifications.ResourceSubscriptions
 				if err := p.subscribe(ctx, req, uris, true); err != nil {
@@ -272,6 +269,12 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 			return nil, unknownTool(req)
 		}
 	}
+	var owner string // whose task it is (see tasks_ids.go)
+	if task && l.tasks {
+		if owner, err = taskOwner(req); err != nil {
+			return nil, err
+		}
+	}
 	parent := ctx
 	if modern {
 		parent = p.base // the call outlives the round that started it
@@ -305,7 +308,7 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 				args = fp.Arguments
 			}
 			if task && l.tasks {
-				res, err = p.callTask(ctx, sl, l, name, args, ttl, modern, opts)
+				res, err = p.callTask(ctx, req, sl, l, owner, name, args, ttl, modern, opts)
 				break
 			}
 			var out *pmcp.CallToolResult

@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -259,28 +258,10 @@ func binding(req *pmcp.Request, target string, args jsontext.Value) reqstate.Bin
 }
 
 // principal names the authenticated caller a requestState is bound to, as
-// the server does for its own: subject, else a token digest, else client id.
+// the server does for its own (RequestHandlerExtra.Principal).
 func principal(e *pmcp.RequestHandlerExtra) string {
-	if a := e.AuthContext; a != nil && a.Subject != "" {
-		return "sub:" + a.Subject
-	}
-	tok := ""
-	if e.AuthInfo != nil && e.AuthInfo.Token != "" {
-		tok = e.AuthInfo.Token.Reveal()
-	} else if e.AuthContext != nil && e.AuthContext.Token != "" {
-		tok = e.AuthContext.Token.Reveal()
-	}
-	if tok != "" {
-		sum := sha256.Sum256([]byte(tok))
-		return "token-sha256:" + hex.EncodeToString(sum[:])
-	}
-	if e.AuthInfo != nil && e.AuthInfo.ClientID != "" {
-		return "client:" + e.AuthInfo.ClientID
-	}
-	if e.AuthContext != nil && e.AuthContext.ClientID != "" {
-		return "client:" + e.AuthContext.ClientID
-	}
-	return ""
+	id, _ := e.Principal()
+	return id
 }
 
 func canonical(v jsontext.Value) []byte {

@@ -96,13 +96,16 @@ func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 		} else if tools, err = l.conn.Session.AllTools(ctx); err != nil {
 			return err
 		}
+		listed := make([]string, 0, len(tools))
 		for _, t := range tools {
 			cp := *t
 			cp.Name = up.qualify(t.Name)
 			if names.keep(up, cp.Name) {
 				out.Tools = append(out.Tools, &cp)
+				listed = append(listed, cp.Name)
 			}
 		}
+		up.known.note(pmcp.MethodToolsCall, listed, len(p.ups) > 1 || cur == "")
 		return nil
 	})
 	if err != nil {
@@ -129,13 +132,16 @@ func (p *Proxy) listPrompts(ctx context.Context, req *pmcp.Request) (pmcp.Result
 		} else if prompts, err = l.conn.Session.AllPrompts(ctx); err != nil {
 			return err
 		}
+		listed := make([]string, 0, len(prompts))
 		for _, pr := range prompts {
 			cp := *pr
 			cp.Name = up.qualify(pr.Name)
 			if names.keep(up, cp.Name) {
 				out.Prompts = append(out.Prompts, &cp)
+				listed = append(listed, cp.Name)
 			}
 		}
+		up.known.note(pmcp.MethodPromptsGet, listed, len(p.ups) > 1 || cur == "")
 		return nil
 	})
 	if err != nil {

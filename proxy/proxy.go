@@ -208,12 +208,16 @@ type Proxy struct {
 	// probing holds the one Probe running; lastProbe is guarded by it.
 	probing   chan struct{}
 	lastProbe time.Time
+	// taskIDs binds the task ids shown downstream to their principal.
+	taskIDs *taskIDs
 
 	mu     sync.Mutex
 	slots  map[slotKey]*slot
 	closed bool
 	// useSeq orders the slots' last use (slot.used), for makeRoom.
 	useSeq uint64
+	// watches counts the tasks polled for status pushes (tasks_watch.go).
+	watches int
 }
 
 type upstream struct {
@@ -223,6 +227,8 @@ type upstream struct {
 	health health
 	// headers are the canonical SessionHeaders, sorted.
 	headers []string
+	// known: the names it last listed (names_known.go).
+	known knownNames
 }
 
 type slotKey struct {
@@ -285,6 +291,9 @@ func New(opts Options) (*Proxy, error) {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 	}
 	p.sealer = sealer
+	if p.taskIDs, err = newTaskIDs(opts.RequestStateKeys); err != nil {
+		return nil, fmt.Errorf("proxy: task ids: %w", err)
+	}
 	p.log = opts.Logger
 	if p.log == nil {
 		p.log = opts.Server.Logger
@@ -315,6 +324,17 @@ func New(opts Options) (*Proxy, error) {
 	}
 	mw = append(mw, p.middleware)
 	so.Middleware = mw
+	userWatch := so.WatchTask
+	so.WatchTask = func(ctx context.Context, extra *pmcp.RequestHandlerExtra, id string) (<-chan *pmcp.DetailedTask, bool) {
+		if w, ok := p.watchModernTask(ctx, extra, id); ok || userWatch == nil {
+			return w, ok
+		}
+		return userWatch(ctx, extra, id)
+	}
+	userKnown := so.NameKnown
+	so.NameKnown = func(method, name string) bool {
+		return p.nameKnown(method, name) || userKnown != nil && userKnown(method, name)
+	}
 	userRoots := so.RootsListChanged
 	so.RootsListChanged = func(ctx context.Context) {
 		if userRoots != nil {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -16,9 +17,9 @@ import (
 // 2025-11-25 params.task, or a 2026-07-28 request declaring the tasks
 // extension) is forwarded as a task-augmented call (pmcp's CallToolTask,
 // which speaks the upstream's era) to an upstream that declares tasks; the
-// task the upstream creates is shown downstream under the id
-// upstream prefix + upstream id, the prefix its tools have (none for a
-// single unprefixed upstream). tasks/get, tasks/result, tasks/cancel,
+// task the upstream creates is shown downstream under an id that begins
+// with the prefix its tools have (none for a single unprefixed upstream)
+// and is bound to the principal that created it (tasks_ids.go). tasks/get, tasks/result, tasks/cancel,
 // tasks/update and tasks/list are routed back by that prefix, to the
 // upstream session of the same downstream session (per-session upstreams)
 // or the shared one, which is where the task's owner lives: nothing is
@@ -83,7 +84,7 @@ func wantsTask(req *pmcp.Request, fp *featureParams) (bool, time.Duration, error
 
 // callTask forwards a task-augmented tools/call: the created task as the
 // downstream era shows it, or the upstream's synchronous answer.
-func (p *Proxy) callTask(ctx context.Context, sl *slot, l *live, name string, args any, ttl time.Duration, modern bool, opts []pmcp.CallOption) (pmcp.Result, error) {
+func (p *Proxy) callTask(ctx context.Context, req *pmcp.Request, sl *slot, l *live, owner, name string, args any, ttl time.Duration, modern bool, opts []pmcp.CallOption) (pmcp.Result, error) {
 	up := sl.up
 	ct, err := l.conn.Session.CallToolTask(ctx, name, args, ttl, opts...)
 	if err != nil {
@@ -97,10 +98,14 @@ func (p *Proxy) callTask(ctx context.Context, sl *slot, l *live, name string, ar
 		out.ResultType = ""
 		return out, nil
 	}
+	st := *ct.Created
+	if len(st.TaskID) > maxUpstreamTaskID {
+		_ = ct.Cancel(context.WithoutCancel(ctx))
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: its task id is longer than %d bytes", up.name, maxUpstreamTaskID)}
+	}
 	if l.modern && sl.session {
 		l.created.add(ct.ID())
 	}
-	st := *ct.Created
 	if st.Terminal() {
 		// Done at once: its outcome decides how it shows in the
 		// downstream era (a tool error is failed in 2025-11-25).
@@ -110,12 +115,13 @@ func (p *Proxy) callTask(ctx context.Context, sl *slot, l *live, name string, ar
 		}
 		st = *full
 	}
-	st.TaskID = up.prefix + st.TaskID
+	st.TaskID = p.taskIDs.mint(owner, up, st.TaskID)
 	if modern {
 		dt := modernTask(&st)
 		dt.ResultType = pmcp.ResultTypeTask
 		return dt, nil
 	}
+	p.watchLegacyTask(req.Extra, req.Extra.TaskStatusNotifier(), sl, l, ct, &st)
 	return &pmcp.CreateTaskResult{Task: legacyTask(&st)}, nil
 }
 
@@ -153,8 +159,16 @@ func (p *Proxy) serveTask(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 	if tp.TaskID == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing taskId"}
 	}
-	up, id, ok := p.route(tp.TaskID)
-	if !ok || id == "" {
+	owner, err := taskOwner(req)
+	if err != nil {
+		return nil, unknownTask()
+	}
+	up, rest, ok := p.route(tp.TaskID)
+	if !ok {
+		return nil, unknownTask()
+	}
+	id, ok := p.taskIDs.open(owner, up, rest)
+	if !ok {
 		return nil, unknownTask()
 	}
 	sl, l, err := p.conn(ctx, req, up)
@@ -278,11 +292,17 @@ func (p *Proxy) taskResult(ctx context.Context, req *pmcp.Request, sl *slot, l *
 const maxListPages = 16
 
 // listTasks serves the 2025-11-25 tasks/list: the tasks of every upstream
-// that lists them (2025-11-25 upstreams), ids prefixed. A single upstream
-// pages as it does; several are read in full (at most maxListPages pages
-// each) into one page.
+// that lists them (2025-11-25 upstreams), ids as the caller knows them. A
+// single upstream pages as it does; several are read in full (at most
+// maxListPages pages each) into one page. Only an upstream session of the
+// downstream session's own holds nothing but the caller's tasks: a shared
+// one (Options.Shared) lists none, as the proxy cannot tell whose they are.
 func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string) (pmcp.Result, error) {
 	out := &pmcp.ListTasksResult{Tasks: []pmcp.Task{}}
+	owner, err := taskOwner(req)
+	if err != nil {
+		return out, nil
+	}
 	for _, up := range p.ups {
 		sl, l, err := p.conn(ctx, req, up)
 		if err != nil {
@@ -291,15 +311,13 @@ func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string)
 			}
 			continue
 		}
-		if !l.tasks {
+		if !l.tasks || !p.sessionsOwn(req, sl) {
 			continue
 		}
 		if l.modern {
-			// The 2026-07-28 upstream has no tasks/list: a legacy
-			// session's own upstream lists what this session created.
-			if sl.session {
-				out.Tasks = append(out.Tasks, p.createdTasks(ctx, up, l)...)
-			}
+			// The 2026-07-28 upstream has no tasks/list: the session's
+			// own upstream lists what this session created there.
+			out.Tasks = append(out.Tasks, p.createdTasks(ctx, owner, up, l)...)
 			continue
 		}
 		c := cursor
@@ -312,7 +330,10 @@ func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string)
 				break
 			}
 			for _, t := range page.Tasks {
-				t.TaskID = up.prefix + t.TaskID
+				if len(t.TaskID) > maxUpstreamTaskID {
+					continue
+				}
+				t.TaskID = p.taskIDs.mint(owner, up, t.TaskID)
 				out.Tasks = append(out.Tasks, t)
 			}
 			if len(p.ups) == 1 {
@@ -361,7 +382,7 @@ func (tl *taskLog) forget(id string) {
 // createdTasks reads the tasks of l.created from the upstream, as the
 // 2025-11-25 era lists them; a task the upstream no longer knows (expired)
 // is forgotten.
-func (p *Proxy) createdTasks(ctx context.Context, up *upstream, l *live) []pmcp.Task {
+func (p *Proxy) createdTasks(ctx context.Context, owner string, up *upstream, l *live) []pmcp.Task {
 	var out []pmcp.Task
 	for _, id := range l.created.snapshot() {
 		st, err := l.conn.Session.Task(id).Get(ctx)
@@ -372,10 +393,25 @@ func (p *Proxy) createdTasks(ctx context.Context, up *upstream, l *live) []pmcp.
 			}
 			continue
 		}
-		st.TaskID = up.prefix + st.TaskID
+		if len(st.TaskID) > maxUpstreamTaskID {
+			continue
+		}
+		st.TaskID = p.taskIDs.mint(owner, up, st.TaskID)
 		out = append(out, legacyTask(st))
 	}
 	return out
+}
+
+// sessionsOwn reports whether sl is the upstream session of req's
+// downstream session alone.
+func (p *Proxy) sessionsOwn(req *pmcp.Request, sl *slot) bool {
+	key := slotKey{up: sl.up, sess: req.Extra.SessionKey()}
+	if p.opts.Shared || key.sess.IsZero() {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.slots[key] == sl
 }
 
 func millis(d time.Duration) *int64 {
@@ -407,31 +443,4 @@ func legacyTask(st *pmcp.TaskStatus) pmcp.Task {
 		}
 	}
 	return t
-}
-
-// withoutTaskIDs drops the taskIds of a downstream subscriptions/listen:
-// the proxy keeps no tasks of its own to watch, so the acknowledgement
-// names none of them and the client polls tasks/get instead, while the
-// rest of the stream (list changes, resource updates) works as asked.
-func withoutTaskIDs(req *pmcp.Request) {
-	var m map[string]jsontext.Value
-	if pmcp.Unmarshal(req.Params, &m) != nil {
-		return
-	}
-	var n map[string]jsontext.Value
-	if pmcp.Unmarshal(m["notifications"], &n) != nil {
-		return
-	}
-	if _, ok := n["taskIds"]; !ok {
-		return
-	}
-	delete(n, "taskIds")
-	nb, err := pmcp.Marshal(n)
-	if err != nil {
-		return
-	}
-	m["notifications"] = nb
-	if b, err := pmcp.Marshal(m); err == nil {
-		req.Params = b
-	}
 }
