@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -211,6 +212,9 @@ type reqState struct {
 	// it up (Streamable HTTP, for its Mcp-Param-* headers); callTool uses
 	// it if the request still names it.
 	tool *serverTool
+	// peerWaiting counts the legacy HTTP request's server-to-client calls
+	// waiting for the client (httpSession.callOn).
+	peerWaiting atomic.Int32
 }
 
 // notifySink is the LogSink of a request with a back-channel.

@@ -520,8 +520,11 @@ func (sess *httpSession) notifySession(_ context.Context, method string, params 
 // for the client, the request does not count against maxRunning, as a
 // stream connection's handler does not while it waits in Conn.Call: a
 // session whose requests wait for users would otherwise refuse all else.
-func (sess *httpSession) callOn(st *eventStream) func(ctx context.Context, method string, params any) (jsontext.Value, error) {
-	var waiting atomic.Int32 // calls of this request waiting for the client
+//
+// waiting counts the request's calls waiting for the client; it lives in
+// the request's reqState, so the back-channel costs no allocation of its
+// own.
+func (sess *httpSession) callOn(st *eventStream, waiting *atomic.Int32) func(ctx context.Context, method string, params any) (jsontext.Value, error) {
 	return func(ctx context.Context, method string, params any) (jsontext.Value, error) {
 		p := sess.calls(true)
 		if p == nil {
@@ -629,7 +632,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		// over its standalone GET stream, if it has one.
 		if st := sess.standaloneOrNil(); st != nil {
 			env.notify = notifyOn(st)
-			env.call = sess.callOn(st)
+			env.call = sess.callOn(st, &rs.peerWaiting)
 		}
 		res, err := h.s.handle(ctx, req, env)
 		sess.finish(req.ID, cancel)
@@ -654,7 +657,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 
 	st := sess.newStream()
 	env.notify = notifyOn(st)
-	env.call = sess.callOn(st)
+	env.call = sess.callOn(st, &rs.peerWaiting)
 	env.closeStream = st.requestClose
 	sw := newSSEWriter(w, h.opts.StreamWriteTimeout)
 	sw.start(sess.id)
