@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"net"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,12 +34,25 @@ func TestCallServerDiesMidCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kill := serveOn(t, ln, h)
+	// The server dies once the call's reply stream has begun (its
+	// priming event flushed): a legacy POST may hold that event back a
+	// few ms, and a server dying before it is another case (the POST
+	// itself fails).
+	streaming := make(chan struct{})
+	var once sync.Once
+	kill := serveOn(t, ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&flushSignal{ResponseWriter: w, flushed: func() {
+			if strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") && r.Method == http.MethodPost {
+				once.Do(func() { close(streaming) })
+			}
+		}}, r)
+	}))
 	url := "http://" + ln.Addr().String() + "/mcp"
 
 	cmd := hostCmd("call", "hang", "--era", "legacy", "--url", url)
 	go func() {
 		<-started
+		<-streaming
 		kill() // the server dies mid-call
 	}()
 	began := time.Now()
@@ -50,3 +65,18 @@ func TestCallServerDiesMidCall(t *testing.T) {
 	}
 	oneLine(t, "dead server", errs)
 }
+
+// flushSignal calls flushed after each flush of the response it wraps.
+type flushSignal struct {
+	http.ResponseWriter
+	flushed func()
+}
+
+func (f *flushSignal) Flush() {
+	if fl, ok := f.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+	f.flushed()
+}
+
+func (f *flushSignal) Unwrap() http.ResponseWriter { return f.ResponseWriter }
