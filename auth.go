@@ -185,6 +185,14 @@ func logAuthRefusal(ctx context.Context, log *slog.Logger, r *http.Request, err 
 
 // writeAuthError answers a request that Authenticate refused.
 func writeAuthError(w http.ResponseWriter, err error) {
+	status := setChallenges(w, err)
+	writeTransportError(w, status, jsonrpc.CodeInvalidRequest, http.StatusText(status))
+}
+
+// setChallenges sets the WWW-Authenticate challenges of an authorization
+// refusal and returns its HTTP status: err's, when it is an *AuthError,
+// else 401 with a bare Bearer challenge.
+func setChallenges(w http.ResponseWriter, err error) int {
 	status, challenges := http.StatusUnauthorized, []string{"Bearer"}
 	var ae *AuthError
 	if errors.As(err, &ae) {
@@ -196,5 +204,5 @@ func writeAuthError(w http.ResponseWriter, err error) {
 	for _, c := range challenges {
 		w.Header().Add("WWW-Authenticate", c)
 	}
-	writeTransportError(w, status, jsonrpc.CodeInvalidRequest, http.StatusText(status))
+	return status
 }

@@ -292,7 +292,7 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 
 // serveLegacy runs the methods only the legacy era has (the modern era
 // rejects them before serve).
-func (s *Server) serveLegacy(req *jsonrpc.Request, ss *session) (Result, error) {
+func (s *Server) serveLegacy(req *jsonrpc.Request, ss *session, extra *RequestHandlerExtra) (Result, error) {
 	switch req.Method {
 	case MethodInitialize:
 		return s.initialize(req, ss)
@@ -315,6 +315,9 @@ func (s *Server) serveLegacy(req *jsonrpc.Request, ss *session) (Result, error) 
 			return nil, invalidParams("missing uri")
 		}
 		if req.Method == MethodResourcesSubscribe {
+			if err := authorize(extra, s.requiredScopes(req.Method, p.URI)); err != nil {
+				return nil, err
+			}
 			if err := s.subscribeResource(ss, p.URI); err != nil {
 				return nil, err
 			}
@@ -450,7 +453,7 @@ func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *reques
 func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, rp *reqParams) (Result, error) {
 	switch req.Method {
 	case MethodInitialize, MethodPing, MethodLoggingSetLevel, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
-		res, err := s.serveLegacy(req, env.session)
+		res, err := s.serveLegacy(req, env.session, extra)
 		if err != nil {
 			return nil, err
 		}

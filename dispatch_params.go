@@ -452,6 +452,24 @@ func optString(v jsontext.Value) (*string, bool) {
 	return &s, true
 }
 
+// target returns the member of the params that names what method acts on
+// (the tool, prompt, resource or task; what Mcp-Name carries), raw, and
+// decoded when it is a tool or prompt name or a resource URI that is a
+// string ("" otherwise). It is the one table of which member names the
+// target: the HTTP headers, the scope check, Request.Name and the access
+// log read it.
+func (rp *reqParams) target(method string) (jsontext.Value, string) {
+	switch method {
+	case MethodToolsCall, MethodPromptsGet:
+		return rp.name, rp.nameStr
+	case MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
+		return rp.uri, rp.uriStr
+	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+		return rp.taskID, ""
+	}
+	return nil, ""
+}
+
 // peek derives the transport's view of the request from the scan, for
 // the Streamable HTTP transport; the era is decided by decideEra, as the
 // dispatcher decides it. When the scan failed (params that are not an
@@ -462,14 +480,7 @@ func (rp *reqParams) peek(method string) peekedRequest {
 	var hasVersion, hasCaps bool
 	if rp.ok && rp.present {
 		out.paramsParse = true
-		switch method {
-		case MethodResourcesRead:
-			out.name = rp.uri
-		case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
-			out.name = rp.taskID
-		default:
-			out.name = rp.name
-		}
+		out.name, _ = rp.target(method)
 		if rp.metaOK {
 			hasVersion, hasCaps = present(rp.version), present(rp.caps)
 			if rp.version.Kind() == '"' {

@@ -180,9 +180,11 @@ func peekReference(method string, params jsontext.Value) peekedRequest {
 		return out
 	}
 	out.paramsParse = true
-	if method == MethodResourcesRead {
+	// Only the methods that name a target have a name (Mcp-Name).
+	switch method {
+	case MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
 		out.name = p.URI
-	} else {
+	case MethodToolsCall, MethodPromptsGet:
 		out.name = p.Name
 	}
 	if len(p.Meta) == 0 || p.Meta.Kind() != '{' {

@@ -79,18 +79,25 @@
 //
 // Tool.Scopes, Prompt.Scopes, Resource.Scopes and ResourceTemplate.Scopes
 // name the OAuth scopes a caller needs for tools/call, prompts/get and
-// resources/read of that entry. The caller's scopes are AuthContext.Scopes
+// resources/read of that entry, and for subscribing to the resource
+// (resources/subscribe, or a subscriptions/listen filter naming it, which
+// needs the scopes of every resource it names): an update tells when a
+// resource changes. Unsubscribing needs none: it only stops what the
+// caller receives, also once its scopes are gone. The caller's scopes are
+// AuthContext.Scopes
 // (AuthInfo.Scopes when AuthContext is nil); a caller with neither has
 // none, so scoped entries are refused to unauthenticated callers. Scopes
 // are compared exactly: to honour a hierarchy (a broad scope implying
 // narrow ones), expand the granted scopes where the identity is built.
-// Over Streamable HTTP the transport checks before dispatch and answers
-// 403 with the step-up challenge (StreamableHTTPOptions.InsufficientScope;
-// package auth builds it); elsewhere the request gets the JSON-RPC error
-// ScopeErrorCode. Scoped entries stay visible in the list results: a
+// A refusal is the JSON-RPC error ScopeErrorCode naming every scope the
+// operation needs. Over Streamable HTTP the transport checks after its
+// header and session checks and before dispatch (middleware does not see
+// the request; the refusal is logged like every authorization refusal)
+// and sends that error with 403 and the step-up challenge
+// (StreamableHTTPOptions.InsufficientScope; package auth builds it); the
+// dispatcher checks again, with the identity middleware may have set.
+// Scoped entries stay visible in the list results: a
 // client must discover an operation to step up for it, and list results
 // are the same for every caller of an era. Use DenyTools or DenyPrompts
-// to hide entries instead. resources/subscribe and completion/complete
-// are not checked: an update notification carries only the URI, and
-// reading it is checked.
+// to hide entries instead. completion/complete is not checked.
 package pmcp

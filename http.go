@@ -162,11 +162,13 @@ type StreamableHTTPOptions struct {
 	Authenticate func(r *http.Request) (*AuthInfo, *AuthContext, error)
 	// InsufficientScope builds the answer to a request whose caller lacks
 	// a scope its tool, prompt or resource was registered with (see
-	// Tool.Scopes). The transport checks scopes before dispatch, with the
-	// identity Authenticate returned, and calls it with that AuthContext
-	// and every scope the operation needs; the *AuthError it returns is
-	// sent (plug in auth.Authenticator.InsufficientScope, whose challenge
-	// names the resource metadata). Nil, or a result that is not a 403
+	// Tool.Scopes). The transport checks scopes before dispatch (after
+	// its header and session checks), with the identity Authenticate
+	// returned, and calls it with that AuthContext and every scope the
+	// operation needs; the status and challenges of the *AuthError it
+	// returns are sent (plug in auth.Authenticator.InsufficientScope,
+	// whose challenge names the resource metadata), with the JSON-RPC
+	// error ScopeErrorCode as body. Nil, or a result that is not a 403
 	// *AuthError, sends 403 with `Bearer error="insufficient_scope",
 	// scope="…"`. The decision itself is pmcp's: exact scope membership.
 	InsufficientScope func(actx *AuthContext, required ...string) error
@@ -569,9 +571,6 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		rs.env.httpReq = r
 		rs.env.params = &rs.params
 		pk := rs.params.peek(m.Method)
-		if !h.httpScopeCheck(w, m.Method, rs, &pk, auth) {
-			return
-		}
 		if pk.modern || (headerModern && m.Method != MethodInitialize) {
 			h.serveModern(w, r, m, &pk, auth, rs)
 			return

@@ -612,6 +612,9 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 	} else if sess = h.lookupSession(w, r, auth); sess == nil {
 		return
 	}
+	if !h.httpScopeCheck(w, EraLegacy, req, rs, auth) {
+		return
+	}
 	if !sess.acquire() {
 		w.Header().Set("Retry-After", "1")
 		writeResponse(w, http.StatusServiceUnavailable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Service Unavailable: too many requests in flight on this session")})

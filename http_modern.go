@@ -42,6 +42,9 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 		writeResponse(w, http.StatusNotAcceptable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Not Acceptable: accept application/json or text/event-stream")})
 		return
 	}
+	if !h.httpScopeCheck(w, EraModern, req, rs, auth) {
+		return
+	}
 	if req.Method == MethodSubscriptionsListen && multi {
 		n := h.listens.Add(1)
 		defer h.listens.Add(-1)

@@ -32,6 +32,9 @@ func (s *Server) listen(ctx context.Context, req *jsonrpc.Request, env *requestE
 	if err != nil {
 		return nil, err
 	}
+	if err := authorize(extra, s.subscriptionScopes(p.Notifications.ResourceSubscriptions)); err != nil {
+		return nil, err
+	}
 	// Honour only what the server's capabilities back.
 	var ack SubscriptionFilter
 	lf := &listenFilter{}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"runtime/debug"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -295,30 +294,18 @@ func sameBytes(a, b []byte) bool {
 }
 
 // targetName returns the tool or prompt name, or the resource URI, of a
-// request; "" when it has none.
+// request; "" when it has none. rp is the request's scan, nil when it has
+// none yet.
 func targetName(req *jsonrpc.Request, rp *reqParams) string {
-	switch req.Method {
-	case MethodToolsCall:
-		if rp != nil && rp.ok && rp.callOK {
-			return rp.call.Name
-		}
-		fallthrough
-	case MethodPromptsGet:
-		var p struct {
-			Name string `json:"name"`
-		}
-		if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) == nil {
-			return p.Name
-		}
-	case MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
-		var p struct {
-			URI string `json:"uri"`
-		}
-		if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) == nil {
-			return p.URI
-		}
+	if rp == nil {
+		rp = new(reqParams)
+		rp.scan(req.Params)
 	}
-	return ""
+	if !rp.ok {
+		return ""
+	}
+	_, name := rp.target(req.Method)
+	return name
 }
 
 // IsToolError reports whether res is a tool result with isError set: a

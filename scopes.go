@@ -10,10 +10,9 @@ import (
 )
 
 // ScopeErrorCode is the JSON-RPC error code of a request refused for
-// missing scopes outside the HTTP transport (stdio, in-memory, or when a
-// middleware replaced the identity the HTTP transport checked). Its data
-// is {"error":"insufficient_scope","scope":"<every scope needed>"}. Over
-// Streamable HTTP the same refusal is the HTTP 403 step-up answer (see
+// missing scopes, on every transport. Its data is
+// {"error":"insufficient_scope","scope":"<every scope needed>"}. Over
+// Streamable HTTP the error is the body of the 403 step-up answer (see
 // StreamableHTTPOptions.InsufficientScope).
 const ScopeErrorCode = jsonrpc.CodeInvalidRequest
 
@@ -92,8 +91,12 @@ func hasScopes(required, granted []string) bool {
 
 // scopeRefusal is the JSON-RPC error of a request lacking scopes. It names
 // every scope the operation needs, like the HTTP challenge.
-func scopeRefusal(required []string) error {
-	data, _ := json.Marshal(map[string]string{"error": "insufficient_scope", "scope": strings.Join(required, " ")})
+func scopeRefusal(required []string) *jsonrpc.Error {
+	// A struct, not a map: the members keep one order on every transport.
+	data, _ := json.Marshal(struct {
+		Error string `json:"error"`
+		Scope string `json:"scope"`
+	}{"insufficient_scope", strings.Join(required, " ")})
 	return &jsonrpc.Error{Code: ScopeErrorCode, Message: "insufficient scope: the request needs scope " + strings.Join(required, " "), Data: data}
 }
 
@@ -121,9 +124,13 @@ func (s *Server) noteScoped(scopes []string) {
 	}
 }
 
-// requiredScopes returns the scopes that method on target (a tool or
-// prompt name, a resource URI) needs; nil when none or when target is not
-// registered (the dispatcher then answers as for any unknown target).
+// requiredScopes is the scope rule: the scopes that method on target (a
+// tool or prompt name, a resource URI) needs; nil when none or when target
+// is not registered (the dispatcher then answers as for any unknown
+// target). Subscribing to a resource needs what reading it needs: the
+// updates tell what the resource holds. Unsubscribing needs nothing: it
+// only stops what the caller receives, and a caller whose scopes were
+// taken away must still be able to stop it.
 func (s *Server) requiredScopes(method, target string) []string {
 	switch method {
 	case MethodToolsCall:
@@ -134,38 +141,56 @@ func (s *Server) requiredScopes(method, target string) []string {
 		if sp, ok := s.prompts.get(target); ok {
 			return sp.scopes
 		}
-	case MethodResourcesRead:
+	case MethodResourcesRead, MethodResourcesSubscribe:
 		_, _, _, scopes := s.lookupResource(target)
 		return scopes
 	}
 	return nil
 }
 
+// subscriptionScopes are the scopes needed to subscribe to every resource
+// of uris (a subscriptions/listen filter), each once, in order.
+func (s *Server) subscriptionScopes(uris []string) []string {
+	var out []string
+	for _, u := range uris {
+		for _, sc := range s.requiredScopes(MethodResourcesSubscribe, u) {
+			if !contains(out, sc) {
+				out = append(out, sc)
+			}
+		}
+	}
+	return out
+}
+
 // httpScopeCheck is the HTTP transport's check, before dispatch, of the
-// scopes the request's operation needs. It answers the request and
-// returns false when the caller lacks one: 403 with the step-up challenge
-// (StreamableHTTPOptions.InsufficientScope, else a Bearer challenge without
-// resource_metadata).
-func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, method string, rs *reqState, pk *peekedRequest, auth authResult) bool {
-	if !h.s.scoped.Load() {
-		return true
+// scopes the request's operation needs (requiredScopes, subscriptionScopes:
+// the rule the dispatcher applies too). It runs after the transport's
+// header and session checks and before any handler or middleware. It
+// answers the request and returns false when the caller lacks one: 403
+// with the step-up challenge (StreamableHTTPOptions.InsufficientScope,
+// else a Bearer challenge without resource_metadata) and, as body, the
+// JSON-RPC error a stream transport answers (scopeRefusal); the refusal is
+// logged as every authorization refusal is (logAuthRefusal).
+func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, era Era, req *jsonrpc.Request, rs *reqState, auth authResult) bool {
+	if !h.s.scoped.Load() || !rs.params.ok {
+		return true // the dispatcher refuses params it cannot read
 	}
-	var target string
-	switch method {
-	case MethodToolsCall:
-		if rs.params.ok && rs.params.callOK {
-			target = rs.params.call.Name
-			break
-		}
-		fallthrough
-	case MethodPromptsGet, MethodResourcesRead:
-		if pk.name.Kind() != '"' || json.Unmarshal(pk.name, &target) != nil {
-			return true // the dispatcher refuses the params
-		}
-	default:
-		return true
+	if era == EraModern && methodsRemovedInModern[req.Method] || era == EraLegacy && methodsModernOnly[req.Method] {
+		return true // the dispatcher answers that the era has no such method
 	}
-	required := h.s.requiredScopes(method, target)
+	var required []string
+	if req.Method == MethodSubscriptionsListen {
+		p, err := decodeParams[ListenParams](req.Params)
+		if err != nil {
+			return true
+		}
+		if _, err := newURISet(p.Notifications.ResourceSubscriptions, h.s.subLimits()); err != nil {
+			return true // over the limits: refused before any lookup
+		}
+		required = h.s.subscriptionScopes(p.Notifications.ResourceSubscriptions)
+	} else if _, target := rs.params.target(req.Method); target != "" {
+		required = h.s.requiredScopes(req.Method, target)
+	}
 	if len(required) == 0 || hasScopes(required, grantedScopes(auth.info, auth.ctx)) {
 		return true
 	}
@@ -188,6 +213,6 @@ func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, method str
 		client = auth.info.ClientID
 	}
 	logAuthRefusal(rs.env.httpReq.Context(), h.s.logger, rs.env.httpReq, err, client)
-	writeAuthError(w, err)
+	writeResponse(w, setChallenges(w, err), &jsonrpc.Response{ID: req.ID, Error: scopeRefusal(required)})
 	return false
 }

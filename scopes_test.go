@@ -180,11 +180,12 @@ func TestScopesHTTPDefaultChallenge(t *testing.T) {
 	}
 }
 
-// Over a stream transport (stdio, in-memory) the same check runs after
-// the middleware that set the identity, and a refusal is the JSON-RPC
-// error ScopeErrorCode naming every scope, in both eras.
-func TestScopesStreamTransport(t *testing.T) {
-	var granted atomic.Value
+// scopedStreamClient is a client of scopedServer over a stream transport
+// whose middleware sets the identity: the caller holds the scopes stored
+// in granted (a []string).
+func scopedStreamClient(t *testing.T) (*testClient, *atomic.Value, *atomic.Int64) {
+	t.Helper()
+	granted := new(atomic.Value)
 	granted.Store([]string(nil))
 	srv, runs := scopedServer(t, ServerOptions{Middleware: []Middleware{func(next MethodHandler) MethodHandler {
 		return func(ctx context.Context, req *Request) (Result, error) {
@@ -194,6 +195,14 @@ func TestScopesStreamTransport(t *testing.T) {
 	}}})
 	c := startServer(t, srv, nil)
 	c.initialize(nil)
+	return c, granted, runs
+}
+
+// Over a stream transport (stdio, in-memory) the same check runs after
+// the middleware that set the identity, and a refusal is the JSON-RPC
+// error ScopeErrorCode naming every scope, in both eras.
+func TestScopesStreamTransport(t *testing.T) {
+	c, granted, runs := scopedStreamClient(t)
 	for _, op := range scopedOps {
 		for _, era := range []string{"legacy", "modern"} {
 			params := map[string]any{}
