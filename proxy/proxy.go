@@ -41,8 +41,11 @@
 // downstream requests have no session and share one upstream session per
 // upstream, as every request does with Options.Shared. An upstream session
 // that ends is re-dialed on the next request, at most Options.MaxRestarts
-// times per slot; the requests in flight get a -32603 error naming the
-// upstream and why it ended (a child's exit status).
+// times per slot (a failed dial counts); the requests in flight get a
+// -32603 error naming the upstream and why it ended (a child's exit
+// status). Once the re-dials ran out, the slot's requests fail at once
+// with a -32603 error naming the upstream, without dialing, for
+// DefaultRestartReset; then the slot may dial again.
 //
 // # Credentials
 //
@@ -99,7 +102,9 @@ const (
 	DefaultMaxRestarts = 3
 	// DefaultRestartReset is how long an upstream session must have run
 	// before it ended for its slot's restart count to start afresh, so a
-	// long-lived gateway survives occasional crashes but not a crash loop.
+	// long-lived gateway survives occasional crashes but not a crash loop;
+	// it is also how long a slot whose re-dials ran out stays down
+	// (answering at once with an error) before it may dial again.
 	DefaultRestartReset = time.Minute
 	// DefaultCallTimeout bounds one upstream call whose downstream request
 	// has no deadline (waiting for a user's input included).
@@ -177,8 +182,9 @@ type Options struct {
 	// one; when there is none, the request fails with -32603. Zero means
 	// DefaultMaxHeaderSessions.
 	MaxHeaderSessions int
-	// MaxRestarts bounds the re-dials of one upstream slot. Zero means
-	// DefaultMaxRestarts; negative means never re-dial.
+	// MaxRestarts bounds the re-dials of one upstream slot (after its
+	// session ended or a dial failed) within DefaultRestartReset. Zero
+	// means DefaultMaxRestarts; negative means never re-dial.
 	MaxRestarts int
 	// RequestStateKeys seal the requestState of bridged rounds (see
 	// reqstate). Empty means one random key: parked requests live in this
