@@ -68,7 +68,8 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 	}
 }
 
-// conn returns the open session of up for the request.
+// conn returns the open session of up for the request, and its slot (also
+// with an error when no session could be had, nil if there is no slot).
 func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slot, *live, error) {
 	sl, l, err := p.connOnce(ctx, req, up)
 	if err != nil && sl != nil && sl.hdr != nil && errors.Is(err, ErrUpstreamGone) {
@@ -78,7 +79,7 @@ func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slo
 	}
 	if err != nil {
 		p.unreachable(ctx, up, err)
-		return nil, nil, err
+		return sl, nil, err
 	}
 	return sl, l, nil
 }

@@ -259,25 +259,58 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 
 // subscribe forwards resource subscriptions of the downstream to every
 // upstream with resources (URIs are not rewritten, so any may serve it).
-// With several upstreams, one that cannot be reached is skipped (its
-// status says why), as it is left out of lists.
+// Each upstream's slot records them even while the upstream is down or its
+// session broke, so its next session gets them (slot.dial). With several
+// upstreams, one that cannot be reached takes the subscription for its
+// next session, and one that rejects the URI (a legacy upstream that does
+// not serve it) is skipped; only when none took it is the first failure
+// the answer, and a failed subscription is recorded nowhere.
 func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string, add bool) error {
+	var (
+		first error
+		took  int
+		slots []*slot
+	)
 	for _, up := range p.ups {
 		sl, l, err := p.conn(ctx, req, up)
-		if err != nil {
-			if len(p.ups) > 1 && ctx.Err() == nil {
-				continue
-			}
-			return err
-		}
-		if !l.capsRes {
+		if err == nil && !l.capsRes {
 			continue
 		}
-		for _, uri := range uris {
-			if err := sl.subscribe(ctx, uri, add); err != nil {
-				return p.upstreamError(ctx, up, l, err)
+		if sl != nil {
+			slots = append(slots, sl)
+			for _, uri := range uris {
+				if e := sl.subscribe(ctx, uri, add); e != nil && err == nil {
+					err = p.upstreamError(ctx, up, l, e)
+				}
+			}
+			if l == nil && len(p.ups) > 1 && ctx.Err() == nil {
+				took++ // down: its next session gets the subscription
+				continue
+			}
+		}
+		if err == nil {
+			took++
+			continue
+		}
+		if ctx.Err() != nil {
+			first = ctx.Err()
+			took = 0
+			break
+		}
+		p.log.Debug("proxy: an upstream did not take a resource subscription", "upstream", up.name, "uris", uris, "error", err)
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil || took > 0 {
+		return nil
+	}
+	if add {
+		for _, sl := range slots {
+			for _, uri := range uris {
+				_ = sl.subscribe(context.WithoutCancel(ctx), uri, false)
 			}
 		}
 	}
-	return nil
+	return first
 }

@@ -212,8 +212,11 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 		l.tasks = declaresTasks(caps)
 		_, l.skills = caps.Extensions[pmcp.ExtensionSkills]
 	}
-	for uri := range sl.subs {
-		if !l.modern {
+	if !l.modern && l.capsRes {
+		// The downstreams' subscriptions, recorded while the upstream
+		// was down or before its last session ended (a modern one gets
+		// them in startListen's filter).
+		for uri := range sl.subs {
 			_ = conn.Session.Subscribe(ctx, uri)
 		}
 	}

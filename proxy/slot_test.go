@@ -2,14 +2,17 @@ package proxy
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/jsonrpc"
+	"github.com/gopmcp/pmcp/transport/memory"
 )
 
 // countDials counts the dials of d.
@@ -49,6 +52,140 @@ func TestSlotGivesUp(t *testing.T) {
 					t.Fatalf("%d dials for 12 requests, want at most 1+MaxRestarts = 3", n)
 				}
 			})
+		}
+	}
+}
+
+// switchDial dials srv over in-memory pipes, or fails while down; kill
+// breaks the open sessions.
+type switchDial struct {
+	srv *pmcp.Server
+	wg  *sync.WaitGroup
+
+	mu   sync.Mutex
+	down bool
+	ends []jsonrpc.Stream
+}
+
+func (d *switchDial) setDown(down bool) {
+	d.mu.Lock()
+	d.down = down
+	d.mu.Unlock()
+}
+
+func (d *switchDial) kill() {
+	d.mu.Lock()
+	ends := d.ends
+	d.ends = nil
+	d.mu.Unlock()
+	for _, e := range ends {
+		_ = e.Close()
+	}
+}
+
+func (d *switchDial) dial(ctx context.Context, c *pmcp.Client, _ Downstream) (Conn, error) {
+	d.mu.Lock()
+	if d.down {
+		d.mu.Unlock()
+		return Conn{}, errors.New("connection refused")
+	}
+	a, b := memory.NewPipe()
+	d.ends = append(d.ends, a)
+	d.mu.Unlock()
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		_ = d.srv.Serve(context.Background(), a)
+	}()
+	s, err := c.Connect(ctx, b)
+	if err != nil {
+		return Conn{}, err
+	}
+	return Conn{Session: s}, nil
+}
+
+// TestSubscriptionsSurviveRedial: a downstream's resource subscription
+// reaches an upstream that was re-dialed, whether its session broke after
+// the subscription ("restart") or it was down when the downstream
+// subscribed ("down-at-subscribe"), so its resource updates keep flowing.
+// Both upstream eras (a legacy upstream is sent resources/subscribe, a
+// modern one a subscriptions/listen), both downstream eras and transports.
+func TestSubscriptionsSurviveRedial(t *testing.T) {
+	for _, upEra := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+		for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+			for _, down := range []string{"stream", "http"} {
+				for _, kind := range []string{"restart", "down-at-subscribe"} {
+					t.Run(upEra.String()+"-upstream/"+era.String()+"-client/"+down+"/"+kind, func(t *testing.T) {
+						a, _ := newUpstream(t, upEra, "a")
+						b, _ := newUpstream(t, upEra, "b")
+						var wg sync.WaitGroup
+						bd := &switchDial{srv: b, wg: &wg}
+						p := newProxy(t, Options{Upstreams: []Upstream{{Name: "a", Dial: memDial(a, &wg)}, {Name: "b", Dial: bd.dial}}}, &wg)
+						updated := make(chan string, 16)
+						acked := make(chan struct{}, 1)
+						cs := downstream(t, p, down, pmcp.ClientOptions{Era: era, Notifications: pmcp.ClientNotificationHandlers{
+							ResourceUpdated:          func(_ context.Context, u *pmcp.ResourceUpdatedParams) { updated <- u.URI },
+							SubscriptionAcknowledged: func(context.Context, *pmcp.SubscriptionsAckParams) { acked <- struct{}{} },
+						}})
+						ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+						defer cancel()
+						const uri = "test://b/r"
+						if kind == "down-at-subscribe" {
+							bd.setDown(true)
+						}
+						var lwg sync.WaitGroup
+						if era == pmcp.EraModern {
+							lctx, stop := context.WithCancel(ctx)
+							defer func() { stop(); lwg.Wait() }()
+							lwg.Add(1)
+							go func() {
+								defer lwg.Done()
+								_ = cs.Listen(lctx, pmcp.SubscriptionFilter{ResourceSubscriptions: []string{uri}})
+							}()
+							select {
+							case <-acked:
+							case <-ctx.Done():
+								t.Fatal("listen never acknowledged")
+							}
+						} else if err := cs.Subscribe(ctx, uri); err != nil {
+							t.Fatal(err)
+						}
+						if kind == "restart" {
+							bd.kill()
+						} else {
+							bd.setDown(false)
+						}
+						// The next request to b re-dials it.
+						for {
+							if _, err := cs.CallTool(ctx, "b_echo", nil); err == nil {
+								break
+							}
+							select {
+							case <-ctx.Done():
+								t.Fatal("b was never re-dialed")
+							case <-time.After(5 * time.Millisecond):
+							}
+						}
+						// The re-dialed upstream's subscription may still be
+						// opening (a modern one's listen): notify until an
+						// update arrives.
+						wait := time.After(3 * time.Second)
+						for {
+							b.NotifyResourceUpdated(uri)
+							select {
+							case got := <-updated:
+								if got != uri {
+									t.Fatalf("update of %q", got)
+								}
+								return
+							case <-wait:
+								t.Fatal("no resource update of the re-dialed upstream reached the downstream")
+							case <-time.After(20 * time.Millisecond):
+							}
+						}
+					})
+				}
+			}
 		}
 	}
 }
