@@ -30,32 +30,17 @@ func (p *Proxy) cursor(req *pmcp.Request) (string, error) {
 // cannot be reached or fails the request is left out, so that the others'
 // items are still listed: its status records why (Proxy.Status, logged
 // when it changes) and a call routed to it fails naming it. Only when
-// every upstream failed is the first failure the answer.
-func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*live) bool, fn func(up *upstream, l *live) error) error {
+// every upstream failed is the first failure the answer. Each upstream's
+// part (its session included) is bounded by Options.ListTimeout, so one
+// that hangs delays the list by that much at most; fn uses the ctx it is
+// given.
+func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*live) bool, fn func(ctx context.Context, up *upstream, l *live) error) error {
 	var first error
 	failed := 0
 	for _, up := range p.ups {
-		_, l, err := p.conn(ctx, req, up) // a failure is recorded
+		err := p.listPart(ctx, req, up, has, fn)
 		if err == nil {
-			if !has(l) {
-				continue
-			}
-			if err = fn(up, l); err == nil {
-				p.observe(ctx, up, nil)
-				continue
-			}
-			if len(p.ups) == 1 {
-				return p.upstreamError(ctx, up, l, err)
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			p.observe(ctx, up, err)
-			// No wait for the session's end as upstreamError does: the
-			// others' items are ready.
-			if je := (*jsonrpc.Error)(nil); !errors.As(err, &je) {
-				err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: %v", up.name, err)}
-			}
+			continue
 		}
 		if ctx.Err() != nil || len(p.ups) == 1 {
 			return err
@@ -78,6 +63,47 @@ func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*l
 	return nil
 }
 
+// listPart runs fn on up's session for eachUpstream and records the
+// outcome in up's status; with several upstreams, within ListTimeout.
+func (p *Proxy) listPart(ctx context.Context, req *pmcp.Request, up *upstream, has func(*live) bool, fn func(ctx context.Context, up *upstream, l *live) error) error {
+	parent := ctx
+	if len(p.ups) > 1 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.listTimeout())
+		defer cancel()
+	}
+	_, l, err := p.conn(ctx, req, up) // a failure is recorded
+	if err == nil {
+		if !has(l) {
+			return nil
+		}
+		if err = fn(ctx, up, l); err == nil {
+			p.observe(ctx, up, nil)
+			return nil
+		}
+		if len(p.ups) == 1 {
+			return p.upstreamError(ctx, up, l, err)
+		}
+		if parent.Err() != nil {
+			return parent.Err()
+		}
+		if ctx.Err() == nil {
+			p.observe(ctx, up, err)
+		}
+		// No wait for the session's end as upstreamError does: the
+		// others' items are ready.
+		if je := (*jsonrpc.Error)(nil); !errors.As(err, &je) {
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: %v", up.name, err)}
+		}
+	}
+	if parent.Err() == nil && ctx.Err() != nil {
+		// The upstream's own slowness, not the caller's: it is down.
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: no answer to %s within %v", up.name, req.Method, p.listTimeout())}
+		p.setHealth(up, err)
+	}
+	return err
+}
+
 func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
 	cur, err := p.cursor(req)
 	if err != nil {
@@ -85,7 +111,7 @@ func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 	}
 	out := &pmcp.ListToolsResult{Tools: []*pmcp.Tool{}}
 	names := p.listed("tool")
-	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsTools }, func(up *upstream, l *live) error {
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsTools }, func(ctx context.Context, up *upstream, l *live) error {
 		var tools []*pmcp.Tool
 		if len(p.ups) == 1 {
 			r, err := l.conn.Session.ListTools(ctx, cur)
@@ -121,7 +147,7 @@ func (p *Proxy) listPrompts(ctx context.Context, req *pmcp.Request) (pmcp.Result
 	}
 	out := &pmcp.ListPromptsResult{Prompts: []*pmcp.Prompt{}}
 	names := p.listed("prompt")
-	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsPrompts }, func(up *upstream, l *live) error {
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsPrompts }, func(ctx context.Context, up *upstream, l *live) error {
 		var prompts []*pmcp.Prompt
 		if len(p.ups) == 1 {
 			r, err := l.conn.Session.ListPrompts(ctx, cur)
@@ -157,7 +183,7 @@ func (p *Proxy) listResources(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 	}
 	out := &pmcp.ListResourcesResult{Resources: []*pmcp.Resource{}}
 	uris := p.listed("resource")
-	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(up *upstream, l *live) error {
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(ctx context.Context, up *upstream, l *live) error {
 		var rs []*pmcp.Resource
 		if len(p.ups) == 1 {
 			r, err := l.conn.Session.ListResources(ctx, cur)
@@ -188,7 +214,7 @@ func (p *Proxy) listTemplates(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 	}
 	out := &pmcp.ListResourceTemplatesResult{ResourceTemplates: []*pmcp.ResourceTemplate{}}
 	uris := p.listed("resource template")
-	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(up *upstream, l *live) error {
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(ctx context.Context, up *upstream, l *live) error {
 		var ts []*pmcp.ResourceTemplate
 		if len(p.ups) == 1 {
 			r, err := l.conn.Session.ListResourceTemplates(ctx, cur)

@@ -109,6 +109,9 @@ const (
 	// DefaultCallTimeout bounds one upstream call whose downstream request
 	// has no deadline (waiting for a user's input included).
 	DefaultCallTimeout = 10 * time.Minute
+	// DefaultListTimeout bounds each upstream's part of a list aggregated
+	// from several upstreams (see Options.ListTimeout).
+	DefaultListTimeout = 10 * time.Second
 	// DefaultSeparator joins an upstream's name and a tool or prompt name.
 	DefaultSeparator = "_"
 	// DefaultMaxHeaderSessions bounds the upstream sessions one upstream
@@ -170,6 +173,13 @@ type Options struct {
 	// LevelUnset LogLevel means LevelDebug (records are filtered per
 	// downstream request).
 	Client pmcp.ClientOptions
+	// ListTimeout bounds each upstream's part of a list aggregated from
+	// several upstreams (opening its session included): an upstream that
+	// has not answered by then is left out of the list and marked down in
+	// Status, so one that hangs cannot hold every list up. Zero means
+	// DefaultListTimeout. With one upstream, lists are forwarded unbounded
+	// (but by the downstream request's own deadline and CallTimeout).
+	ListTimeout time.Duration
 	// MaxParked bounds the parked modern requests. Zero means
 	// DefaultMaxParked.
 	MaxParked int
@@ -434,6 +444,13 @@ func (p *Proxy) maxRestarts() int {
 		return 0
 	}
 	return DefaultMaxRestarts
+}
+
+func (p *Proxy) listTimeout() time.Duration {
+	if p.opts.ListTimeout > 0 {
+		return p.opts.ListTimeout
+	}
+	return DefaultListTimeout
 }
 
 func (p *Proxy) callTimeout() time.Duration { return DefaultCallTimeout }
