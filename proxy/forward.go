@@ -101,7 +101,8 @@ func (p *Proxy) connOnce(ctx context.Context, req *pmcp.Request, up *upstream) (
 }
 
 // endGrace bounds how long an upstream error that is no JSON-RPC error
-// waits for the session to report that it ended.
+// waits for the session to report that it ended (a child's exit status);
+// an HTTP session whose transport broke is ended at once (live.breakOn).
 const endGrace = 2 * time.Second
 
 // upstreamError records what an upstream call returned in the upstream's
@@ -124,6 +125,9 @@ func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err er
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if l != nil && l.breakOn(err) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: %v", up.name, err)}
 	}
 	if l != nil {
 		// A call fails as soon as the connection breaks, a moment before

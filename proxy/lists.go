@@ -89,6 +89,7 @@ func (p *Proxy) listPart(ctx context.Context, req *pmcp.Request, up *upstream, h
 		}
 		if ctx.Err() == nil {
 			p.observe(ctx, up, err)
+			l.breakOn(err)
 		}
 		// No wait for the session's end as upstreamError does: the
 		// others' items are ready.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -98,6 +99,23 @@ func (l *live) exitReason() error {
 		}
 	})
 	return l.exitErr
+}
+
+// breakOn ends the session when err says that its transport broke: an
+// HTTP server refused or dropped the connection. An HTTP session does not
+// end by itself then (its requests are separate connections), so without
+// this the slot would keep a session whose every call fails, and each
+// failure would wait endGrace for an end that never comes; ended, it is
+// re-dialed on the next request (within Options.MaxRestarts). Reports
+// whether it did.
+func (l *live) breakOn(err error) bool {
+	var ue *url.Error
+	if !errors.As(err, &ue) || errors.Is(ue.Err, context.Canceled) || errors.Is(ue.Err, context.DeadlineExceeded) {
+		return false // not a transport failure, or a wait the caller or the call timeout ended
+	}
+	l.exitOnce.Do(func() { l.exitErr = err })
+	_ = l.conn.Session.Close()
+	return true
 }
 
 // ErrUpstreamGone is the cause of the errors a downstream gets when its

@@ -3,6 +3,8 @@ package proxy
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -185,6 +187,100 @@ func TestSubscriptionsSurviveRedial(t *testing.T) {
 						}
 					})
 				}
+			}
+		}
+	}
+}
+
+// restartableHTTP serves srv on a loopback port that stays the same across
+// stop and start, as a server that is restarted does.
+type restartableHTTP struct {
+	t    *testing.T
+	era  pmcp.Era
+	addr string
+	hs   *http.Server
+	h    *pmcp.StreamableHTTPHandler
+	done chan struct{}
+}
+
+func (r *restartableHTTP) start() {
+	r.t.Helper()
+	addr := r.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.addr = ln.Addr().String()
+	srv, _ := newUpstream(r.t, r.era, "u")
+	r.h = pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
+	r.hs = &http.Server{Handler: r.h}
+	r.done = make(chan struct{})
+	go func(hs *http.Server, done chan struct{}) {
+		defer close(done)
+		_ = hs.Serve(ln)
+	}(r.hs, r.done)
+}
+
+func (r *restartableHTTP) stop() {
+	if r.hs == nil {
+		return
+	}
+	_ = r.h.Close()
+	_ = r.hs.Close()
+	<-r.done
+	r.hs = nil
+}
+
+// TestHTTPUpstreamBreaks: a call to an HTTP upstream whose server went
+// away fails at once (not after waiting for the end of a session that an
+// HTTP session never reports) with -32603 naming the upstream, the
+// upstream is down in Status, and once the server is back the next
+// request re-dials it. Both upstream eras, both downstream eras and
+// transports.
+func TestHTTPUpstreamBreaks(t *testing.T) {
+	for _, upEra := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+		for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+			for _, down := range []string{"stream", "http"} {
+				t.Run(upEra.String()+"-upstream/"+era.String()+"-client/"+down, func(t *testing.T) {
+					up := &restartableHTTP{t: t, era: upEra}
+					up.start()
+					t.Cleanup(up.stop)
+					var dials atomic.Int32
+					p := newProxy(t, Options{Upstreams: []Upstream{{Name: "u", Dial: countDials(HTTP("http://"+up.addr, pmcp.HTTPClientOptions{}), &dials)}}}, nil)
+					cs := downstream(t, p, down, pmcp.ClientOptions{Era: era})
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+					defer cancel()
+					if got := callText(t, ctx, cs, "echo"); got != "u: echo" {
+						t.Fatalf("echo: %q", got)
+					}
+					up.stop()
+					start := time.Now()
+					_, err := cs.CallTool(ctx, "echo", nil)
+					took := time.Since(start)
+					var je *jsonrpc.Error
+					if !asRPC(err, &je) || je.Code != jsonrpc.CodeInternalError || !strings.Contains(je.Message, `upstream "u"`) {
+						t.Fatalf("echo with the server gone: %v, want -32603 naming the upstream", err)
+					}
+					if took >= endGrace {
+						t.Fatalf("echo with the server gone failed after %v: %v", took, err)
+					}
+					if st := p.Status()[0]; st.Up || st.Err == nil {
+						t.Errorf("status with the server gone: %+v", st)
+					}
+					up.start()
+					if got := callText(t, ctx, cs, "echo"); got != "u: echo" {
+						t.Fatalf("echo after the server came back: %q", got)
+					}
+					if n := dials.Load(); n != 2 {
+						t.Errorf("%d dials, want 2 (the first, and one after the server came back)", n)
+					}
+					if st := p.Status()[0]; !st.Up {
+						t.Errorf("status after the server came back: %+v", st)
+					}
+				})
 			}
 		}
 	}
