@@ -135,23 +135,7 @@ func TestSubscriptionsSurviveRedial(t *testing.T) {
 						if kind == "down-at-subscribe" {
 							bd.setDown(true)
 						}
-						var lwg sync.WaitGroup
-						if era == pmcp.EraModern {
-							lctx, stop := context.WithCancel(ctx)
-							defer func() { stop(); lwg.Wait() }()
-							lwg.Add(1)
-							go func() {
-								defer lwg.Done()
-								_ = cs.Listen(lctx, pmcp.SubscriptionFilter{ResourceSubscriptions: []string{uri}})
-							}()
-							select {
-							case <-acked:
-							case <-ctx.Done():
-								t.Fatal("listen never acknowledged")
-							}
-						} else if err := cs.Subscribe(ctx, uri); err != nil {
-							t.Fatal(err)
-						}
+						defer subscribeDownstream(t, ctx, cs, era, uri, acked)()
 						if kind == "restart" {
 							bd.kill()
 						} else {
@@ -168,23 +152,9 @@ func TestSubscriptionsSurviveRedial(t *testing.T) {
 							case <-time.After(5 * time.Millisecond):
 							}
 						}
-						// The re-dialed upstream's subscription may still be
-						// opening (a modern one's listen): notify until an
-						// update arrives.
-						wait := time.After(3 * time.Second)
-						for {
-							b.NotifyResourceUpdated(uri)
-							select {
-							case got := <-updated:
-								if got != uri {
-									t.Fatalf("update of %q", got)
-								}
-								return
-							case <-wait:
-								t.Fatal("no resource update of the re-dialed upstream reached the downstream")
-							case <-time.After(20 * time.Millisecond):
-							}
-						}
+						uctx, ucancel := context.WithTimeout(ctx, 3*time.Second)
+						defer ucancel()
+						awaitUpdate(t, uctx, b, uri, updated)
 					})
 				}
 			}
