@@ -204,38 +204,56 @@ func TestBridgeSubscriptions(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			const uri = "test://u/r"
-			var lwg sync.WaitGroup
-			if tc.clientEra == pmcp.EraModern {
-				lctx, stop := context.WithCancel(ctx)
-				defer func() { stop(); lwg.Wait() }()
-				lwg.Add(1)
-				go func() {
-					defer lwg.Done()
-					_ = cs.Listen(lctx, pmcp.SubscriptionFilter{ResourceSubscriptions: []string{uri}})
-				}()
-				select {
-				case <-acked:
-				case <-ctx.Done():
-					t.Fatal("listen never acknowledged")
-				}
-			} else if err := cs.Subscribe(ctx, uri); err != nil {
-				t.Fatal(err)
-			}
-			// The upstream's own subscription may still be opening (a
-			// modern upstream's listen): notify until an update arrives.
-			for {
-				srv.NotifyResourceUpdated(uri)
-				select {
-				case got := <-updated:
-					if got != uri {
-						t.Fatalf("update of %q", got)
-					}
-					return
-				case <-ctx.Done():
-					t.Fatal("no resource update reached the downstream")
-				case <-time.After(20 * time.Millisecond):
-				}
-			}
+			defer subscribeDownstream(t, ctx, cs, tc.clientEra, uri, acked)()
+			awaitUpdate(t, ctx, srv, uri, updated)
 		})
+	}
+}
+
+// subscribeDownstream subscribes cs to uri as a client of era does (a
+// modern one with a listen, acknowledged on acked); the returned function
+// ends the listen.
+func subscribeDownstream(t *testing.T, ctx context.Context, cs *pmcp.ClientSession, era pmcp.Era, uri string, acked <-chan struct{}) func() {
+	t.Helper()
+	if era != pmcp.EraModern {
+		if err := cs.Subscribe(ctx, uri); err != nil {
+			t.Fatal(err)
+		}
+		return func() {}
+	}
+	var lwg sync.WaitGroup
+	lctx, stop := context.WithCancel(ctx)
+	lwg.Add(1)
+	go func() {
+		defer lwg.Done()
+		_ = cs.Listen(lctx, pmcp.SubscriptionFilter{ResourceSubscriptions: []string{uri}})
+	}()
+	select {
+	case <-acked:
+	case <-ctx.Done():
+		stop()
+		lwg.Wait()
+		t.Fatal("listen never acknowledged")
+	}
+	return func() { stop(); lwg.Wait() }
+}
+
+// awaitUpdate has srv announce an update of uri until the downstream gets
+// it on updated: the upstream's own subscription may still be opening (a
+// modern upstream's listen).
+func awaitUpdate(t *testing.T, ctx context.Context, srv *pmcp.Server, uri string, updated <-chan string) {
+	t.Helper()
+	for {
+		srv.NotifyResourceUpdated(uri)
+		select {
+		case got := <-updated:
+			if got != uri {
+				t.Fatalf("update of %q", got)
+			}
+			return
+		case <-ctx.Done():
+			t.Fatal("no resource update reached the downstream")
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }

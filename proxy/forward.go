@@ -68,7 +68,8 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 	}
 }
 
-// conn returns the open session of up for the request.
+// conn returns the open session of up for the request, and its slot (also
+// with an error when no session could be had, nil if there is no slot).
 func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slot, *live, error) {
 	sl, l, err := p.connOnce(ctx, req, up)
 	if err != nil && sl != nil && sl.hdr != nil && errors.Is(err, ErrUpstreamGone) {
@@ -78,7 +79,7 @@ func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slo
 	}
 	if err != nil {
 		p.unreachable(ctx, up, err)
-		return nil, nil, err
+		return sl, nil, err
 	}
 	return sl, l, nil
 }
@@ -100,7 +101,8 @@ func (p *Proxy) connOnce(ctx context.Context, req *pmcp.Request, up *upstream) (
 }
 
 // endGrace bounds how long an upstream error that is no JSON-RPC error
-// waits for the session to report that it ended.
+// waits for the session to report that it ended (a child's exit status);
+// an HTTP session whose transport broke is ended at once (live.breakOn).
 const endGrace = 2 * time.Second
 
 // upstreamError records what an upstream call returned in the upstream's
@@ -123,6 +125,9 @@ func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err er
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if l != nil && l.breakOn(err) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: %v", up.name, err)}
 	}
 	if l != nil {
 		// A call fails as soon as the connection breaks, a moment before

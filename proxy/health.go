@@ -112,6 +112,9 @@ func (p *Proxy) probe(ctx context.Context, up *upstream) {
 		return
 	}
 	p.observe(ctx, up, err)
+	if err != nil {
+		l.breakOn(err) // the next probe or request re-dials
+	}
 }
 
 // observe records the outcome of a request to up's session: nil or an

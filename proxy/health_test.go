@@ -3,10 +3,12 @@ package proxy
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -212,6 +214,111 @@ func TestAggregateDeadUpstreamRaw(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// hangingDial returns a dial of an upstream that accepts connections but
+// never answers, and a function that makes it start hanging: a stdio child
+// that reads its requests and never answers ("child-hangs", hanging from
+// the start), or an HTTP upstream whose handler blocks ("http-hangs",
+// serving until hang is called, so an open session stops answering).
+func hangingDial(t *testing.T, kind string) (DialFunc, func()) {
+	t.Helper()
+	switch kind {
+	case "child-hangs":
+		d, err := Command(os.Args[0], nil, CommandOptions{Env: []string{childEnv + "=hang", noRaceExitSleep}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d, func() {}
+	case "http-hangs":
+		srv, _ := newUpstream(t, pmcp.EraUnknown, "b")
+		h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
+		var hanging atomic.Bool
+		release := make(chan struct{})
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if hanging.Load() {
+				select {
+				case <-r.Context().Done():
+				case <-release:
+				}
+				return
+			}
+			h.ServeHTTP(w, r)
+		}))
+		t.Cleanup(func() {
+			close(release)
+			_ = h.Close()
+			ts.Close()
+		})
+		return HTTP(ts.URL, pmcp.HTTPClientOptions{}), func() { hanging.Store(true) }
+	}
+	t.Fatalf("unknown kind %q", kind)
+	return nil, nil
+}
+
+// TestAggregateHangingUpstream: with one of two upstreams hanging (never
+// answering), every aggregated list answers within about ListTimeout with
+// the other upstream's items; the hanging one is logged and down in
+// Status, named with the reason. Both eras, both downstream transports.
+func TestAggregateHangingUpstream(t *testing.T) {
+	const listTimeout = 300 * time.Millisecond
+	for _, era := range []pmcp.Era{pmcp.EraModern, pmcp.EraLegacy} {
+		for _, down := range []string{"stream", "http"} {
+			for _, kind := range []string{"child-hangs", "http-hangs"} {
+				t.Run(era.String()+"/"+down+"/"+kind, func(t *testing.T) {
+					a, _ := newUpstream(t, pmcp.EraUnknown, "a")
+					dial, hang := hangingDial(t, kind)
+					logs := &syncBuffer{}
+					var wg sync.WaitGroup
+					p := newProxy(t, Options{
+						Upstreams:   []Upstream{{Name: "a", Dial: memDial(a, &wg)}, {Name: "b", Dial: dial}},
+						ListTimeout: listTimeout,
+						Logger:      slog.New(slog.NewTextHandler(logs, nil)),
+					}, &wg)
+					cs := downstream(t, p, down, pmcp.ClientOptions{Era: era})
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+					defer cancel()
+					if kind == "http-hangs" {
+						if _, err := cs.CallTool(ctx, "b_echo", nil); err != nil {
+							t.Fatalf("b before it hung: %v", err)
+						}
+						hang()
+					}
+					lists := []func(ctx context.Context) (int, error){
+						func(ctx context.Context) (int, error) { r, err := cs.AllTools(ctx); return len(r), err },
+						func(ctx context.Context) (int, error) { r, err := cs.AllPrompts(ctx); return len(r), err },
+						func(ctx context.Context) (int, error) { r, err := cs.AllResources(ctx); return len(r), err },
+						func(ctx context.Context) (int, error) { r, err := cs.AllResourceTemplates(ctx); return len(r), err },
+					}
+					for i, list := range lists {
+						lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
+						start := time.Now()
+						n, err := list(lctx)
+						lcancel()
+						if err != nil || n == 0 {
+							t.Fatalf("list %d: %d items, %v after %v; want a's items within about %v", i, n, err, time.Since(start), listTimeout)
+						}
+					}
+					tools, err := cs.AllTools(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, tl := range tools {
+						if !strings.HasPrefix(tl.Name, "a_") {
+							t.Errorf("tool %q of the hanging upstream", tl.Name)
+						}
+					}
+					if l := logs.String(); !strings.Contains(l, "upstream=b") || !strings.Contains(l, "no answer") {
+						t.Errorf("the log does not name the hanging upstream:\n%s", l)
+					}
+					checkStatus(t, "Status", p.Status())
+					if st := p.Status()[1]; st.Err == nil || !strings.Contains(st.Err.Error(), "no answer") {
+						t.Errorf("b's status %+v, want the reason", st)
+					}
+				})
+			}
 		}
 	}
 }

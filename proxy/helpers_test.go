@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"strconv"
@@ -338,13 +339,17 @@ func resultText(t testing.TB, res *pmcp.CallToolResult) string {
 }
 
 // childEnv makes the test binary an upstream server over stdio ("exit":
-// one that exits at once).
+// one that exits at once, "hang": one that never answers).
 const childEnv = "PMCP_PROXY_TEST_CHILD"
 
 func runChild() int {
-	if os.Getenv(childEnv) == "exit" { // an upstream that never starts
+	switch os.Getenv(childEnv) {
+	case "exit": // an upstream that never starts
 		fmt.Fprintln(os.Stderr, "child refuses to start")
 		return 3
+	case "hang": // an upstream that reads its requests but never answers
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		return 0
 	}
 	srv, _ := newUpstream(&childTB{}, pmcp.EraUnknown, "child")
 	fmt.Fprintln(os.Stderr, "child started")

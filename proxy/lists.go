@@ -30,32 +30,17 @@ func (p *Proxy) cursor(req *pmcp.Request) (string, error) {
 // cannot be reached or fails the request is left out, so that the others'
 // items are still listed: its status records why (Proxy.Status, logged
 // when it changes) and a call routed to it fails naming it. Only when
-// every upstream failed is the first failure the answer.
-func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*live) bool, fn func(up *upstream, l *live) error) error {
+// every upstream failed is the first failure the answer. Each upstream's
+// part (its session included) is bounded by Options.ListTimeout, so one
+// that hangs delays the list by that much at most; fn uses the ctx it is
+// given.
+func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*live) bool, fn func(ctx context.Context, up *upstream, l *live) error) error {
 	var first error
 	failed := 0
 	for _, up := range p.ups {
-		_, l, err := p.conn(ctx, req, up) // a failure is recorded
+		err := p.listPart(ctx, req, up, has, fn)
 		if err == nil {
-			if !has(l) {
-				continue
-			}
-			if err = fn(up, l); err == nil {
-				p.observe(ctx, up, nil)
-				continue
-			}
-			if len(p.ups) == 1 {
-				return p.upstreamError(ctx, up, l, err)
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			p.observe(ctx, up, err)
-			// No wait for the session's end as upstreamError does: the
-			// others' items are ready.
-			if je := (*jsonrpc.Error)(nil); !errors.As(err, &je) {
-				err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: %v", up.name, err)}
-			}
+			continue
 		}
 		if ctx.Err() != nil || len(p.ups) == 1 {
 			return err
@@ -78,6 +63,48 @@ func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*l
 	return nil
 }
 
+// listPart runs fn on up's session for eachUpstream and records the
+// outcome in up's status; with several upstreams, within ListTimeout.
+func (p *Proxy) listPart(ctx context.Context, req *pmcp.Request, up *upstream, has func(*live) bool, fn func(ctx context.Context, up *upstream, l *live) error) error {
+	parent := ctx
+	if len(p.ups) > 1 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.listTimeout())
+		defer cancel()
+	}
+	_, l, err := p.conn(ctx, req, up) // a failure is recorded
+	if err == nil {
+		if !has(l) {
+			return nil
+		}
+		if err = fn(ctx, up, l); err == nil {
+			p.observe(ctx, up, nil)
+			return nil
+		}
+		if len(p.ups) == 1 {
+			return p.upstreamError(ctx, up, l, err)
+		}
+		if parent.Err() != nil {
+			return parent.Err()
+		}
+		if ctx.Err() == nil {
+			p.observe(ctx, up, err)
+			l.breakOn(err)
+		}
+		// No wait for the session's end as upstreamError does: the
+		// others' items are ready.
+		if je := (*jsonrpc.Error)(nil); !errors.As(err, &je) {
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: %v", up.name, err)}
+		}
+	}
+	if parent.Err() == nil && ctx.Err() != nil {
+		// The upstream's own slowness, not the caller's: it is down.
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: no answer to %s within %v", up.name, req.Method, p.listTimeout())}
+		p.setHealth(up, err)
+	}
+	return err
+}
+
 func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
 	cur, err := p.cursor(req)
 	if err != nil {
@@ -85,7 +112,7 @@ func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 	}
 	out := &pmcp.ListToolsResult{Tools: []*pmcp.Tool{}}
 	names := p.listed("tool")
-	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsTools }, func(up *upstream, l *live) error {
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsTools }, func(ctx context.Context, up *upstream, l *live) error {
 		var tools []*pmcp.Tool
 		if len(p.ups) == 1 {
 			r, err := l.conn.Session.ListTools(ctx, cur)
@@ -121,7 +148,7 @@ func (p *Proxy) listPrompts(ctx context.Context, req *pmcp.Request) (pmcp.Result
 	}
 	out := &pmcp.ListPromptsResult{Prompts: []*pmcp.Prompt{}}
 	names := p.listed("prompt")
-	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsPrompts }, func(up *upstream, l *live) error {
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsPrompts }, func(ctx context.Context, up *upstream, l *live) error {
 		var prompts []*pmcp.Prompt
 		if len(p.ups) == 1 {
 			r, err := l.conn.Session.ListPrompts(ctx, cur)
@@ -157,7 +184,7 @@ func (p *Proxy) listResources(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 	}
 	out := &pmcp.ListResourcesResult{Resources: []*pmcp.Resource{}}
 	uris := p.listed("resource")
-	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(up *upstream, l *live) error {
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(ctx context.Context, up *upstream, l *live) error {
 		var rs []*pmcp.Resource
 		if len(p.ups) == 1 {
 			r, err := l.conn.Session.ListResources(ctx, cur)
@@ -188,7 +215,7 @@ func (p *Proxy) listTemplates(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 	}
 	out := &pmcp.ListResourceTemplatesResult{ResourceTemplates: []*pmcp.ResourceTemplate{}}
 	uris := p.listed("resource template")
-	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(up *upstream, l *live) error {
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(ctx context.Context, up *upstream, l *live) error {
 		var ts []*pmcp.ResourceTemplate
 		if len(p.ups) == 1 {
 			r, err := l.conn.Session.ListResourceTemplates(ctx, cur)
@@ -259,25 +286,58 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 
 // subscribe forwards resource subscriptions of the downstream to every
 // upstream with resources (URIs are not rewritten, so any may serve it).
-// With several upstreams, one that cannot be reached is skipped (its
-// status says why), as it is left out of lists.
+// Each upstream's slot records them even while the upstream is down or its
+// session broke, so its next session gets them (slot.dial). With several
+// upstreams, one that cannot be reached takes the subscription for its
+// next session, and one that rejects the URI (a legacy upstream that does
+// not serve it) is skipped; only when none took it is the first failure
+// the answer, and a failed subscription is recorded nowhere.
 func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string, add bool) error {
+	var (
+		first error
+		took  int
+		slots []*slot
+	)
 	for _, up := range p.ups {
 		sl, l, err := p.conn(ctx, req, up)
-		if err != nil {
-			if len(p.ups) > 1 && ctx.Err() == nil {
-				continue
-			}
-			return err
-		}
-		if !l.capsRes {
+		if err == nil && !l.capsRes {
 			continue
 		}
-		for _, uri := range uris {
-			if err := sl.subscribe(ctx, uri, add); err != nil {
-				return p.upstreamError(ctx, up, l, err)
+		if sl != nil {
+			slots = append(slots, sl)
+			for _, uri := range uris {
+				if e := sl.subscribe(ctx, uri, add); e != nil && err == nil {
+					err = p.upstreamError(ctx, up, l, e)
+				}
+			}
+			if l == nil && len(p.ups) > 1 && ctx.Err() == nil {
+				took++ // down: its next session gets the subscription
+				continue
+			}
+		}
+		if err == nil {
+			took++
+			continue
+		}
+		if ctx.Err() != nil {
+			first = ctx.Err()
+			took = 0
+			break
+		}
+		p.log.Debug("proxy: an upstream did not take a resource subscription", "upstream", up.name, "uris", uris, "error", err)
+		if first == nil {
+			first = err
+		}
+	}
+	if first == nil || took > 0 {
+		return nil
+	}
+	if add {
+		for _, sl := range slots {
+			for _, uri := range uris {
+				_ = sl.subscribe(context.WithoutCancel(ctx), uri, false)
 			}
 		}
 	}
-	return nil
+	return first
 }

@@ -60,7 +60,8 @@ func childPID(t *testing.T, ctx context.Context, cs *pmcp.ClientSession) int {
 // TestBridgeChildKilled: killing the child while a call is in flight
 // gives the downstream a -32603 error naming the upstream and the signal;
 // another downstream session gets a fresh child, and the same session a
-// restarted one, within MaxRestarts. The child's stderr reaches the log.
+// restarted one, within MaxRestarts, after which its requests fail
+// without a new child. The child's stderr reaches the log.
 func TestBridgeChildKilled(t *testing.T) {
 	for _, down := range []string{"stream", "http"} {
 		t.Run(down, func(t *testing.T) {
@@ -108,6 +109,10 @@ func TestBridgeChildKilled(t *testing.T) {
 			_, err = a.CallTool(ctx, "pid", nil)
 			if !asRPC(err, &je) || !strings.Contains(je.Message, "giving up") {
 				t.Fatalf("error %v after the restarts ran out, want giving up", err)
+			}
+			// The slot stays down: no new child for the next request.
+			if _, err = a.CallTool(ctx, "pid", nil); !asRPC(err, &je) || !strings.Contains(je.Message, "giving up") {
+				t.Fatalf("second request after the restarts ran out: %v, want giving up", err)
 			}
 			if !strings.Contains(logs.String(), "child started") {
 				t.Fatalf("child stderr not in the log:\n%s", logs.String())

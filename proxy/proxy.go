@@ -41,8 +41,11 @@
 // downstream requests have no session and share one upstream session per
 // upstream, as every request does with Options.Shared. An upstream session
 // that ends is re-dialed on the next request, at most Options.MaxRestarts
-// times per slot; the requests in flight get a -32603 error naming the
-// upstream and why it ended (a child's exit status).
+// times per slot (a failed dial counts); the requests in flight get a
+// -32603 error naming the upstream and why it ended (a child's exit
+// status). Once the re-dials ran out, the slot's requests fail at once
+// with a -32603 error naming the upstream, without dialing, for
+// DefaultRestartReset; then the slot may dial again.
 //
 // # Credentials
 //
@@ -99,11 +102,16 @@ const (
 	DefaultMaxRestarts = 3
 	// DefaultRestartReset is how long an upstream session must have run
 	// before it ended for its slot's restart count to start afresh, so a
-	// long-lived gateway survives occasional crashes but not a crash loop.
+	// long-lived gateway survives occasional crashes but not a crash loop;
+	// it is also how long a slot whose re-dials ran out stays down
+	// (answering at once with an error) before it may dial again.
 	DefaultRestartReset = time.Minute
 	// DefaultCallTimeout bounds one upstream call whose downstream request
 	// has no deadline (waiting for a user's input included).
 	DefaultCallTimeout = 10 * time.Minute
+	// DefaultListTimeout bounds each upstream's part of a list aggregated
+	// from several upstreams (see Options.ListTimeout).
+	DefaultListTimeout = 10 * time.Second
 	// DefaultSeparator joins an upstream's name and a tool or prompt name.
 	DefaultSeparator = "_"
 	// DefaultMaxHeaderSessions bounds the upstream sessions one upstream
@@ -165,6 +173,13 @@ type Options struct {
 	// LevelUnset LogLevel means LevelDebug (records are filtered per
 	// downstream request).
 	Client pmcp.ClientOptions
+	// ListTimeout bounds each upstream's part of a list aggregated from
+	// several upstreams (opening its session included): an upstream that
+	// has not answered by then is left out of the list and marked down in
+	// Status, so one that hangs cannot hold every list up. Zero means
+	// DefaultListTimeout. With one upstream, lists are forwarded unbounded
+	// (but by the downstream request's own deadline and CallTimeout).
+	ListTimeout time.Duration
 	// MaxParked bounds the parked modern requests. Zero means
 	// DefaultMaxParked.
 	MaxParked int
@@ -177,8 +192,9 @@ type Options struct {
 	// one; when there is none, the request fails with -32603. Zero means
 	// DefaultMaxHeaderSessions.
 	MaxHeaderSessions int
-	// MaxRestarts bounds the re-dials of one upstream slot. Zero means
-	// DefaultMaxRestarts; negative means never re-dial.
+	// MaxRestarts bounds the re-dials of one upstream slot (after its
+	// session ended or a dial failed) within DefaultRestartReset. Zero
+	// means DefaultMaxRestarts; negative means never re-dial.
 	MaxRestarts int
 	// RequestStateKeys seal the requestState of bridged rounds (see
 	// reqstate). Empty means one random key: parked requests live in this
@@ -428,6 +444,13 @@ func (p *Proxy) maxRestarts() int {
 		return 0
 	}
 	return DefaultMaxRestarts
+}
+
+func (p *Proxy) listTimeout() time.Duration {
+	if p.opts.ListTimeout > 0 {
+		return p.opts.ListTimeout
+	}
+	return DefaultListTimeout
 }
 
 func (p *Proxy) callTimeout() time.Duration { return DefaultCallTimeout }

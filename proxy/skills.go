@@ -19,7 +19,7 @@ func (p *Proxy) listSkills(ctx context.Context, req *pmcp.Request) (pmcp.Result,
 		return nil, err
 	}
 	out := &pmcp.ListSkillsResult{Skills: []*pmcp.SkillEntry{}}
-	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.skills }, func(up *upstream, l *live) error {
+	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.skills }, func(ctx context.Context, up *upstream, l *live) error {
 		c := cur
 		for range maxListPages {
 			page, err := l.conn.Session.ListSkills(ctx, c)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -15,17 +16,24 @@ import (
 
 // slot is where the upstream session of one upstream for one downstream
 // session (or the shared one) lives. It dials on first use and again, at
-// most Options.MaxRestarts times, after the session ended.
+// most Options.MaxRestarts times, after the session ended or a dial failed.
+// Then it gives up: for DefaultRestartReset every request fails at once
+// with an error naming the upstream, after which the slot gets a fresh
+// budget (a session that ran for DefaultRestartReset gets one too).
 type slot struct {
 	p  *Proxy
 	up *upstream
 
-	mu       sync.Mutex // guards live, dials, closed, subs; held while dialing
-	live     *live
-	dials    int
-	closed   bool
-	subs     map[string]int // resource URI → downstream subscriptions
-	listenWG sync.WaitGroup
+	mu     sync.Mutex // guards live, dials, closed, subs; held while dialing
+	live   *live
+	dials  int // dials since the budget was last reset, failed ones too
+	closed bool
+	// lastErr is why the last session ended or the last dial failed;
+	// downUntil, once the dials ran out, when the slot may dial again.
+	lastErr   error
+	downUntil time.Time
+	subs      map[string]int // resource URI → downstream subscriptions
+	listenWG  sync.WaitGroup
 
 	// hdr is the header a header-keyed slot dials with (see headerSlot);
 	// used orders the slots' last use (Proxy.useSeq). Both are guarded
@@ -93,6 +101,23 @@ func (l *live) exitReason() error {
 	return l.exitErr
 }
 
+// breakOn ends the session when err says that its transport broke: an
+// HTTP server refused or dropped the connection. An HTTP session does not
+// end by itself then (its requests are separate connections), so without
+// this the slot would keep a session whose every call fails, and each
+// failure would wait endGrace for an end that never comes; ended, it is
+// re-dialed on the next request (within Options.MaxRestarts). Reports
+// whether it did.
+func (l *live) breakOn(err error) bool {
+	var ue *url.Error
+	if !errors.As(err, &ue) || errors.Is(ue.Err, context.Canceled) || errors.Is(ue.Err, context.DeadlineExceeded) {
+		return false // not a transport failure, or a wait the caller or the call timeout ended
+	}
+	l.exitOnce.Do(func() { l.exitErr = err })
+	_ = l.conn.Session.Close()
+	return true
+}
+
 // ErrUpstreamGone is the cause of the errors a downstream gets when its
 // upstream session ended and may not be restarted.
 var ErrUpstreamGone = errors.New("proxy: upstream session ended")
@@ -115,16 +140,30 @@ func (sl *slot) get(ctx context.Context, hdr http.Header) (*live, error) {
 		if time.Since(old.opened) >= DefaultRestartReset {
 			sl.dials = 1 // it ran long enough: a fresh budget
 		}
-		if sl.dials > sl.p.maxRestarts() {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q ended (%v) and was restarted %d times: giving up", sl.up.name, old.exitReason(), sl.dials-1)}
-		}
-		sl.p.log.Warn("proxy: restarting upstream", "upstream", sl.up.name, "reason", old.exitReason())
+		sl.lastErr = fmt.Errorf("ended: %w", old.exitReason())
 	}
+	if !sl.downUntil.IsZero() && time.Now().After(sl.downUntil) {
+		sl.downUntil, sl.dials = time.Time{}, 0 // the pause is over: a fresh budget
+	}
+	if sl.dials > sl.p.maxRestarts() {
+		if sl.downUntil.IsZero() {
+			sl.downUntil = time.Now().Add(DefaultRestartReset)
+			sl.p.log.Warn("proxy: giving up on upstream", "upstream", sl.up.name, "reason", sl.lastErr, "retry_after", DefaultRestartReset)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q %v and was restarted %d times: giving up until %s", sl.up.name, sl.lastErr, sl.dials-1, sl.downUntil.UTC().Format(time.RFC3339))}
+	}
+	if sl.dials > 0 {
+		sl.p.log.Warn("proxy: restarting upstream", "upstream", sl.up.name, "reason", sl.lastErr)
+	}
+	sl.dials++ // a failed dial counts: a child that cannot start is not restarted forever
 	l, err := sl.dial(ctx, hdr)
 	if err != nil {
+		if ctx.Err() != nil {
+			sl.dials-- // the caller gave up, which says nothing of the upstream
+		}
+		sl.lastErr = fmt.Errorf("cannot connect: %w", err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %q: cannot connect: %v", sl.up.name, err)}
 	}
-	sl.dials++
 	sl.live = l
 	return l, nil
 }
@@ -191,8 +230,11 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 		l.tasks = declaresTasks(caps)
 		_, l.skills = caps.Extensions[pmcp.ExtensionSkills]
 	}
-	for uri := range sl.subs {
-		if !l.modern {
+	if !l.modern && l.capsRes {
+		// The downstreams' subscriptions, recorded while the upstream
+		// was down or before its last session ended (a modern one gets
+		// them in startListen's filter).
+		for uri := range sl.subs {
 			_ = conn.Session.Subscribe(ctx, uri)
 		}
 	}
