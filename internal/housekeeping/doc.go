@@ -10,6 +10,9 @@
 // to print today's numbers. A limit switched on (On) in the limits table
 // of measures_test.go fails the test when its measure exceeds Max.
 //
+// TestPublicAPI keeps docs/api/*.txt, the listing of every exported
+// identifier of the module's importable packages; see publicapi_test.go.
+//
 // The tests only read source files of this repository; they type-check
 // nothing and start no process, so they stay cheap and hermetic.
 package housekeeping
