@@ -27,60 +27,71 @@ var translations = []eraCase{
 	{"legacy-client/legacy-upstream", pmcp.EraLegacy, pmcp.EraLegacy},
 }
 
+// forEachBridge runs f as a subtest for every era pair (translations),
+// downstream transport and upstream transport; upDial serves an upstream
+// server over that upstream transport.
+func forEachBridge(t *testing.T, f func(t *testing.T, tc eraCase, down string, upDial func(*pmcp.Server, *sync.WaitGroup) DialFunc)) {
+	for _, tc := range translations {
+		for _, down := range []string{"stream", "http"} {
+			for _, upT := range []string{"stream", "http"} {
+				t.Run(tc.name+"/down-"+down+"/up-"+upT, func(t *testing.T) {
+					f(t, tc, down, func(srv *pmcp.Server, wg *sync.WaitGroup) DialFunc {
+						if upT == "http" {
+							return httpDial(t, srv)
+						}
+						return memDial(srv, wg)
+					})
+				})
+			}
+		}
+	}
+}
+
 // TestBridgeElicitAcrossEras: a tool of an upstream that serves one era
 // asks twice for input while the downstream client speaks the other: the
 // questions reach the client's handler (as input_required rounds or as
 // legacy requests) and the tool completes with the answers, over both
 // downstream transports and both upstream transports.
 func TestBridgeElicitAcrossEras(t *testing.T) {
-	for _, tc := range translations {
-		for _, down := range []string{"stream", "http"} {
-			for _, upT := range []string{"stream", "http"} {
-				t.Run(tc.name+"/down-"+down+"/up-"+upT, func(t *testing.T) {
-					srv, _ := newUpstream(t, tc.upstreamEr, "u")
-					var wg sync.WaitGroup
-					dial := memDial(srv, &wg)
-					if upT == "http" {
-						dial = httpDial(t, srv)
-					}
-					p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}}, &wg)
-					var asked []string
-					var mu sync.Mutex
-					cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra, Elicitation: func(ctx context.Context, ep *pmcp.ElicitParams) (*pmcp.ElicitResult, error) {
-						mu.Lock()
-						asked = append(asked, ep.Message)
-						mu.Unlock()
-						return answerer(ctx, ep)
-					}})
-					if cs.Era() != tc.clientEra {
-						t.Fatalf("downstream era %v, want %v", cs.Era(), tc.clientEra)
-					}
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-					defer cancel()
-					res, err := cs.CallTool(ctx, "ask", nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got := resultText(t, res); got != "u: hello Ada (happy)" {
-						t.Fatalf("result %q", got)
-					}
-					mu.Lock()
-					defer mu.Unlock()
-					if strings.Join(asked, "|") != "your name?|your mood?" {
-						t.Fatalf("client was asked %q", asked)
-					}
-					// The upstream really served only its era.
-					p.mu.Lock()
-					for _, sl := range p.slots {
-						if sl.live != nil && sl.live.conn.Session.Era() != tc.upstreamEr {
-							t.Errorf("upstream session era %v", sl.live.conn.Session.Era())
-						}
-					}
-					p.mu.Unlock()
-				})
+	forEachBridge(t, func(t *testing.T, tc eraCase, down string, upDial func(*pmcp.Server, *sync.WaitGroup) DialFunc) {
+		srv, _ := newUpstream(t, tc.upstreamEr, "u")
+		var wg sync.WaitGroup
+		dial := upDial(srv, &wg)
+		p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}}, &wg)
+		var asked []string
+		var mu sync.Mutex
+		cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra, Elicitation: func(ctx context.Context, ep *pmcp.ElicitParams) (*pmcp.ElicitResult, error) {
+			mu.Lock()
+			asked = append(asked, ep.Message)
+			mu.Unlock()
+			return answerer(ctx, ep)
+		}})
+		if cs.Era() != tc.clientEra {
+			t.Fatalf("downstream era %v, want %v", cs.Era(), tc.clientEra)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, "ask", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resultText(t, res); got != "u: hello Ada (happy)" {
+			t.Fatalf("result %q", got)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if strings.Join(asked, "|") != "your name?|your mood?" {
+			t.Fatalf("client was asked %q", asked)
+		}
+		// The upstream really served only its era.
+		p.mu.Lock()
+		for _, sl := range p.slots {
+			if sl.live != nil && sl.live.conn.Session.Era() != tc.upstreamEr {
+				t.Errorf("upstream session era %v", sl.live.conn.Session.Era())
 			}
 		}
-	}
+		p.mu.Unlock()
+	})
 }
 
 // TestBridgeInputWithoutCapability: a downstream client that cannot
@@ -112,52 +123,43 @@ func TestBridgeInputWithoutCapability(t *testing.T) {
 // TestBridgeProgressAndCancel: progress crosses the bridge in order, and
 // cancelling the downstream call cancels the upstream handler.
 func TestBridgeProgressAndCancel(t *testing.T) {
-	for _, tc := range translations {
-		for _, down := range []string{"stream", "http"} {
-			for _, upT := range []string{"stream", "http"} {
-				t.Run(tc.name+"/down-"+down+"/up-"+upT, func(t *testing.T) {
-					srv, st := newUpstream(t, tc.upstreamEr, "u")
-					var wg sync.WaitGroup
-					dial := memDial(srv, &wg)
-					if upT == "http" {
-						dial = httpDial(t, srv)
-					}
-					p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}}, &wg)
-					cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra})
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-					defer cancel()
-					got := make(chan string, 16)
-					callCtx, stop := context.WithCancel(ctx)
-					errc := make(chan error, 1)
-					go func() {
-						_, err := cs.CallTool(callCtx, "count", nil, pmcp.WithProgress(func(_ context.Context, pp *pmcp.ProgressParams) {
-							got <- pp.Message
-						}))
-						errc <- err
-					}()
-					for i := 1; i <= 5; i++ {
-						select {
-						case m := <-got:
-							if want := "step " + string(rune('0'+i)); m != want {
-								t.Fatalf("progress %d: %q, want %q", i, m, want)
-							}
-						case <-ctx.Done():
-							t.Fatalf("progress %d never arrived", i)
-						}
-					}
-					stop()
-					if err := <-errc; !errors.Is(err, context.Canceled) {
-						t.Fatalf("call error %v, want context.Canceled", err)
-					}
-					select {
-					case <-st.cancelled:
-					case <-ctx.Done():
-						t.Fatal("the upstream handler was never cancelled")
-					}
-				})
+	forEachBridge(t, func(t *testing.T, tc eraCase, down string, upDial func(*pmcp.Server, *sync.WaitGroup) DialFunc) {
+		srv, st := newUpstream(t, tc.upstreamEr, "u")
+		var wg sync.WaitGroup
+		dial := upDial(srv, &wg)
+		p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}}, &wg)
+		cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		got := make(chan string, 16)
+		callCtx, stop := context.WithCancel(ctx)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := cs.CallTool(callCtx, "count", nil, pmcp.WithProgress(func(_ context.Context, pp *pmcp.ProgressParams) {
+				got <- pp.Message
+			}))
+			errc <- err
+		}()
+		for i := 1; i <= 5; i++ {
+			select {
+			case m := <-got:
+				if want := "step " + string(rune('0'+i)); m != want {
+					t.Fatalf("progress %d: %q, want %q", i, m, want)
+				}
+			case <-ctx.Done():
+				t.Fatalf("progress %d never arrived", i)
 			}
 		}
-	}
+		stop()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Fatalf("call error %v, want context.Canceled", err)
+		}
+		select {
+		case <-st.cancelled:
+		case <-ctx.Done():
+			t.Fatal("the upstream handler was never cancelled")
+		}
+	})
 }
 
 // TestBridgeErrorsAndMeta: an upstream JSON-RPC error reaches the
@@ -229,47 +231,38 @@ func TestBridgeProgressAfterInput(t *testing.T) {
 // result names the bridge, not the upstream: no modern serverInfo _meta
 // for a legacy client, the bridge's own for a modern one.
 func TestBridgeRootsAndServerInfo(t *testing.T) {
-	for _, tc := range translations {
-		for _, down := range []string{"stream", "http"} {
-			for _, upT := range []string{"stream", "http"} {
-				t.Run(tc.name+"/down-"+down+"/up-"+upT, func(t *testing.T) {
-					srv, _ := newUpstream(t, tc.upstreamEr, "u")
-					var wg sync.WaitGroup
-					dial := memDial(srv, &wg)
-					if upT == "http" {
-						dial = httpDial(t, srv)
-					}
-					p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}, Server: pmcp.ServerOptions{Name: "the-bridge"}}, &wg)
-					cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra, Roots: func(context.Context) (*pmcp.ListRootsResult, error) {
-						return &pmcp.ListRootsResult{Roots: []*pmcp.Root{{URI: "file:///work", Name: "work"}}}, nil
-					}})
-					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-					defer cancel()
-					res, err := cs.CallTool(ctx, "roots", nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if got := resultText(t, res); got != "u: roots file:///work" {
-						t.Fatalf("result %q", got)
-					}
-					for _, tool := range []string{"roots", "echo"} {
-						if tool == "echo" {
-							if res, err = cs.CallTool(ctx, "echo", nil); err != nil {
-								t.Fatal(err)
-							}
-						}
-						info, ok := res.Meta[pmcp.MetaServerInfo]
-						switch {
-						case tc.clientEra == pmcp.EraLegacy && ok:
-							t.Errorf("%s: a legacy client got serverInfo _meta %v", tool, info)
-						case tc.clientEra == pmcp.EraModern && !strings.Contains(fmt.Sprint(info), "the-bridge"):
-							t.Errorf("%s: serverInfo _meta %v, want the bridge's", tool, info)
-						}
-					}
-				})
+	forEachBridge(t, func(t *testing.T, tc eraCase, down string, upDial func(*pmcp.Server, *sync.WaitGroup) DialFunc) {
+		srv, _ := newUpstream(t, tc.upstreamEr, "u")
+		var wg sync.WaitGroup
+		dial := upDial(srv, &wg)
+		p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}, Server: pmcp.ServerOptions{Name: "the-bridge"}}, &wg)
+		cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra, Roots: func(context.Context) (*pmcp.ListRootsResult, error) {
+			return &pmcp.ListRootsResult{Roots: []*pmcp.Root{{URI: "file:///work", Name: "work"}}}, nil
+		}})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, "roots", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resultText(t, res); got != "u: roots file:///work" {
+			t.Fatalf("result %q", got)
+		}
+		for _, tool := range []string{"roots", "echo"} {
+			if tool == "echo" {
+				if res, err = cs.CallTool(ctx, "echo", nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			info, ok := res.Meta[pmcp.MetaServerInfo]
+			switch {
+			case tc.clientEra == pmcp.EraLegacy && ok:
+				t.Errorf("%s: a legacy client got serverInfo _meta %v", tool, info)
+			case tc.clientEra == pmcp.EraModern && !strings.Contains(fmt.Sprint(info), "the-bridge"):
+				t.Errorf("%s: serverInfo _meta %v, want the bridge's", tool, info)
 			}
 		}
-	}
+	})
 }
 
 // TestBridgeRootsOutsideCalls: a legacy upstream that asks for roots

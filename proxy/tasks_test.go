@@ -66,23 +66,14 @@ func newTaskUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *t
 // answered (input inside the task), cancelled and its result fetched, in
 // every pair of eras, over both downstream and both upstream transports.
 func TestBridgeTasks(t *testing.T) {
-	for _, tc := range translations {
-		for _, down := range []string{"stream", "http"} {
-			for _, upT := range []string{"stream", "http"} {
-				t.Run(tc.name+"/down-"+down+"/up-"+upT, func(t *testing.T) {
-					srv, up := newTaskUpstream(t, tc.upstreamEr, "u")
-					var wg sync.WaitGroup
-					dial := memDial(srv, &wg)
-					if upT == "http" {
-						dial = httpDial(t, srv)
-					}
-					p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}}, &wg)
-					cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra, Elicitation: answerer})
-					exerciseBridgeTasks(t, cs, tc.clientEra, tc.upstreamEr, "", up)
-				})
-			}
-		}
-	}
+	forEachBridge(t, func(t *testing.T, tc eraCase, down string, upDial func(*pmcp.Server, *sync.WaitGroup) DialFunc) {
+		srv, up := newTaskUpstream(t, tc.upstreamEr, "u")
+		var wg sync.WaitGroup
+		dial := upDial(srv, &wg)
+		p := newProxy(t, Options{Upstreams: []Upstream{{Dial: dial}}}, &wg)
+		cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra, Elicitation: answerer})
+		exerciseBridgeTasks(t, cs, tc.clientEra, tc.upstreamEr, "", up)
+	})
 }
 
 // exerciseBridgeTasks drives the task tools of a task upstream serving
