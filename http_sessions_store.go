@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -103,15 +102,6 @@ func (f SessionRouterFunc) RouteSession(w http.ResponseWriter, r *http.Request, 
 // replicated reports whether sessions are shared with other replicas.
 func (h *StreamableHTTPHandler) replicated() bool {
 	return h.opts.SessionRouter != nil || h.opts.SessionStore != nil
-}
-
-// rewindBody makes a POST's body, already read, readable again for a
-// SessionRouter.
-func (h *StreamableHTTPHandler) rewindBody(r *http.Request, body []byte) {
-	if h.opts.SessionRouter != nil && r.Header.Get(headerSessionID) != "" {
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-	}
 }
 
 // remoteSession finds a session this replica does not hold: the router
