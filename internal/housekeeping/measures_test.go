@@ -34,8 +34,8 @@ var limits = []limit{
 	{Name: "root non-test files"},
 	// today 20,016
 	{Name: "root non-test lines"},
-	// today 1 (http_legacy.go, 823 lines)
-	{Name: "root files over 800 lines", Max: 0},
+	// today 1 (http_legacy.go, 823 lines); 0 since R2b split it
+	{Name: "root files over 800 lines", Max: 0, On: true},
 	// today 1,182 = 174 types + 32 funcs + 193 methods of exported types +
 	// 162 consts + 29 vars + 573 fields of exported structs + 19 methods
 	// of exported interfaces; report only (the target is on the next)
