@@ -453,12 +453,12 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		}
 	}
 	if !h.hostAllowed(r) {
-		writeTransportError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, hostForbidden)
+		refuseHostForbidden.write(w, noID)
 		return
 	}
 	origin := r.Header.Get("Origin")
 	if origin != "" && !h.originAllowed(origin) {
-		writeTransportError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: Origin not allowed")
+		refuseOriginForbidden.write(w, noID)
 		return
 	}
 	if h.opts.CORS && origin != "" {
@@ -469,7 +469,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		}
 	}
 	if !h.begin() {
-		writeTransportError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server is shutting down")
+		refuseShuttingDown.write(w, noID)
 		return
 	}
 	defer h.end()
@@ -491,8 +491,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		h.servePost(w, r, auth, &body)
 	case http.MethodGet, http.MethodDelete:
 		if v, ok := headerValue(r.Header, headerProtocolVersion); ok && IsModernVersion(v) {
-			w.Header().Set("Allow", http.MethodPost)
-			writeTransportError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed: the 2026-07-28 protocol only uses POST")
+			refuseModernOnlyPOST.write(w, noID)
 			return
 		}
 		if r.Method == http.MethodGet {
@@ -501,20 +500,18 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 			h.legacyDelete(w, r, auth)
 		}
 	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		writeTransportError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed")
+		refuseMethod.write(w, noID)
 	}
 }
 
 // servePost reads, decodes and routes one POSTed JSON-RPC message.
 func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request, auth authResult, bs *bodyState) {
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
-		writeTransportError(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
+		refuseMediaType.write(w, noID)
 		return
 	}
-	body, status, msg := h.readBody(w, r, bs)
-	if status != 0 {
-		writeTransportError(w, status, jsonrpc.CodeInvalidRequest, msg)
+	body, ok := h.readBody(w, r, bs)
+	if !ok {
 		return
 	}
 	h.rewindBody(r, body)
@@ -523,11 +520,11 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		var de *jsonrpc.DecodeError
 		if errors.As(err, &de) {
 			if resp := de.Response(); resp != nil {
-				writeResponse(w, http.StatusBadRequest, resp)
+				refuseBadMessage.write(w, resp.ID, resp.Error)
 				return
 			}
 		}
-		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "invalid JSON-RPC message")
+		refuseInvalidMessage.write(w, noID)
 		return
 	}
 	hv, hasHV := headerValue(r.Header, headerProtocolVersion)
@@ -535,7 +532,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 	switch m := m.(type) {
 	case *jsonrpc.Response:
 		if headerModern {
-			writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "clients do not send responses in the 2026-07-28 protocol")
+			refuseModernResponse.write(w, noID)
 			return
 		}
 		h.legacyClientResponse(w, r, m, auth)

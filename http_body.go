@@ -3,7 +3,6 @@ package pmcp
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -32,15 +31,17 @@ func (b *bodyState) settle() {
 }
 
 // readBody reads the whole body within the size cap and the read timeout
-// (armed by ServeHTTP). A non-zero status reports a failure to send back;
-// the connection is then closed after the reply (see bodyState).
-func (h *StreamableHTTPHandler) readBody(w http.ResponseWriter, r *http.Request, bs *bodyState) ([]byte, int, string) {
+// (armed by ServeHTTP). On a failure it answers the request
+// (refuseTooLarge, refuseBadBody) and returns false; the connection is
+// then closed after the reply (see bodyState).
+func (h *StreamableHTTPHandler) readBody(w http.ResponseWriter, r *http.Request, bs *bodyState) ([]byte, bool) {
 	max := h.opts.MaxBodyBytes
 	if max > 0 && r.ContentLength > max {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", max)
+		refuseTooLarge.write(w, noID, max)
+		return nil, false
 	}
 	if !bs.pending {
-		return nil, 0, "" // no body
+		return nil, true // no body
 	}
 	src := r.Body
 	if max > 0 {
@@ -63,16 +64,18 @@ func (h *StreamableHTTPHandler) readBody(w http.ResponseWriter, r *http.Request,
 			if h.opts.BodyReadTimeout > 0 {
 				_ = bs.rc.SetReadDeadline(time.Time{})
 			}
-			return buf, 0, ""
+			return buf, true
 		}
 		if err != nil {
 			// The deadline stays (settle moves it to the past): what is
 			// left of the body is never read without one.
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", max)
+				refuseTooLarge.write(w, noID, max)
+				return nil, false
 			}
-			return nil, http.StatusBadRequest, "cannot read the request body"
+			refuseBadBody.write(w, noID)
+			return nil, false
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
