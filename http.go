@@ -615,12 +615,6 @@ func newSessionID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// writeTransportError writes an HTTP error with a JSON-RPC error body
-// whose id is null.
-func writeTransportError(w http.ResponseWriter, status int, code int64, msg string) {
-	writeResponse(w, status, &jsonrpc.Response{Error: &jsonrpc.Error{Code: code, Message: msg}})
-}
-
 func writeResponse(w http.ResponseWriter, status int, resp *jsonrpc.Response) {
 	b, err := jsonrpc.AppendMessage(make([]byte, 0, 128), resp)
 	if err != nil {

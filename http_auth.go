@@ -61,7 +61,7 @@ func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, era Era, r
 		client = auth.info.ClientID
 	}
 	logAuthRefusal(rs.env.httpReq.Context(), h.s.logger, rs.env.httpReq, err, client)
-	writeResponse(w, setChallenges(w, err), &jsonrpc.Response{ID: req.ID, Error: scopeRefusal(required)})
+	refuseInsufficientScope.withStatus(setChallenges(w, err)).write(w, req.ID, scopeRefusal(required))
 	return false
 }
 
@@ -114,7 +114,7 @@ func logAuthRefusal(ctx context.Context, log *slog.Logger, r *http.Request, err 
 // writeAuthError answers a request that Authenticate refused.
 func writeAuthError(w http.ResponseWriter, err error) {
 	status := setChallenges(w, err)
-	writeTransportError(w, status, jsonrpc.CodeInvalidRequest, http.StatusText(status))
+	refuseAuthenticate.withStatus(status).write(w, noID, http.StatusText(status))
 }
 
 // setChallenges sets the WWW-Authenticate challenges of an authorization

@@ -132,17 +132,13 @@ func (h *StreamableHTTPHandler) initSession(id, principal string) *httpSession {
 	return sess
 }
 
-// msgRepeatedVersion is the 400 message for an MCP-Protocol-Version
-// header sent on more than one field line (see headerRepeated).
-const msgRepeatedVersion = "Bad Request: MCP-Protocol-Version header sent more than once"
-
 // lookupSession finds the session of a request, or answers 400 (no id, or
 // a repeated or non-legacy MCP-Protocol-Version) or 404 (unknown, ended,
 // or bound to another principal) and returns nil.
 func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Request, auth authResult) *httpSession {
 	id, ok := headerValue(r.Header, headerSessionID)
 	if !ok || id == "" {
-		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first, or per-request _meta for protocol 2026-07-28)")
+		refuseNoSession.write(w, noID)
 		return nil
 	}
 	var sess *httpSession
@@ -155,15 +151,15 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 		}
 	}
 	if sess == nil || !principalMatches(sess.principal, auth.info, auth.ctx) {
-		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
+		refuseSessionNotFound.write(w, noID)
 		return nil
 	}
 	if headerRepeated(r.Header, headerProtocolVersion) {
-		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, msgRepeatedVersion)
+		refuseRepeatedVersion.write(w, noID)
 		return nil
 	}
 	if v, ok := headerValue(r.Header, headerProtocolVersion); ok && !IsLegacyVersion(v) {
-		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v))
+		refuseVersion.write(w, noID, v)
 		return nil
 	}
 	sess.touch()
@@ -589,24 +585,23 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 	jsonOK, sseOK := accepts(r)
 	useSSE := sseOK && !h.opts.JSONResponse
 	if !useSSE && !jsonOK {
-		writeTransportError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: accept application/json or text/event-stream")
+		refuseNotAcceptable.write(w, noID)
 		return
 	}
 	isInit := req.Method == MethodInitialize
 	var sess *httpSession
 	if isInit {
 		if headerRepeated(r.Header, headerProtocolVersion) {
-			writeResponse(w, http.StatusBadRequest, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, msgRepeatedVersion)})
+			refuseInitRepeatedVersion.write(w, req.ID)
 			return
 		}
 		principal, bindable := auth.principal()
 		if !bindable {
-			writeResponse(w, http.StatusForbidden, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Forbidden: the credentials name no principal a session can be bound to")})
+			refuseNoPrincipal.write(w, req.ID)
 			return
 		}
 		if sess = h.newSession(principal); sess == nil {
-			w.Header().Set("Retry-After", "5")
-			writeResponse(w, http.StatusServiceUnavailable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")})
+			refuseTooManySessions.write(w, req.ID)
 			return
 		}
 	} else if sess = h.lookupSession(w, r, auth); sess == nil {
@@ -616,15 +611,14 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	if !sess.acquire() {
-		w.Header().Set("Retry-After", "1")
-		writeResponse(w, http.StatusServiceUnavailable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Service Unavailable: too many requests in flight on this session")})
+		refuseTooManyInFlight.write(w, req.ID)
 		return
 	}
 	ctx, cancel := sess.requestCtx(r)
 	if !sess.track(req.ID, cancel) {
 		cancel()
 		sess.release()
-		writeResponse(w, http.StatusBadRequest, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "duplicate request id: a request with this id is still in flight")})
+		refuseDuplicateID.write(w, req.ID)
 		return
 	}
 	env := &rs.env

@@ -2,8 +2,6 @@ package pmcp
 
 import (
 	"net/http"
-
-	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
 // legacyGet opens the standalone SSE stream, or resumes a stream with
@@ -14,7 +12,7 @@ func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request
 		return
 	}
 	if _, sse := accepts(r); !sse {
-		writeTransportError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: the GET stream needs Accept: text/event-stream")
+		refuseGETNotAcceptable.write(w, noID)
 		return
 	}
 	sess.active.Add(1)
@@ -26,7 +24,7 @@ func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request
 	if last, ok := headerValue(r.Header, headerLastEventID); ok {
 		sid, n, ok := parseEventID(last)
 		if !ok {
-			writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: malformed Last-Event-ID")
+			refuseBadLastEventID.write(w, noID)
 			return
 		}
 		h.resume(w, r, sw, sess, sid, n)
@@ -34,7 +32,7 @@ func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request
 	}
 	st, l := sess.standaloneStream()
 	if st == nil {
-		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
+		refuseSessionNotFound.write(w, noID)
 		return
 	}
 	a, _, floor := st.attach()
@@ -56,7 +54,7 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 	if sid == standaloneStreamID && st == nil && n == 0 {
 		// Resuming the standalone stream before it was ever opened.
 		if st, events = sess.standaloneStream(); st == nil {
-			writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
+			refuseSessionNotFound.write(w, noID)
 			return
 		}
 	}
@@ -69,7 +67,7 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 			h.log.Warn("pmcp: event store replay failed", "session", sess.id, "stream", sid, "error", err)
 		}
 		if len(evs) == 0 {
-			writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: nothing to resume after this Last-Event-ID: the id is unknown, or its stream has ended and its events are no longer stored")
+			refuseNothingToResume.write(w, noID)
 			return
 		}
 		h.resumed.Add(1)

@@ -7,11 +7,11 @@ import (
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
-// httpRefusal is one way the Streamable HTTP transport refuses a request: the
-// HTTP status, and the JSON-RPC error response that is the body. Every
-// refusal is a named value below, written by write, the one writer; the
-// status never appears at a call site. TestHTTPRefusals records the bytes
-// each one writes.
+// httpRefusal is one way the Streamable HTTP transport refuses a
+// request: the HTTP status, and the JSON-RPC error response that is the
+// body. Every refusal is a named value below, written by write, the one
+// writer; no status is spelled at a call site. TestHTTPRefusals records
+// the bytes each one writes.
 type httpRefusal struct {
 	status int
 	code   int64
@@ -63,6 +63,93 @@ var (
 		msg: "clients do not send responses in the 2026-07-28 protocol"}
 )
 
+// The refusals of legacy sessions (http_legacy.go, http_legacy_stream.go).
+// Those found before the request is looked at (the session checks, the
+// GET stream's) carry a null id; those of a request being admitted carry
+// its id.
+var (
+	refuseNoSession = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest,
+		msg: "Bad Request: Mcp-Session-Id header is required (send initialize first, or per-request _meta for protocol 2026-07-28)"}
+	// refuseSessionNotFound: unknown, ended, or bound to another principal.
+	refuseSessionNotFound = httpRefusal{status: http.StatusNotFound, code: jsonrpc.CodeInvalidRequest, msg: "Session not found"}
+	refuseRepeatedVersion = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, msg: msgRepeatedVersion}
+	// refuseVersion takes the MCP-Protocol-Version header's value.
+	refuseVersion = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest,
+		msg: "Bad Request: unsupported MCP-Protocol-Version %q"}
+	// refuseNotAcceptable: a legacy POST; its id is null, unlike
+	// refuseModernNotAcceptable's.
+	refuseNotAcceptable = httpRefusal{status: http.StatusNotAcceptable, code: jsonrpc.CodeInvalidRequest, msg: msgNotAcceptable}
+	// refuseInitRepeatedVersion: an initialize; with its id, unlike
+	// refuseRepeatedVersion.
+	refuseInitRepeatedVersion = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, withID: true, msg: msgRepeatedVersion}
+	refuseNoPrincipal         = httpRefusal{status: http.StatusForbidden, code: jsonrpc.CodeInvalidRequest, withID: true,
+		msg: "Forbidden: the credentials name no principal a session can be bound to"}
+	// refuseTooManySessions: an initialize over MaxSessions; with its id,
+	// unlike refuseTooManySessionsAdopting.
+	refuseTooManySessions = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, withID: true, retryAfter: "5",
+		msg: msgTooManySessions}
+	// refuseTooManyInFlight: MaxConcurrentRequests of the session.
+	refuseTooManyInFlight = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, withID: true, retryAfter: "1",
+		msg: "Service Unavailable: too many requests in flight on this session"}
+	refuseDuplicateID = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, withID: true,
+		msg: "duplicate request id: a request with this id is still in flight"}
+	refuseGETNotAcceptable = httpRefusal{status: http.StatusNotAcceptable, code: jsonrpc.CodeInvalidRequest,
+		msg: "Not Acceptable: the GET stream needs Accept: text/event-stream"}
+	refuseBadLastEventID  = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, msg: "Bad Request: malformed Last-Event-ID"}
+	refuseNothingToResume = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest,
+		msg: "Bad Request: nothing to resume after this Last-Event-ID: the id is unknown, or its stream has ended and its events are no longer stored"}
+)
+
+// The refusals of modern (2026-07-28) requests (http_modern.go) and of the
+// scope check (http_auth.go): all carry the request's id.
+var (
+	// refuseHeaderMismatch takes the error of checkModernHeaders.
+	refuseHeaderMismatch      = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeHeaderMismatch, withID: true, msg: "%v"}
+	refuseModernNotAcceptable = httpRefusal{status: http.StatusNotAcceptable, code: jsonrpc.CodeInvalidRequest, withID: true, msg: msgNotAcceptable}
+	// refuseSubscriptionStreams: MaxListenStreams.
+	refuseSubscriptionStreams = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, withID: true, retryAfter: "5",
+		msg: "Service Unavailable: too many subscription streams"}
+	// refuseInsufficientScope: httpScopeCheck; the body is scopeRefusal's
+	// error (with its data), the status setChallenges' (403).
+	refuseInsufficientScope = httpRefusal{status: http.StatusForbidden, withID: true, given: true}
+	// refuseAuthenticate: Authenticate refused the request
+	// (writeAuthError). The status is the AuthError's (401 unless it says
+	// 400-499) and the message that status's text, the argument;
+	// setChallenges sets WWW-Authenticate. Its id is null.
+	refuseAuthenticate = httpRefusal{status: http.StatusUnauthorized, code: jsonrpc.CodeInvalidRequest, msg: "%s"}
+)
+
+// The refusals of sessions shared across replicas (http_sessions_store.go):
+// found before the request is looked at, their id is null.
+var (
+	// refuseReplicaUnreachable: ErrSessionOwned.
+	refuseReplicaUnreachable = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, retryAfter: "1",
+		msg: "Service Unavailable: the session's replica cannot be reached"}
+	// refuseSessionStore: AdoptSession failed.
+	refuseSessionStore = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, retryAfter: "1",
+		msg: "Service Unavailable: the session store is unavailable"}
+	// refuseTooManySessionsAdopting: MaxSessions reached by adopting a
+	// session; the id is null, unlike refuseTooManySessions'.
+	refuseTooManySessionsAdopting = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, retryAfter: "5",
+		msg: msgTooManySessions}
+	// refuseSessionNotSaved: SaveSession failed for a session just
+	// initialized (saveSession). Not written by write: the initialize
+	// fails with this error (errSessionStore) in its own reply, status 200
+	// JSON or the last event of its SSE stream, with its id and no
+	// Retry-After, unlike refuseSessionStore's 503.
+	refuseSessionNotSaved = httpRefusal{status: http.StatusOK, code: jsonrpc.CodeInternalError, withID: true,
+		msg: "the session store is unavailable; retry later"}
+)
+
+// Messages of several refusals.
+const (
+	// msgRepeatedVersion: an MCP-Protocol-Version header sent on more than
+	// one field line (see headerRepeated).
+	msgRepeatedVersion = "Bad Request: MCP-Protocol-Version header sent more than once"
+	msgNotAcceptable   = "Not Acceptable: accept application/json or text/event-stream"
+	msgTooManySessions = "Service Unavailable: too many sessions"
+)
+
 // write answers the request with rf: its headers, its status and, as the
 // body, a JSON-RPC error response whose id is id when rf.withID (noID
 // when the request has none), else null. args fill the verbs of rf.msg,
@@ -78,6 +165,13 @@ func (rf httpRefusal) write(w http.ResponseWriter, id jsonrpc.ID, args ...any) {
 		id = noID
 	}
 	writeResponse(w, rf.status, &jsonrpc.Response{ID: id, Error: rf.rpcError(args...)})
+}
+
+// withStatus is rf answering with status: for the refusals whose status
+// the error decides (refuseAuthenticate, refuseInsufficientScope).
+func (rf httpRefusal) withStatus(status int) httpRefusal {
+	rf.status = status
+	return rf
 }
 
 // rpcError is the JSON-RPC error of rf with args.

@@ -132,13 +132,11 @@ func (h *StreamableHTTPHandler) remoteSession(w http.ResponseWriter, r *http.Req
 	case errors.Is(err, ErrNoSession):
 		return nil, false
 	case errors.Is(err, ErrSessionOwned):
-		w.Header().Set("Retry-After", "1")
-		writeTransportError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: the session's replica cannot be reached")
+		refuseReplicaUnreachable.write(w, noID)
 		return nil, true
 	case err != nil:
 		h.log.Warn("pmcp: session store unavailable", "session", id, "error", err)
-		w.Header().Set("Retry-After", "1")
-		writeTransportError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: the session store is unavailable")
+		refuseSessionStore.write(w, noID)
 		return nil, true
 	}
 	if rec.ID != id {
@@ -146,8 +144,7 @@ func (h *StreamableHTTPHandler) remoteSession(w http.ResponseWriter, r *http.Req
 	}
 	sess = h.adopt(r.Context(), rec)
 	if sess == nil {
-		w.Header().Set("Retry-After", "5")
-		writeTransportError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")
+		refuseTooManySessionsAdopting.write(w, noID)
 		return nil, true
 	}
 	return sess, false
@@ -207,8 +204,9 @@ func (h *StreamableHTTPHandler) saveSession(ctx context.Context, sess *httpSessi
 	return true
 }
 
-// errSessionStore fails an initialize whose session could not be recorded.
-var errSessionStore = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the session store is unavailable; retry later"}
+// errSessionStore fails an initialize whose session could not be recorded
+// (refuseSessionNotSaved).
+var errSessionStore = refuseSessionNotSaved.rpcError()
 
 // forgetSession deletes the record of a session that ended for good.
 func (h *StreamableHTTPHandler) forgetSession(id string) {
