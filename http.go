@@ -615,14 +615,6 @@ func newSessionID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-func writeResponse(w http.ResponseWriter, status int, resp *jsonrpc.Response) {
-	b, err := jsonrpc.AppendMessage(make([]byte, 0, 128), resp)
-	if err != nil {
-		b, _ = jsonrpc.AppendMessage(nil, &jsonrpc.Response{ID: resp.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot encode the response")})
-	}
-	writeJSONBody(w, status, b)
-}
-
 func writeJSONBody(w http.ResponseWriter, status int, b []byte) {
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")

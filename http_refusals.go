@@ -185,3 +185,11 @@ func (rf httpRefusal) rpcError(args ...any) *jsonrpc.Error {
 	}
 	return &jsonrpc.Error{Code: rf.code, Message: msg}
 }
+
+func writeResponse(w http.ResponseWriter, status int, resp *jsonrpc.Response) {
+	b, err := jsonrpc.AppendMessage(make([]byte, 0, 128), resp)
+	if err != nil {
+		b, _ = jsonrpc.AppendMessage(nil, &jsonrpc.Response{ID: resp.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot encode the response")})
+	}
+	writeJSONBody(w, status, b)
+}
