@@ -532,16 +532,8 @@ func (sess *httpSession) callOn(st *eventStream, waiting *atomic.Int32) func(ctx
 			p.Forget(id)
 			return nil, err
 		}
-		if !st.send(b, false) {
-			// The request is over: a back-channel kept beyond it reaches
-			// the client on the session's standalone GET stream, where a
-			// server may send requests unrelated to the client's, when
-			// the client has one open.
-			if sa := sess.standaloneOrNil(); sa == nil || sa == st || !sa.send(b, false) {
-				p.Forget(id)
-				return nil, errStreamDone
-			}
-		}
+		// The slot is freed before the call is sent: the client may answer
+		// it, or send another request, as soon as it arrives.
 		if sess.maxRunning > 0 {
 			if waiting.Add(1) == 1 {
 				sess.running.Add(-1)
@@ -551,6 +543,16 @@ func (sess *httpSession) callOn(st *eventStream, waiting *atomic.Int32) func(ctx
 					sess.running.Add(1)
 				}
 			}()
+		}
+		if !st.send(b, false) {
+			// The request is over: a back-channel kept beyond it reaches
+			// the client on the session's standalone GET stream, where a
+			// server may send requests unrelated to the client's, when
+			// the client has one open.
+			if sa := sess.standaloneOrNil(); sa == nil || sa == st || !sa.send(b, false) {
+				p.Forget(id)
+				return nil, errStreamDone
+			}
 		}
 		return p.Await(ctx, id, ch)
 	}
