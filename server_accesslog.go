@@ -135,7 +135,7 @@ func accessEra(req *jsonrpc.Request, rs *reqState) (Era, string) {
 	if v := rs.meta.ProtocolVersion; v != nil {
 		return EraModern, *v
 	}
-	if ss == nil || decideEra(req.Method, false, rs.meta.ClientCapabilities != nil) == EraModern {
+	if ss == nil || classify(eraInput{method: req.Method, metaCaps: rs.meta.ClientCapabilities != nil}) == EraModern {
 		return EraModern, ""
 	}
 	if spc := ss.protocol(); spc != nil {

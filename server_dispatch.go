@@ -168,24 +168,10 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 		}
 		rawMeta = envl.Meta
 	}
-	if decideEra(req.Method, meta.ProtocolVersion != nil, meta.ClientCapabilities != nil) == EraModern {
+	if classify(eraInput{method: req.Method, metaVersion: meta.ProtocolVersion != nil, metaCaps: meta.ClientCapabilities != nil}) == EraModern {
 		return s.handleModern(ctx, req, env, rs, rp, rawMeta)
 	}
 	return s.handleLegacy(ctx, req, env, rs, rp, rawMeta)
-}
-
-// decideEra is the one era decision of a request. The dispatcher makes it
-// from the decoded _meta, the Streamable HTTP transport from the same scan
-// of the params (reqParams.peek), ahead of the dispatcher, to validate the
-// headers of every request the dispatcher will serve as modern; the access
-// log reuses it for requests that failed before. server/discover, or a
-// protocol version or client capabilities in _meta (null counts as
-// absent), make a request modern; anything else is legacy.
-func decideEra(method string, hasVersion, hasCaps bool) Era {
-	if hasVersion || hasCaps || method == MethodDiscover {
-		return EraModern
-	}
-	return EraLegacy
 }
 
 // reqState holds the per-request values of the transport and of the
