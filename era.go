@@ -30,12 +30,13 @@ type eraInput struct {
 	hasHeader bool
 }
 
-// httpEraInput returns the HTTP facts of r: its method and its
-// MCP-Protocol-Version header. A POST adds the facts of its body.
-func httpEraInput(r *http.Request) eraInput {
-	in := eraInput{httpMethod: r.Method}
-	in.header, in.hasHeader = headerValue(r.Header, headerProtocolVersion)
-	return in
+// httpEraInput adds the HTTP facts of r, its method and its
+// MCP-Protocol-Version header, to body, the facts of the JSON-RPC request
+// it carries (none for a GET, a DELETE or a POSTed response).
+func httpEraInput(r *http.Request, body eraInput) eraInput {
+	body.httpMethod = r.Method
+	body.header, body.hasHeader = headerValue(r.Header, headerProtocolVersion)
+	return body
 }
 
 // classify is the one era decision. Its cases, in order:
@@ -51,8 +52,11 @@ func httpEraInput(r *http.Request) eraInput {
 //     modern even when its body does not say so, except initialize: a
 //     legacy client may send initialize with the header of the version it
 //     hopes for, and it gets a legacy session (kept as it was; pinned by
-//     TestEraDecision). A POSTed JSON-RPC response (method "") under a
-//     modern header is modern too, and refused: modern clients send none.
+//     TestEraDecision). Such a request lacks the modern _meta and is
+//     refused with -32602 (handleModern words it as the dispatcher always
+//     did: "send initialize to open a legacy session"). A POSTed JSON-RPC
+//     response (method "") under a modern header is modern too, and
+//     refused: modern clients send none.
 //  4. Anything else is legacy.
 //
 // A request that fails before the dispatcher decided its era (an unknown

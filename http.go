@@ -513,7 +513,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 	case http.MethodPost:
 		h.servePost(w, r, auth, &body)
 	case http.MethodGet, http.MethodDelete:
-		if v, ok := headerValue(r.Header, headerProtocolVersion); ok && IsModernVersion(v) {
+		if classify(httpEraInput(r, eraInput{})) == EraModern {
 			w.Header().Set("Allow", http.MethodPost)
 			writeTransportError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed: the 2026-07-28 protocol only uses POST")
 			return
@@ -553,11 +553,9 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "invalid JSON-RPC message")
 		return
 	}
-	hv, hasHV := headerValue(r.Header, headerProtocolVersion)
-	headerModern := hasHV && IsModernVersion(hv)
 	switch m := m.(type) {
 	case *jsonrpc.Response:
-		if headerModern {
+		if classify(httpEraInput(r, eraInput{})) == EraModern {
 			writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "clients do not send responses in the 2026-07-28 protocol")
 			return
 		}
@@ -570,8 +568,11 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		rs.env.state = rs
 		rs.env.httpReq = r
 		rs.env.params = &rs.params
+		// The era is decided once, here, and stored for the dispatcher
+		// and the access log.
+		rs.era = classify(httpEraInput(r, rs.params.eraInput(m.Method)))
 		pk := rs.params.peek(m.Method)
-		if pk.modern || (headerModern && m.Method != MethodInitialize) {
+		if rs.era == EraModern {
 			h.serveModern(w, r, m, &pk, auth, rs)
 			return
 		}

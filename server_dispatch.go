@@ -168,7 +168,10 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 		}
 		rawMeta = envl.Meta
 	}
-	if classify(eraInput{method: req.Method, metaVersion: meta.ProtocolVersion != nil, metaCaps: meta.ClientCapabilities != nil}) == EraModern {
+	if rs.era == EraUnknown { // a stream transport: decided here
+		rs.era = classify(eraInput{method: req.Method, metaVersion: meta.ProtocolVersion != nil, metaCaps: meta.ClientCapabilities != nil})
+	}
+	if rs.era == EraModern {
 		return s.handleModern(ctx, req, env, rs, rp, rawMeta)
 	}
 	return s.handleLegacy(ctx, req, env, rs, rp, rawMeta)
@@ -201,6 +204,10 @@ type reqState struct {
 	// peerWaiting counts the legacy HTTP request's server-to-client calls
 	// waiting for the client (httpSession.callOn).
 	peerWaiting atomic.Int32
+	// era is the request's era, decided once by classify: by the
+	// Streamable HTTP transport before it routes the request, by the
+	// dispatcher on stream transports (EraUnknown until then).
+	era Era
 }
 
 // notifySink is the LogSink of a request with a back-channel.
@@ -219,9 +226,21 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version: " + requested, Data: data}
 }
 
+// noModernMeta is the error of a request without the modern _meta where
+// there is no legacy session either.
+func noModernMeta() *jsonrpc.Error {
+	return invalidParams("missing required _meta %q: this endpoint serves the 2026-07-28 protocol; send initialize to open a legacy session", MetaProtocolVersion)
+}
+
 func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rs *reqState, rp *reqParams, rawMeta jsontext.Value) (any, error) {
 	meta := &rs.meta
 	if meta.ProtocolVersion == nil {
+		if classify(eraInput{method: req.Method, metaCaps: meta.ClientCapabilities != nil}) == EraLegacy {
+			// Only the MCP-Protocol-Version header made this POST
+			// modern (classify, case 3): its body speaks neither era,
+			// and the message also points at initialize.
+			return nil, noModernMeta()
+		}
 		return nil, invalidParams("missing required _meta %q", MetaProtocolVersion)
 	}
 	if !IsModernVersion(*meta.ProtocolVersion) {
@@ -254,7 +273,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rs *reqState, rp *reqParams, rawMeta jsontext.Value) (any, error) {
 	ss := env.session
 	if ss == nil {
-		return nil, invalidParams("missing required _meta %q: this endpoint serves the 2026-07-28 protocol; send initialize to open a legacy session", MetaProtocolVersion)
+		return nil, noModernMeta()
 	}
 	pc := ss.protocol()
 	if req.Method != MethodInitialize && req.Method != MethodPing {
