@@ -617,7 +617,11 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 	}
 	res, err := fn()
 	if err != nil {
-		err = handlerWireError(extra, err)
+		if ue := asURLElicitation(err); ue != nil {
+			// A URL elicitation takes its era's form first: in the
+			// modern era it is an input request.
+			err = ue.eraForm(extra.Era(), extra.ClientCapabilities())
+		}
 	}
 	if extra.mrtr != nil {
 		var ir *InputRequiredError
@@ -646,25 +650,13 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		}
 	}
 	if err != nil {
-		var mc *MissingCapabilityError
-		if errors.As(err, &mc) {
-			return nil, mc.rpcError()
-		}
-		if asInputRequired(err) != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "handler asked for input outside a modern-era multi-round-trip request"}
+		// The URL elicitation has its form already (EraUnknown).
+		if e := protocolError(err, EraUnknown, nil); e != nil {
+			return nil, e
 		}
 		return nil, err
 	}
 	return res, nil
-}
-
-// asInputRequired returns the *InputRequiredError in err's chain, or nil.
-func asInputRequired(err error) *InputRequiredError {
-	var ir *InputRequiredError
-	if errors.As(err, &ir) {
-		return ir
-	}
-	return nil
 }
 
 func (in *mrtrIn) pendingRequests() map[string]*InputRequest {
