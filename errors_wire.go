@@ -12,7 +12,8 @@ import (
 // by modernStatus (http_modern.go).
 
 // wireError maps err, returned for a request of era from a client that
-// declared caps, to the error object sent for it. In order:
+// declared caps, to the error object sent for it; it is the only such
+// mapping. In order:
 //
 //   - nil, and errListenEnded (the client closed its subscriptions/listen
 //     stream: nothing is sent), map to nil;
@@ -30,6 +31,21 @@ func wireError(err error, era Era, caps *ClientCapabilities) *jsonrpc.Error {
 		return e
 	}
 	return rpcconn.ErrorOf(err)
+}
+
+// sendError is what the dispatcher returns for err, the outcome of a
+// request's middleware chain and handler: its wire form, for the
+// request's era and client (wireError), so that the transports' mapping
+// (rpcconn.Resolve) only ever sees a *jsonrpc.Error; or errListenEnded
+// itself, which the transports compare by identity (they send nothing).
+func sendError(err error, extra *RequestHandlerExtra) error {
+	if err == nil {
+		return nil
+	}
+	if e := wireError(err, extra.Era(), extra.ClientCapabilities()); e != nil {
+		return e
+	}
+	return errListenEnded
 }
 
 // protocolError maps the errors the SDK defines for handlers, nil for any

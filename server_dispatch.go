@@ -265,7 +265,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, level)
 	res, err := s.run(ctx, req, env, extra, rs, rp)
 	if err != nil {
-		return nil, err
+		return nil, sendError(err, extra)
 	}
 	return s.finishResult(res, env, rs, EraModern)
 }
@@ -290,7 +290,7 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, LoggingLevel(ss.logLevel.Load()))
 	res, err := s.run(ctx, req, env, extra, rs, rp)
 	if err != nil {
-		return nil, err
+		return nil, sendError(err, extra)
 	}
 	return s.finishResult(res, env, rs, EraLegacy)
 }

@@ -254,14 +254,7 @@ func (s *Server) run(ctx context.Context, req *jsonrpc.Request, env *requestEnv,
 	// results private to caches and names the access log's principal.
 	env.authInfo, env.authCtx = extra.AuthInfo, extra.AuthContext
 	if err != nil {
-		if errors.Is(err, errListenEnded) {
-			err = errListenEnded // transports compare it by identity
-		}
-		var mc *MissingCapabilityError
-		if errors.As(err, &mc) { // from a middleware: -32021, as from a handler
-			err = mc.rpcError()
-		}
-		return nil, err
+		return nil, err // the dispatcher maps it (sendError)
 	}
 	if res == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: middleware returned no result"}
