@@ -3,6 +3,7 @@ package pmcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -67,6 +68,48 @@ func TestWireErrorOneMapping(t *testing.T) {
 			if re.Code != c.wantCode {
 				t.Errorf("%s (middleware chain %v): code %d %q, want %d", c.name, withMW, re.Code, re.Message, c.wantCode)
 			}
+		}
+	}
+}
+
+// TestErrorCodeIsTheWireCode: the code a middleware computes with
+// ErrorCode from what next returned (as package otel does) is the code the
+// client receives, and the task a tool ends with a protocol error stores
+// the same error.
+func TestErrorCodeIsTheWireCode(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"missing capability", missingCap("sampling")},
+		{"wrapped missing capability", fmt.Errorf("cannot sample: %w", missingCap("sampling"))},
+		{"input outside a multi-round-trip request", &InputRequiredError{}},
+		{"JSON-RPC error", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"}},
+		{"plain", errors.New("boom")},
+	} {
+		var seen int64
+		srv, err := NewServer(ServerOptions{Name: "wire", Version: "1",
+			Completion: func(ctx context.Context, e *RequestHandlerExtra, p *CompleteParams) (*CompleteResult, error) {
+				return nil, c.err
+			},
+			Middleware: []Middleware{func(next MethodHandler) MethodHandler {
+				return func(ctx context.Context, r *Request) (Result, error) {
+					res, err := next(ctx, r)
+					seen = ErrorCode(err)
+					return res, err
+				}
+			}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl := startServer(t, srv, nil)
+		cl.initialize(nil)
+		re := cl.callErr(MethodCompletionComplete, map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "p"}, "argument": map[string]any{"name": "a", "value": "v"}})
+		if seen != re.Code {
+			t.Errorf("%s: ErrorCode says %d, the client got %d %q", c.name, seen, re.Code, re.Message)
+		}
+		if te := taskErrorOf(c.err); te.Code != re.Code || te.Message != re.Message {
+			t.Errorf("%s: the task stores %d %q, the client got %d %q", c.name, te.Code, te.Message, re.Code, re.Message)
 		}
 	}
 }

@@ -2,13 +2,11 @@ package pmcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -308,18 +306,21 @@ func IsToolError(res Result) bool {
 	return ok && r != nil && r.IsError
 }
 
-// ErrorCode returns the JSON-RPC error code err is sent with: the code of
-// the *jsonrpc.Error in its chain, else -32603 (internal error). It is 0
-// for nil and for the error a subscriptions/listen request ends with when
-// the client closed its stream (no response is sent then).
+// ErrorCode returns the JSON-RPC error code err is sent with, by the
+// server's one mapping of errors: -32021 for a *MissingCapabilityError,
+// -32603 for an *InputRequiredError (outside a modern multi-round-trip
+// request), the code of the *jsonrpc.Error in its chain, else -32603
+// (internal error). The code of a *URLElicitationRequiredError depends on
+// the request's era and client, which err does not carry: it is -32603
+// here, while the dispatcher sends its era's form (-32042 in the legacy
+// era). ErrorCode is 0 for nil and for the error a subscriptions/listen
+// request ends with when the client closed its stream (no response is
+// sent then).
 func ErrorCode(err error) int64 {
-	if err == nil || errors.Is(err, errListenEnded) {
-		return 0
-	}
-	if e := rpcconn.AsError(err); e != nil {
+	if e := wireError(err, EraUnknown, nil); e != nil {
 		return e.Code
 	}
-	return jsonrpc.CodeInternalError // as rpcconn.ErrorOf maps it
+	return 0
 }
 
 // NotificationHandler handles one incoming client notification. Nothing
