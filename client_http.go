@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -685,11 +686,8 @@ func (t *httpTransport) adoptSession(resp *http.Response) error {
 }
 
 // drainClose reads a little of what is left of a body (so the connection
-// can be reused) and closes it.
-func drainClose(b io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(b, 4<<10))
-	_ = b.Close()
-}
+// can be reused) and closes it (peer.DrainClose).
+func drainClose(b io.ReadCloser) { peer.DrainClose(b) }
 
 // readBody reads a response body of at most max bytes (one more when it
 // is larger, for the caller to report), in one allocation when the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/internal/resourceuri"
 )
 
@@ -45,7 +46,7 @@ func authError(ctx context.Context, client *http.Client, header http.Header, end
 	}
 	var candidates []string
 	if m := authParam(se.WWWAuthenticate, "resource_metadata"); m != "" {
-		if mu, err := u.Parse(m); err == nil && sameOrigin(u, mu) {
+		if mu, err := u.Parse(m); err == nil && peer.SameOrigin(u, mu) {
 			candidates = append(candidates, mu.String())
 		}
 	}
@@ -111,11 +112,6 @@ func fetchPRM(ctx context.Context, client *http.Client, header http.Header, u st
 		return nil, false
 	}
 	return &prm, true
-}
-
-// sameOrigin reports whether a and b share scheme and host (with port).
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }
 
 // sameResource reports whether the resource identifier res designates the

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/internal/resourceuri"
 )
 
@@ -253,7 +254,7 @@ const maxNonceRetries = 2
 
 // RoundTrip implements http.RoundTripper.
 func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !sameOrigin(req.URL, o.endpoint) {
+	if !peer.SameOrigin(req.URL, o.endpoint) {
 		// A redirect elsewhere: the token is for this server only.
 		return o.base.RoundTrip(req)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp/internal/peer"
 )
 
 // authChallenge is one challenge of a WWW-Authenticate header (RFC 9110
@@ -241,7 +242,7 @@ func discoverPRM(ctx context.Context, client *http.Client, endpoint *url.URL, fr
 	if fromChallenge != "" {
 		// Another origin only over https (the document must still name
 		// this endpoint as its resource).
-		if mu, err := endpoint.Parse(fromChallenge); err == nil && (mu.Scheme == "https" || sameOrigin(mu, endpoint)) {
+		if mu, err := endpoint.Parse(fromChallenge); err == nil && (mu.Scheme == "https" || peer.SameOrigin(mu, endpoint)) {
 			candidates = append(candidates, mu.String())
 		}
 	}
