@@ -54,7 +54,7 @@ type OAuthEnterprise struct {
 }
 
 // OAuthConfig turns on MCP authorization in the HTTP client
-// (HTTPClientOptions.OAuth). When the server answers 401, or 403 with
+// (HTTPClientOptions.Authorizer). When the server answers 401, or 403 with
 // error="insufficient_scope", the client discovers the protected resource
 // metadata and the authorization server, registers (pre-registered
 // credentials, then a Client ID Metadata Document, then dynamic
@@ -538,6 +538,21 @@ func (o *oauthTransport) adopt(key TokenKey, c *OAuthCredentials) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.key, o.token, o.dpopTok = key, c.AccessToken, c.TokenType == "DPoP"
+}
+
+// Wrap implements HTTPAuthorizer: it checks the configuration and returns
+// the transport that attaches the session's token to requests to endpoint
+// and runs the authorization flow when the server refuses (base, nil
+// meaning http.DefaultTransport, sends the requests). A nil *OAuthConfig
+// returns base: no OAuth.
+func (cfg *OAuthConfig) Wrap(base http.RoundTripper, endpoint string, log *slog.Logger) (http.RoundTripper, error) {
+	if cfg == nil {
+		return base, nil
+	}
+	if err := validateOAuthConfig(cfg); err != nil {
+		return nil, err
+	}
+	return newOAuthTransport(base, cfg, endpoint, log)
 }
 
 // validateOAuthConfig reports configuration errors before any request.

@@ -126,7 +126,7 @@ func TestOAuthEndToEndConnectHTTP(t *testing.T) {
 	c := NewClient(ClientOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := c.ConnectHTTP(ctx, f.url(), HTTPClientOptions{OAuth: baseConfig()})
+	s, err := c.ConnectHTTP(ctx, f.url(), HTTPClientOptions{Authorizer: baseConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +147,11 @@ func TestOAuthEndToEndConnectHTTP(t *testing.T) {
 	// Without OAuth the same server is ErrAuthorizationRequired.
 	if _, err := c.ConnectHTTP(ctx, f.url(), HTTPClientOptions{}); !errors.Is(err, ErrAuthorizationRequired) {
 		t.Fatalf("without OAuth: %v", err)
+	}
+	// So it is with a nil *OAuthConfig as Authorizer.
+	var none *OAuthConfig
+	if _, err := c.ConnectHTTP(ctx, f.url(), HTTPClientOptions{Authorizer: none}); !errors.Is(err, ErrAuthorizationRequired) {
+		t.Fatalf("with a nil *OAuthConfig: %v", err)
 	}
 }
 
@@ -590,7 +595,14 @@ func TestOAuthJWTBearerNoRetry(t *testing.T) {
 	}
 }
 
+// An invalid configuration ends ConnectHTTP before any request.
 func TestOAuthConfigValidation(t *testing.T) {
+	var requests sync.Map
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Store(r.Method+" "+r.URL.Path, true)
+		http.NotFound(w, r)
+	}))
+	defer ts.Close()
 	for _, cfg := range []*OAuthConfig{
 		{},
 		{Grant: OAuthGrantClientCredentials, ClientID: "x"},
@@ -598,11 +610,15 @@ func TestOAuthConfigValidation(t *testing.T) {
 		{Grant: OAuthGrantEnterprise},
 		{Grant: "magic"},
 	} {
-		_, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), "http://127.0.0.1:1/mcp", HTTPClientOptions{OAuth: cfg})
+		_, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), ts.URL+"/mcp", HTTPClientOptions{Authorizer: cfg})
 		if err == nil || !strings.Contains(err.Error(), "OAuthConfig") {
 			t.Errorf("%+v: err = %v", cfg, err)
 		}
 	}
+	requests.Range(func(k, _ any) bool {
+		t.Errorf("request %s sent with an invalid configuration", k)
+		return true
+	})
 }
 
 func TestTokenStoreSecretsAndFile(t *testing.T) {

@@ -37,8 +37,8 @@ func TestOAuthFailureKeepsRefusal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err := NewClient(ClientOptions{}).ConnectHTTP(ctx, ts.URL+"/mcp", HTTPClientOptions{
-		Header: http.Header{"Authorization": {"Bearer for-someone-else"}},
-		OAuth:  baseConfig(),
+		Header:     http.Header{"Authorization": {"Bearer for-someone-else"}},
+		Authorizer: baseConfig(),
 	})
 	var se *HTTPStatusError
 	if !errors.Is(err, ErrAuthorizationRequired) || !errors.Is(err, ErrOAuthNoRegistration) || !errors.As(err, &se) {

@@ -67,7 +67,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // resource of the request) as the authorization server; pmcp's
 // StreamableHTTPHandler behind auth.Authenticator, whose JWT verifier
 // finds the provider's keys through DiscoverIssuer, as the resource
-// server; and pmcp.Client with HTTPClientOptions.OAuth, whose Authorize
+// server; and pmcp.Client with HTTPClientOptions.Authorizer, whose Authorize
 // hook signs in at the provider's login page with a scripted HTTP client.
 // In each era: the first call authorizes once; a tool needing a scope the
 // token lacks is answered 403 insufficient_scope and the client steps up
@@ -114,7 +114,7 @@ func TestOAuthEndToEndAgainstZitadel(t *testing.T) {
 				return login(ctx, u)
 			},
 		}
-		s, err := pmcp.NewClient(pmcp.ClientOptions{Name: "oauth-e2e", Era: era}).ConnectHTTP(ctx, resource, pmcp.HTTPClientOptions{OAuth: cfg, NoStandaloneStream: true})
+		s, err := pmcp.NewClient(pmcp.ClientOptions{Name: "oauth-e2e", Era: era}).ConnectHTTP(ctx, resource, pmcp.HTTPClientOptions{Authorizer: cfg, NoStandaloneStream: true})
 		if err != nil {
 			return c, err
 		}

@@ -184,7 +184,7 @@ func TestOAuthAgainstZitadel(t *testing.T) {
 		TokenStore: store,
 	}
 	c := pmcp.NewClient(pmcp.ClientOptions{})
-	s, err := c.ConnectHTTP(ctx, mcp.url(), pmcp.HTTPClientOptions{OAuth: cfg})
+	s, err := c.ConnectHTTP(ctx, mcp.url(), pmcp.HTTPClientOptions{Authorizer: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -213,7 +213,7 @@ func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
 			return lb.authorize(ctx, authURL, stderr)
 		},
 	}
-	o.OAuth = cfg
+	o.Authorizer = cfg
 	return nil
 }
 
