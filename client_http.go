@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp/internal/peer"
+	"github.com/gopmcp/pmcp/internal/wwwauth"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -95,8 +96,8 @@ func (e *HTTPStatusError) Challenge() (code, description string) {
 	if e.WWWAuthenticate == "" {
 		return "", ""
 	}
-	chs := parseWWWAuthenticate([]string{e.WWWAuthenticate})
-	return capPeerString(challengeParam(chs, "error")), capPeerString(challengeParam(chs, "error_description"))
+	chs := wwwauth.Parse([]string{e.WWWAuthenticate})
+	return capPeerString(wwwauth.Param(chs, "error")), capPeerString(wwwauth.Param(chs, "error_description"))
 }
 
 // Unwrap returns the JSON-RPC error of the body, if any.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/internal/resourceuri"
+	"github.com/gopmcp/pmcp/internal/wwwauth"
 )
 
 // OAuthGrant selects how an OAuth client obtains its access tokens.
@@ -297,8 +298,8 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !replayable {
 			return resp, nil
 		}
-		chs := parseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-		errCode := challengeParam(chs, "error")
+		chs := wwwauth.Parse(resp.Header.Values("WWW-Authenticate"))
+		errCode := wwwauth.Param(chs, "error")
 		if errCode == "use_dpop_nonce" && bound && o.dpop != nil && nonceRetries < maxNonceRetries && resp.Header.Get("DPoP-Nonce") != "" {
 			nonceRetries++
 			drainClose(resp.Body)
@@ -334,7 +335,7 @@ func refusal(resp *http.Response, flowErr error) error {
 
 // authorize obtains a new token after the server refused rejected with
 // status (401 or 403) and challenges chs.
-func (o *oauthTransport) authorize(ctx context.Context, status int, chs []authChallenge, rejected Secret) error {
+func (o *oauthTransport) authorize(ctx context.Context, status int, chs []wwwauth.Challenge, rejected Secret) error {
 	select {
 	case o.flowSem <- struct{}{}:
 		defer func() { <-o.flowSem }()
@@ -371,8 +372,8 @@ type flowState struct {
 	resource string
 }
 
-func (o *oauthTransport) flow(ctx context.Context, status int, chs []authChallenge, rejected Secret) error {
-	prm, err := discoverPRM(ctx, o.as, o.endpoint, challengeParam(chs, "resource_metadata"))
+func (o *oauthTransport) flow(ctx context.Context, status int, chs []wwwauth.Challenge, rejected Secret) error {
+	prm, err := discoverPRM(ctx, o.as, o.endpoint, wwwauth.Param(chs, "resource_metadata"))
 	if err != nil {
 		return err
 	}
@@ -432,7 +433,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []authChallen
 		}
 	}
 
-	scopes := o.selectScopes(fs, status, challengeParam(chs, "scope"))
+	scopes := o.selectScopes(fs, status, wwwauth.Param(chs, "scope"))
 	grant := o.cfg.Grant
 	if grant == "" {
 		grant = OAuthGrantAuthorizationCode
