@@ -16,6 +16,7 @@ import (
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/auth"
+	"github.com/gopmcp/pmcp/oauthclient"
 )
 
 // statusLog records the status and challenge of every answer of the
@@ -100,14 +101,14 @@ func TestOAuthEndToEndAgainstZitadel(t *testing.T) {
 
 	type client struct {
 		s              *pmcp.ClientSession
-		store          *pmcp.MemoryTokenStore
+		store          *oauthclient.MemoryTokenStore
 		authorizations atomic.Int64
 	}
 	connect := func(t *testing.T, era pmcp.Era, clientID, user string) (*client, error) {
 		t.Helper()
-		c := &client{store: &pmcp.MemoryTokenStore{}}
+		c := &client{store: &oauthclient.MemoryTokenStore{}}
 		login := acLogin(user)
-		cfg := &pmcp.OAuthConfig{
+		cfg := &oauthclient.OAuthConfig{
 			ClientID: clientID, ClientSecret: pmcp.Secret(clientID + "-secret"), RedirectURL: redirect, TokenStore: c.store,
 			Authorize: func(ctx context.Context, u string) (string, error) {
 				c.authorizations.Add(1)
@@ -122,7 +123,7 @@ func TestOAuthEndToEndAgainstZitadel(t *testing.T) {
 		c.s = s
 		return c, nil
 	}
-	key := pmcp.TokenKey{Resource: resource, Issuer: issuer}
+	key := oauthclient.TokenKey{Resource: resource, Issuer: issuer}
 	accessToken := func(t *testing.T, c *client) string {
 		t.Helper()
 		cr, err := c.store.Load(ctx, key)

@@ -22,6 +22,7 @@ import (
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/internal/everything"
 	"github.com/gopmcp/pmcp/jsonrpc"
+	"github.com/gopmcp/pmcp/oauthclient"
 	"github.com/gopmcp/pmcp/transport/command"
 )
 
@@ -305,7 +306,7 @@ func TestBridgeOAuthConfig(t *testing.T) {
 	if err := f.auth.apply(&o, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	oc, ok := o.Authorizer.(*pmcp.OAuthConfig)
+	oc, ok := o.Authorizer.(*oauthclient.OAuthConfig)
 	if !ok {
 		t.Fatalf("authorizer %T", o.Authorizer)
 	}

@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp"
 )
 
 // TokenKey identifies what an OAuth client holds credentials for: the
@@ -25,22 +26,22 @@ type TokenKey struct {
 
 // OAuthCredentials is what a TokenStore keeps per TokenKey: the client
 // registration at that authorization server and the tokens it issued.
-// Secrets print as "[REDACTED]" in every encoding (see Secret).
+// Secrets print as "[REDACTED]" in every encoding (see pmcp.Secret).
 type OAuthCredentials struct {
 	// ClientID and ClientSecret are the client's registration at the
 	// issuer (pre-registered, a Client ID Metadata Document URL, or
 	// dynamically registered). ClientSecret is empty for public clients.
 	ClientID     string
-	ClientSecret Secret
+	ClientSecret pmcp.Secret
 	// TokenEndpointAuthMethod is how the client authenticates at the token
 	// endpoint: "none", "client_secret_basic", "client_secret_post" or
 	// "private_key_jwt".
 	TokenEndpointAuthMethod string
 
-	AccessToken Secret
+	AccessToken pmcp.Secret
 	// TokenType is "Bearer" or "DPoP".
 	TokenType    string
-	RefreshToken Secret
+	RefreshToken pmcp.Secret
 	// Expiry is when AccessToken expires; zero means unknown.
 	Expiry time.Time
 	// Scopes are the scopes last requested (the base of the union a
@@ -188,8 +189,8 @@ func (s *FileTokenStore) load() error {
 	}
 	for _, e := range entries {
 		s.mem.put(TokenKey{e.Resource, e.Issuer}, &OAuthCredentials{
-			ClientID: e.ClientID, ClientSecret: Secret(e.ClientSecret), TokenEndpointAuthMethod: e.TokenEndpointAuthMethod,
-			AccessToken: Secret(e.AccessToken), TokenType: e.TokenType, RefreshToken: Secret(e.RefreshToken),
+			ClientID: e.ClientID, ClientSecret: pmcp.Secret(e.ClientSecret), TokenEndpointAuthMethod: e.TokenEndpointAuthMethod,
+			AccessToken: pmcp.Secret(e.AccessToken), TokenType: e.TokenType, RefreshToken: pmcp.Secret(e.RefreshToken),
 			Expiry: e.Expiry, Scopes: e.Scopes,
 		})
 	}

@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/peer"
 	"golang.org/x/oauth2"
 )
 
@@ -91,7 +93,7 @@ func (o *oauthTransport) postForm(ctx context.Context, endpoint string, form url
 			return err
 		}
 		b, err := io.ReadAll(io.LimitReader(resp.Body, tokenResponseMaxBytes+1))
-		drainClose(resp.Body)
+		peer.DrainClose(resp.Body)
 		if err != nil {
 			return err
 		}
@@ -280,7 +282,7 @@ func (o *oauthTransport) register(ctx context.Context, fs *flowState) error {
 		return err
 	}
 	rb, err := io.ReadAll(io.LimitReader(resp.Body, tokenResponseMaxBytes+1))
-	drainClose(resp.Body)
+	peer.DrainClose(resp.Body)
 	if err != nil {
 		return err
 	}
@@ -304,7 +306,7 @@ func (o *oauthTransport) register(ctx context.Context, fs *flowState) error {
 		return fmt.Errorf("pmcp: %s: malformed registration response", meta.RegistrationEndpoint)
 	}
 	c := fs.creds
-	c.ClientID, c.ClientSecret = r.ClientID, Secret(r.ClientSecret)
+	c.ClientID, c.ClientSecret = r.ClientID, pmcp.Secret(r.ClientSecret)
 	switch r.TokenEndpointAuthMethod {
 	case "none", "client_secret_basic", "client_secret_post":
 		c.TokenEndpointAuthMethod = r.TokenEndpointAuthMethod

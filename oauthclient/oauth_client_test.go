@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"context"
@@ -26,6 +26,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/gopmcp/pmcp"
 )
 
 const testRedirect = "http://127.0.0.1:1/callback"
@@ -121,12 +122,29 @@ func anyStrings(v any) []string {
 
 func TestOAuthEndToEndConnectHTTP(t *testing.T) {
 	f := newFakeAS(t)
-	inner := &fakeHTTP{t: t, serve: modernServer(`[{"name":"plain","inputSchema":{"type":"object"}}]`)}
-	f.mcp = inner.handle
-	c := NewClient(ClientOptions{})
+	srv, err := pmcp.NewServer(pmcp.ServerOptions{Name: "oauth-e2e", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pmcp.AddTool(srv, &pmcp.Tool{Name: "plain"}, func(context.Context, *pmcp.RequestHandlerExtra, struct{}) (struct{}, error) {
+		return struct{}{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
+	defer func() { _ = h.Close() }()
+	var mu sync.Mutex
+	var seen []http.Header
+	f.mcp = func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Clone())
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}
+	c := pmcp.NewClient(pmcp.ClientOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := c.ConnectHTTP(ctx, f.url(), HTTPClientOptions{Authorizer: baseConfig()})
+	s, err := c.ConnectHTTP(ctx, f.url(), pmcp.HTTPClientOptions{Authorizer: baseConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,23 +152,23 @@ func TestOAuthEndToEndConnectHTTP(t *testing.T) {
 	if _, err := s.AllTools(ctx); err != nil {
 		t.Fatal(err)
 	}
-	inner.mu.Lock()
-	defer inner.mu.Unlock()
-	for _, r := range inner.seen {
-		if !strings.HasPrefix(r.header.Get("Authorization"), "Bearer tok-") {
-			t.Fatalf("a request reached the server without the token: %v", r.header)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, hdr := range seen {
+		if !strings.HasPrefix(hdr.Get("Authorization"), "Bearer tok-") {
+			t.Fatalf("a request reached the server without the token: %v", hdr)
 		}
 	}
-	if len(inner.seen) < 2 {
-		t.Fatalf("the server saw %d requests", len(inner.seen))
+	if len(seen) < 2 {
+		t.Fatalf("the server saw %d requests", len(seen))
 	}
-	// Without OAuth the same server is ErrAuthorizationRequired.
-	if _, err := c.ConnectHTTP(ctx, f.url(), HTTPClientOptions{}); !errors.Is(err, ErrAuthorizationRequired) {
+	// Without OAuth the same server is pmcp.ErrAuthorizationRequired.
+	if _, err := c.ConnectHTTP(ctx, f.url(), pmcp.HTTPClientOptions{}); !errors.Is(err, pmcp.ErrAuthorizationRequired) {
 		t.Fatalf("without OAuth: %v", err)
 	}
 	// So it is with a nil *OAuthConfig as Authorizer.
 	var none *OAuthConfig
-	if _, err := c.ConnectHTTP(ctx, f.url(), HTTPClientOptions{Authorizer: none}); !errors.Is(err, ErrAuthorizationRequired) {
+	if _, err := c.ConnectHTTP(ctx, f.url(), pmcp.HTTPClientOptions{Authorizer: none}); !errors.Is(err, pmcp.ErrAuthorizationRequired) {
 		t.Fatalf("with a nil *OAuthConfig: %v", err)
 	}
 }
@@ -202,8 +220,8 @@ func TestOAuthResourceMismatch(t *testing.T) {
 	}))
 	defer srv.Close()
 	ep, _ := url.Parse(srv.URL + "/mcp")
-	if _, err := discoverPRM(context.Background(), srv.Client(), ep, ""); !errors.Is(err, ErrResourceMismatch) {
-		t.Fatalf("err = %v, want ErrResourceMismatch", err)
+	if _, err := discoverPRM(context.Background(), srv.Client(), ep, ""); !errors.Is(err, pmcp.ErrResourceMismatch) {
+		t.Fatalf("err = %v, want pmcp.ErrResourceMismatch", err)
 	}
 }
 
@@ -581,7 +599,7 @@ func TestOAuthJWTBearerNoRetry(t *testing.T) {
 	f := newFakeAS(t)
 	f.tokenError = "invalid_grant"
 	cfg := &OAuthConfig{Grant: OAuthGrantJWTBearer, ClientID: "wl",
-		Assertion: func(context.Context) (Secret, error) { return "a.b.c", nil }}
+		Assertion: func(context.Context) (pmcp.Secret, error) { return "a.b.c", nil }}
 	c, _ := oauthClient(t, f, cfg)
 	for range 2 {
 		_, _, err := call(t, c, f.url(), "tools/list")
@@ -610,7 +628,7 @@ func TestOAuthConfigValidation(t *testing.T) {
 		{Grant: OAuthGrantEnterprise},
 		{Grant: "magic"},
 	} {
-		_, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), ts.URL+"/mcp", HTTPClientOptions{Authorizer: cfg})
+		_, err := pmcp.NewClient(pmcp.ClientOptions{}).ConnectHTTP(context.Background(), ts.URL+"/mcp", pmcp.HTTPClientOptions{Authorizer: cfg})
 		if err == nil || !strings.Contains(err.Error(), "OAuthConfig") {
 			t.Errorf("%+v: err = %v", cfg, err)
 		}

@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/internal/peer"
+	"github.com/gopmcp/pmcp/internal/resourceuri"
 )
 
 // discoveryMaxBytes caps a metadata document.
@@ -62,7 +64,7 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) (status 
 	if err != nil {
 		return 0, err
 	}
-	defer drainClose(resp.Body)
+	defer peer.DrainClose(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		return resp.StatusCode, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
@@ -107,8 +109,8 @@ func discoverPRM(ctx context.Context, client *http.Client, endpoint *url.URL, fr
 			}
 			continue
 		}
-		if !sameResource(doc.Resource, endpoint) {
-			return nil, fmt.Errorf("%w: %q (metadata at %s) is not %s", ErrResourceMismatch, capPeerString(doc.Resource), c, endpoint)
+		if !resourceuri.Covers(doc.Resource, endpoint.String()) {
+			return nil, fmt.Errorf("%w: %q (metadata at %s) is not %s", pmcp.ErrResourceMismatch, capPeerString(doc.Resource), c, endpoint)
 		}
 		return &doc, nil
 	}

@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/internal/resourceuri"
 	"github.com/gopmcp/pmcp/internal/wwwauth"
@@ -49,9 +50,9 @@ type OAuthEnterprise struct {
 	// ClientID and ClientSecret are the client's registration at the
 	// identity provider (the secret may be empty).
 	ClientID     string
-	ClientSecret Secret
+	ClientSecret pmcp.Secret
 	// IDToken returns the user's identity token from the provider.
-	IDToken func(ctx context.Context) (Secret, error)
+	IDToken func(ctx context.Context) (pmcp.Secret, error)
 }
 
 // OAuthConfig turns on MCP authorization in the HTTP client
@@ -71,7 +72,7 @@ type OAuthConfig struct {
 	// server moves to another authorization server they are not presented
 	// there (SEP-2352), and the client registers anew if it can.
 	ClientID     string
-	ClientSecret Secret
+	ClientSecret pmcp.Secret
 	ClientIssuer string
 	// ClientMetadataURL is the https URL of the client's Client ID
 	// Metadata Document, used as client_id with authorization servers
@@ -105,7 +106,7 @@ type OAuthConfig struct {
 	NoOfflineAccess bool
 
 	// Assertion returns the JWT of OAuthGrantJWTBearer.
-	Assertion func(ctx context.Context) (Secret, error)
+	Assertion func(ctx context.Context) (pmcp.Secret, error)
 	// Enterprise configures OAuthGrantEnterprise.
 	Enterprise *OAuthEnterprise
 
@@ -197,7 +198,7 @@ type oauthTransport struct {
 
 	mu       sync.Mutex
 	key      TokenKey
-	token    Secret
+	token    pmcp.Secret
 	dpopTok  bool // token is DPoP-bound
 	terminal error
 	// preIssuer is the issuer the pre-registered client was first used
@@ -244,7 +245,11 @@ func newOAuthTransport(base http.RoundTripper, cfg *OAuthConfig, endpoint string
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-func (o *oauthTransport) current() (Secret, bool) {
+// capPeerString bounds a server-controlled string before it enters an
+// error or a log record, as the pmcp client does.
+func capPeerString(s string) string { return peer.CapString(s, pmcp.MaxPeerStringBytes) }
+
+func (o *oauthTransport) current() (pmcp.Secret, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.token, o.dpopTok
@@ -302,7 +307,7 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		errCode := wwwauth.Param(chs, "error")
 		if errCode == "use_dpop_nonce" && bound && o.dpop != nil && nonceRetries < maxNonceRetries && resp.Header.Get("DPoP-Nonce") != "" {
 			nonceRetries++
-			drainClose(resp.Body)
+			peer.DrainClose(resp.Body)
 			continue
 		}
 		if resp.StatusCode == http.StatusForbidden && errCode != "insufficient_scope" {
@@ -312,7 +317,7 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		attempts++
-		drainClose(resp.Body)
+		peer.DrainClose(resp.Body)
 		if err := o.authorize(req.Context(), resp.StatusCode, chs, tok); err != nil {
 			return nil, refusal(resp, err)
 		}
@@ -321,21 +326,21 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // refusal is the error of a request the server refused (401, or 403
 // insufficient_scope) when no token could be obtained: what the server
-// said, as an *HTTPStatusError with its challenge (for a 401 wrapped in
-// ErrAuthorizationRequired), and why the flow failed. Reporting only the
+// said, as an *pmcp.HTTPStatusError with its challenge (for a 401 wrapped in
+// pmcp.ErrAuthorizationRequired), and why the flow failed. Reporting only the
 // flow's failure would hide why the server refused in the first place (an
 // expired token, another audience).
 func refusal(resp *http.Response, flowErr error) error {
-	se := &HTTPStatusError{StatusCode: resp.StatusCode, WWWAuthenticate: capPeerString(resp.Header.Get("WWW-Authenticate"))}
+	se := &pmcp.HTTPStatusError{StatusCode: resp.StatusCode, WWWAuthenticate: capPeerString(resp.Header.Get("WWW-Authenticate"))}
 	if resp.StatusCode == http.StatusUnauthorized {
-		return fmt.Errorf("%w: %w; obtaining a token failed: %w", ErrAuthorizationRequired, se, flowErr)
+		return fmt.Errorf("%w: %w; obtaining a token failed: %w", pmcp.ErrAuthorizationRequired, se, flowErr)
 	}
 	return fmt.Errorf("pmcp: %w; obtaining a token failed: %w", se, flowErr)
 }
 
 // authorize obtains a new token after the server refused rejected with
 // status (401 or 403) and challenges chs.
-func (o *oauthTransport) authorize(ctx context.Context, status int, chs []wwwauth.Challenge, rejected Secret) error {
+func (o *oauthTransport) authorize(ctx context.Context, status int, chs []wwwauth.Challenge, rejected pmcp.Secret) error {
 	select {
 	case o.flowSem <- struct{}{}:
 		defer func() { <-o.flowSem }()
@@ -372,7 +377,7 @@ type flowState struct {
 	resource string
 }
 
-func (o *oauthTransport) flow(ctx context.Context, status int, chs []wwwauth.Challenge, rejected Secret) error {
+func (o *oauthTransport) flow(ctx context.Context, status int, chs []wwwauth.Challenge, rejected pmcp.Secret) error {
 	prm, err := discoverPRM(ctx, o.as, o.endpoint, wwwauth.Param(chs, "resource_metadata"))
 	if err != nil {
 		return err
@@ -513,7 +518,7 @@ func (o *oauthTransport) selectScopes(fs *flowState, status int, challenged stri
 // accept stores a token response and makes it the session's token.
 func (o *oauthTransport) accept(ctx context.Context, fs *flowState, tr *tokenResponse) error {
 	c := fs.creds
-	c.AccessToken = Secret(tr.AccessToken)
+	c.AccessToken = pmcp.Secret(tr.AccessToken)
 	c.TokenType = "Bearer"
 	if strings.EqualFold(tr.TokenType, "DPoP") {
 		if o.dpop == nil {
@@ -522,7 +527,7 @@ func (o *oauthTransport) accept(ctx context.Context, fs *flowState, tr *tokenRes
 		c.TokenType = "DPoP"
 	}
 	if tr.RefreshToken != "" {
-		c.RefreshToken = Secret(tr.RefreshToken)
+		c.RefreshToken = pmcp.Secret(tr.RefreshToken)
 	}
 	c.Expiry = time.Time{}
 	if tr.ExpiresIn > 0 {
@@ -601,6 +606,7 @@ func (c OAuthConfig) String() string {
 		grant = OAuthGrantAuthorizationCode
 	}
 	s := fmt.Sprintf("OAuthConfig{Grant:%s ClientID:%q RedirectURL:%q ClientMetadataURL:%q Scopes:%q", grant, c.ClientID, c.RedirectURL, c.ClientMetadataURL, c.Scopes)
+	redacted := pmcp.Secret("").String() // the one redaction marker
 	if c.ClientSecret != "" {
 		s += " ClientSecret:" + redacted
 	}
