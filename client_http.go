@@ -135,16 +135,16 @@ type HTTPClientOptions struct {
 	// to any request (list changes, resource updates).
 	NoStandaloneStream bool
 	// Authorizer turns on authorization of the session's requests, such
-	// as MCP authorization with OAuth (*OAuthConfig): on 401 (or 403 with
-	// insufficient_scope) the client obtains a token and sends the
-	// request again with it. Nil means none: a 401 is reported as
+	// as MCP authorization with OAuth (*oauthclient.Config): on 401 (or
+	// 403 with insufficient_scope) the client obtains a token and sends
+	// the request again with it. Nil means none: a 401 is reported as
 	// ErrAuthorizationRequired.
 	Authorizer HTTPAuthorizer
 }
 
 // HTTPAuthorizer authorizes the requests of a Streamable HTTP session
-// (HTTPClientOptions.Authorizer) by wrapping its transport; *OAuthConfig
-// is one.
+// (HTTPClientOptions.Authorizer) by wrapping its transport;
+// *oauthclient.Config is one.
 type HTTPAuthorizer interface {
 	// Wrap returns the transport that sends the requests to endpoint
 	// through base (nil means http.DefaultTransport), adding credentials
@@ -163,8 +163,8 @@ type HTTPAuthorizer interface {
 // a legacy error) falls back to initialize. A 401 or 403 ends the attempt
 // at once; a 401 is reported as ErrAuthorizationRequired (or
 // ErrResourceMismatch) wrapping its *HTTPStatusError. With opts.Authorizer
-// the client first tries to obtain a token (see OAuthConfig); when that flow
-// fails the error of the request wraps both the refusal (its
+// the client first tries to obtain a token (see oauthclient.Config); when
+// that flow fails the error of the request wraps both the refusal (its
 // *HTTPStatusError, and ErrAuthorizationRequired for a 401) and the
 // flow's error. The negotiated era
 // is cached per origin within the Client, so later sessions skip the

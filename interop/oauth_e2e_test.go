@@ -108,7 +108,7 @@ func TestOAuthEndToEndAgainstZitadel(t *testing.T) {
 		t.Helper()
 		c := &client{store: &oauthclient.MemoryTokenStore{}}
 		login := acLogin(user)
-		cfg := &oauthclient.OAuthConfig{
+		cfg := &oauthclient.Config{
 			ClientID: clientID, ClientSecret: pmcp.Secret(clientID + "-secret"), RedirectURL: redirect, TokenStore: c.store,
 			Authorize: func(ctx context.Context, u string) (string, error) {
 				c.authorizations.Add(1)

@@ -176,7 +176,7 @@ func TestOAuthAgainstZitadel(t *testing.T) {
 	var authorizations int
 	login := zitadelLogin(issuer)
 	store := &oauthclient.MemoryTokenStore{}
-	cfg := &oauthclient.OAuthConfig{
+	cfg := &oauthclient.Config{
 		ClientID: "web", ClientSecret: "secret", RedirectURL: zitadelRedirect,
 		Authorize: func(ctx context.Context, u string) (string, error) {
 			authorizations++

@@ -19,32 +19,32 @@ import (
 	"github.com/gopmcp/pmcp/internal/wwwauth"
 )
 
-// OAuthGrant selects how an OAuth client obtains its access tokens.
-type OAuthGrant string
+// Grant selects how an OAuth client obtains its access tokens.
+type Grant string
 
 const (
-	// OAuthGrantAuthorizationCode is the default: the authorization code
+	// GrantAuthorizationCode is the default: the authorization code
 	// grant with PKCE, a user agent completing the authorization request
-	// through OAuthConfig.Authorize.
-	OAuthGrantAuthorizationCode OAuthGrant = "authorization_code"
-	// OAuthGrantClientCredentials is the client credentials grant of the
+	// through Config.Authorize.
+	GrantAuthorizationCode Grant = "authorization_code"
+	// GrantClientCredentials is the client credentials grant of the
 	// io.modelcontextprotocol/oauth-client-credentials extension: the
 	// client authenticates with ClientSecret or PrivateKey.
-	OAuthGrantClientCredentials OAuthGrant = "client_credentials"
-	// OAuthGrantJWTBearer is the RFC 7523 JWT bearer grant (workload
+	GrantClientCredentials Grant = "client_credentials"
+	// GrantJWTBearer is the RFC 7523 JWT bearer grant (workload
 	// identity federation, io.modelcontextprotocol/auth/wif): the
-	// assertion comes from OAuthConfig.Assertion.
-	OAuthGrantJWTBearer OAuthGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-	// OAuthGrantEnterprise is enterprise-managed authorization
+	// assertion comes from Config.Assertion.
+	GrantJWTBearer Grant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+	// GrantEnterprise is enterprise-managed authorization
 	// (io.modelcontextprotocol/enterprise-managed-authorization): an
 	// RFC 8693 token exchange of an identity token at the enterprise
 	// identity provider for an ID-JAG, then a JWT bearer grant of that
 	// ID-JAG at the MCP server's authorization server.
-	OAuthGrantEnterprise OAuthGrant = "enterprise"
+	GrantEnterprise Grant = "enterprise"
 )
 
-// OAuthEnterprise configures OAuthGrantEnterprise.
-type OAuthEnterprise struct {
+// Enterprise configures GrantEnterprise.
+type Enterprise struct {
 	// TokenEndpoint is the identity provider's token endpoint.
 	TokenEndpoint string
 	// ClientID and ClientSecret are the client's registration at the
@@ -55,16 +55,16 @@ type OAuthEnterprise struct {
 	IDToken func(ctx context.Context) (pmcp.Secret, error)
 }
 
-// OAuthConfig turns on MCP authorization in the HTTP client
+// Config turns on MCP authorization in the HTTP client
 // (HTTPClientOptions.Authorizer). When the server answers 401, or 403 with
 // error="insufficient_scope", the client discovers the protected resource
 // metadata and the authorization server, registers (pre-registered
 // credentials, then a Client ID Metadata Document, then dynamic
 // registration), obtains a token with the configured grant, and sends the
 // request again with it; later requests carry it.
-type OAuthConfig struct {
-	// Grant selects the grant; empty means OAuthGrantAuthorizationCode.
-	Grant OAuthGrant
+type Config struct {
+	// Grant selects the grant; empty means GrantAuthorizationCode.
+	Grant Grant
 
 	// ClientID and ClientSecret are pre-registered credentials, used
 	// first. They belong to the authorization server ClientIssuer names,
@@ -95,7 +95,7 @@ type OAuthConfig struct {
 	// Authorize performs the user-agent step of the authorization code
 	// grant: it takes the user to authURL and returns the URL the
 	// authorization server redirected back to (RedirectURL with code,
-	// state and iss). Required for OAuthGrantAuthorizationCode.
+	// state and iss). Required for GrantAuthorizationCode.
 	Authorize func(ctx context.Context, authURL string) (redirectedURL string, err error)
 
 	// Scopes are requested when neither the server's challenge nor its
@@ -105,10 +105,10 @@ type OAuthConfig struct {
 	// refresh token) when the authorization server lists that scope.
 	NoOfflineAccess bool
 
-	// Assertion returns the JWT of OAuthGrantJWTBearer.
+	// Assertion returns the JWT of GrantJWTBearer.
 	Assertion func(ctx context.Context) (pmcp.Secret, error)
-	// Enterprise configures OAuthGrantEnterprise.
-	Enterprise *OAuthEnterprise
+	// Enterprise configures GrantEnterprise.
+	Enterprise *Enterprise
 
 	// DPoPKey, when set, binds tokens to this key with DPoP (RFC 9449)
 	// where the authorization server advertises a matching
@@ -121,12 +121,11 @@ type OAuthConfig struct {
 	TokenStore TokenStore
 	// MaxAuthorizations caps the authorizations (token requests after a
 	// 401 or 403) made for one request, so that a server that keeps
-	// refusing does not loop the client. Zero means
-	// DefaultOAuthMaxAuthorizations.
+	// refusing does not loop the client. Zero means 3.
 	MaxAuthorizations int
 	// FlowTimeout bounds one authorization (discovery, registration, the
 	// user agent step and the token requests), within the request's own
-	// context. Zero means DefaultOAuthFlowTimeout.
+	// context. Zero means 5 minutes.
 	FlowTimeout time.Duration
 	// HTTPClient sends the requests to authorization servers and metadata
 	// endpoints; nil means one over the session's transport. Redirects
@@ -134,38 +133,38 @@ type OAuthConfig struct {
 	HTTPClient *http.Client
 }
 
-// DefaultOAuthMaxAuthorizations is the default of
-// OAuthConfig.MaxAuthorizations.
-const DefaultOAuthMaxAuthorizations = 3
+// Defaults of Config.MaxAuthorizations and Config.FlowTimeout (their
+// godoc states the values).
+const (
+	defaultMaxAuthorizations = 3
+	defaultFlowTimeout       = 5 * time.Minute
+)
 
-// DefaultOAuthFlowTimeout is the default of OAuthConfig.FlowTimeout.
-const DefaultOAuthFlowTimeout = 5 * time.Minute
-
-// ErrOAuthPKCEUnsupported: the authorization server does not advertise
+// ErrPKCEUnsupported: the authorization server does not advertise
 // PKCE with S256, so the client refuses the authorization code grant.
-var ErrOAuthPKCEUnsupported = errors.New("pmcp: the authorization server does not support PKCE S256")
+var ErrPKCEUnsupported = errors.New("pmcp: the authorization server does not support PKCE S256")
 
-// ErrOAuthNoRegistration: the client has no way to obtain a client id at
+// ErrNoRegistration: the client has no way to obtain a client id at
 // the authorization server (no usable pre-registered credentials, no
 // Client ID Metadata Document support, no registration endpoint).
-var ErrOAuthNoRegistration = errors.New("pmcp: no client registration available for the authorization server")
+var ErrNoRegistration = errors.New("pmcp: no client registration available for the authorization server")
 
-// ErrOAuthAuthorizationResponse: the authorization response (the
+// ErrAuthorizationResponse: the authorization response (the
 // redirect back to the client) is unusable: a wrong state, no code, or
 // not the configured redirect URI.
-var ErrOAuthAuthorizationResponse = errors.New("pmcp: invalid OAuth authorization response")
+var ErrAuthorizationResponse = errors.New("pmcp: invalid OAuth authorization response")
 
-// OAuthError is an error an authorization server answered with (RFC 6749
+// Error is an error an authorization server answered with (RFC 6749
 // §5.2), at the token or registration endpoint or in an authorization
 // response.
-type OAuthError struct {
+type Error struct {
 	Endpoint    string
 	StatusCode  int
 	Code        string
 	Description string
 }
 
-func (e *OAuthError) Error() string {
+func (e *Error) Error() string {
 	s := "pmcp: OAuth error " + e.Code
 	if e.Description != "" {
 		s += ": " + e.Description
@@ -185,7 +184,7 @@ func (e *OAuthError) Error() string {
 type oauthTransport struct {
 	base     http.RoundTripper
 	as       *http.Client
-	cfg      *OAuthConfig
+	cfg      *Config
 	endpoint *url.URL
 	store    TokenStore
 	maxAuth  int
@@ -202,11 +201,11 @@ type oauthTransport struct {
 	dpopTok  bool // token is DPoP-bound
 	terminal error
 	// preIssuer is the issuer the pre-registered client was first used
-	// with (when OAuthConfig.ClientIssuer is empty).
+	// with (when Config.ClientIssuer is empty).
 	preIssuer string
 }
 
-func newOAuthTransport(base http.RoundTripper, cfg *OAuthConfig, endpoint string, log *slog.Logger) (*oauthTransport, error) {
+func newOAuthTransport(base http.RoundTripper, cfg *Config, endpoint string, log *slog.Logger) (*oauthTransport, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
@@ -217,13 +216,13 @@ func newOAuthTransport(base http.RoundTripper, cfg *OAuthConfig, endpoint string
 	o := &oauthTransport{base: base, cfg: cfg, endpoint: u, store: cfg.TokenStore, maxAuth: cfg.MaxAuthorizations,
 		log: log, now: time.Now, flowSem: make(chan struct{}, 1), timeout: cfg.FlowTimeout}
 	if o.timeout <= 0 {
-		o.timeout = DefaultOAuthFlowTimeout
+		o.timeout = defaultFlowTimeout
 	}
 	if o.store == nil {
 		o.store = &MemoryTokenStore{}
 	}
 	if o.maxAuth <= 0 {
-		o.maxAuth = DefaultOAuthMaxAuthorizations
+		o.maxAuth = defaultMaxAuthorizations
 	}
 	if cfg.DPoPKey != nil {
 		if o.dpop, err = newDPoPSigner(cfg.DPoPKey); err != nil {
@@ -373,7 +372,7 @@ type flowState struct {
 	prm      *prmDoc
 	meta     *asMetadata
 	key      TokenKey
-	creds    *OAuthCredentials
+	creds    *Credentials
 	resource string
 }
 
@@ -386,7 +385,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []wwwauth.Cha
 	var issuer string
 	if prm != nil {
 		if len(prm.AuthorizationServers) == 0 {
-			return fmt.Errorf("%w: the protected resource metadata lists no authorization server", ErrOAuthMetadata)
+			return fmt.Errorf("%w: the protected resource metadata lists no authorization server", ErrMetadata)
 		}
 		issuer, fs.resource = prm.AuthorizationServers[0], prm.Resource
 	} else {
@@ -394,7 +393,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []wwwauth.Cha
 		// origin is the authorization server.
 		issuer = o.endpoint.Scheme + "://" + o.endpoint.Host
 		if fs.resource, err = resourceuri.CanonicalURL(o.endpoint); err != nil {
-			return fmt.Errorf("%w: the endpoint is not a resource URI: %w", ErrOAuthMetadata, err)
+			return fmt.Errorf("%w: the endpoint is not a resource URI: %w", ErrMetadata, err)
 		}
 	}
 	if fs.meta, err = discoverAS(ctx, o.as, issuer, prm == nil); err != nil {
@@ -405,7 +404,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []wwwauth.Cha
 		return err
 	}
 	if fs.creds == nil {
-		fs.creds = &OAuthCredentials{}
+		fs.creds = &Credentials{}
 	}
 	o.mu.Lock()
 	if o.key != fs.key && o.key.Issuer != "" {
@@ -425,7 +424,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []wwwauth.Cha
 			if err == nil {
 				return nil
 			}
-			var oe *OAuthError
+			var oe *Error
 			if errors.As(err, &oe) && oe.Code == "invalid_grant" {
 				fs.creds.clearTokens()
 				if err := o.store.Save(ctx, fs.key, fs.creds); err != nil {
@@ -441,27 +440,27 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []wwwauth.Cha
 	scopes := o.selectScopes(fs, status, wwwauth.Param(chs, "scope"))
 	grant := o.cfg.Grant
 	if grant == "" {
-		grant = OAuthGrantAuthorizationCode
+		grant = GrantAuthorizationCode
 	}
 	if err := o.ensureClient(ctx, fs, grant); err != nil {
 		return err
 	}
 	var tr *tokenResponse
 	switch grant {
-	case OAuthGrantAuthorizationCode:
+	case GrantAuthorizationCode:
 		tr, err = o.authorizationCode(ctx, fs, scopes)
-	case OAuthGrantClientCredentials:
+	case GrantClientCredentials:
 		tr, err = o.clientCredentials(ctx, fs, scopes)
-	case OAuthGrantJWTBearer:
+	case GrantJWTBearer:
 		tr, err = o.jwtBearer(ctx, fs, scopes)
-	case OAuthGrantEnterprise:
+	case GrantEnterprise:
 		tr, err = o.enterprise(ctx, fs, scopes)
 	default:
 		return fmt.Errorf("pmcp: unknown OAuth grant %q", grant)
 	}
 	if err != nil {
-		var oe *OAuthError
-		if grant != OAuthGrantAuthorizationCode && errors.As(err, &oe) && permanentGrantError(oe.Code) {
+		var oe *Error
+		if grant != GrantAuthorizationCode && errors.As(err, &oe) && permanentGrantError(oe.Code) {
 			// Non-interactive grants are not retried: the same
 			// credentials would be refused again.
 			o.mu.Lock()
@@ -509,7 +508,7 @@ func (o *oauthTransport) selectScopes(fs *flowState, status int, challenged stri
 	offline := slices.Contains(fs.meta.ScopesSupported, "offline_access")
 	scopes = slices.DeleteFunc(scopes, func(s string) bool { return s == "offline_access" && !offline })
 	grant := o.cfg.Grant
-	if offline && !o.cfg.NoOfflineAccess && (grant == "" || grant == OAuthGrantAuthorizationCode) && !slices.Contains(scopes, "offline_access") {
+	if offline && !o.cfg.NoOfflineAccess && (grant == "" || grant == GrantAuthorizationCode) && !slices.Contains(scopes, "offline_access") {
 		scopes = append(scopes, "offline_access")
 	}
 	return scopes
@@ -540,72 +539,74 @@ func (o *oauthTransport) accept(ctx context.Context, fs *flowState, tr *tokenRes
 	return nil
 }
 
-func (o *oauthTransport) adopt(key TokenKey, c *OAuthCredentials) {
+func (o *oauthTransport) adopt(key TokenKey, c *Credentials) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.key, o.token, o.dpopTok = key, c.AccessToken, c.TokenType == "DPoP"
 }
 
-// Wrap implements HTTPAuthorizer: it checks the configuration and returns
-// the transport that attaches the session's token to requests to endpoint
-// and runs the authorization flow when the server refuses (base, nil
-// meaning http.DefaultTransport, sends the requests). A nil *OAuthConfig
+var _ pmcp.HTTPAuthorizer = (*Config)(nil)
+
+// Wrap implements pmcp.HTTPAuthorizer: it checks the configuration and
+// returns the transport that attaches the session's token to requests to
+// endpoint and runs the authorization flow when the server refuses (base,
+// nil meaning http.DefaultTransport, sends the requests). A nil *Config
 // returns base: no OAuth.
-func (cfg *OAuthConfig) Wrap(base http.RoundTripper, endpoint string, log *slog.Logger) (http.RoundTripper, error) {
+func (cfg *Config) Wrap(base http.RoundTripper, endpoint string, log *slog.Logger) (http.RoundTripper, error) {
 	if cfg == nil {
 		return base, nil
 	}
-	if err := validateOAuthConfig(cfg); err != nil {
+	if err := validateConfig(cfg); err != nil {
 		return nil, err
 	}
 	return newOAuthTransport(base, cfg, endpoint, log)
 }
 
-// validateOAuthConfig reports configuration errors before any request.
-func validateOAuthConfig(cfg *OAuthConfig) error {
+// validateConfig reports configuration errors before any request.
+func validateConfig(cfg *Config) error {
 	if cfg == nil {
 		return nil
 	}
 	if cfg.DPoPKey != nil {
 		if _, err := signingMethod(cfg.DPoPKey); err != nil {
-			return fmt.Errorf("pmcp: OAuthConfig.DPoPKey: %w", err)
+			return fmt.Errorf("pmcp: oauthclient.Config.DPoPKey: %w", err)
 		}
 	}
 	if cfg.PrivateKey != nil {
 		if _, err := signingMethod(cfg.PrivateKey); err != nil {
-			return fmt.Errorf("pmcp: OAuthConfig.PrivateKey: %w", err)
+			return fmt.Errorf("pmcp: oauthclient.Config.PrivateKey: %w", err)
 		}
 	}
 	switch cfg.Grant {
-	case "", OAuthGrantAuthorizationCode:
+	case "", GrantAuthorizationCode:
 		if cfg.Authorize == nil || cfg.RedirectURL == "" {
-			return errors.New("pmcp: OAuthConfig: the authorization code grant needs Authorize and RedirectURL")
+			return errors.New("pmcp: oauthclient.Config: the authorization code grant needs Authorize and RedirectURL")
 		}
-	case OAuthGrantClientCredentials:
+	case GrantClientCredentials:
 		if cfg.ClientID == "" || (cfg.ClientSecret == "" && cfg.PrivateKey == nil) {
-			return errors.New("pmcp: OAuthConfig: the client credentials grant needs ClientID and ClientSecret or PrivateKey")
+			return errors.New("pmcp: oauthclient.Config: the client credentials grant needs ClientID and ClientSecret or PrivateKey")
 		}
-	case OAuthGrantJWTBearer:
+	case GrantJWTBearer:
 		if cfg.Assertion == nil {
-			return errors.New("pmcp: OAuthConfig: the JWT bearer grant needs Assertion")
+			return errors.New("pmcp: oauthclient.Config: the JWT bearer grant needs Assertion")
 		}
-	case OAuthGrantEnterprise:
+	case GrantEnterprise:
 		if cfg.Enterprise == nil || cfg.Enterprise.IDToken == nil || cfg.Enterprise.TokenEndpoint == "" {
-			return errors.New("pmcp: OAuthConfig: enterprise-managed authorization needs Enterprise.TokenEndpoint and Enterprise.IDToken")
+			return errors.New("pmcp: oauthclient.Config: enterprise-managed authorization needs Enterprise.TokenEndpoint and Enterprise.IDToken")
 		}
 	default:
-		return fmt.Errorf("pmcp: OAuthConfig: unknown grant %q", cfg.Grant)
+		return fmt.Errorf("pmcp: oauthclient.Config: unknown grant %q", cfg.Grant)
 	}
 	return nil
 }
 
 // String describes the configuration without its secrets or keys.
-func (c OAuthConfig) String() string {
+func (c Config) String() string {
 	grant := c.Grant
 	if grant == "" {
-		grant = OAuthGrantAuthorizationCode
+		grant = GrantAuthorizationCode
 	}
-	s := fmt.Sprintf("OAuthConfig{Grant:%s ClientID:%q RedirectURL:%q ClientMetadataURL:%q Scopes:%q", grant, c.ClientID, c.RedirectURL, c.ClientMetadataURL, c.Scopes)
+	s := fmt.Sprintf("oauthclient.Config{Grant:%s ClientID:%q RedirectURL:%q ClientMetadataURL:%q Scopes:%q", grant, c.ClientID, c.RedirectURL, c.ClientMetadataURL, c.Scopes)
 	redacted := pmcp.Secret("").String() // the one redaction marker
 	if c.ClientSecret != "" {
 		s += " ClientSecret:" + redacted
@@ -620,10 +621,10 @@ func (c OAuthConfig) String() string {
 }
 
 // GoString implements fmt.GoStringer, as String.
-func (c OAuthConfig) GoString() string { return c.String() }
+func (c Config) GoString() string { return c.String() }
 
 // Format makes every fmt verb print String.
-func (c OAuthConfig) Format(f fmt.State, _ rune) { fmt.Fprint(f, c.String()) }
+func (c Config) Format(f fmt.State, _ rune) { fmt.Fprint(f, c.String()) }
 
 // LogValue implements slog.LogValuer, as String.
-func (c OAuthConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
+func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }

@@ -19,13 +19,13 @@ import (
 // discoveryMaxBytes caps a metadata document.
 const discoveryMaxBytes = 64 << 10
 
-// ErrOAuthMetadata: no usable authorization server metadata.
-var ErrOAuthMetadata = errors.New("pmcp: OAuth authorization server metadata unusable")
+// ErrMetadata: no usable authorization server metadata.
+var ErrMetadata = errors.New("pmcp: OAuth authorization server metadata unusable")
 
-// ErrOAuthIssuerMismatch: an authorization server identified itself with
+// ErrIssuerMismatch: an authorization server identified itself with
 // another issuer, in its metadata or in the iss parameter of an
 // authorization response (RFC 8414 §3.3, RFC 9207). The client stops.
-var ErrOAuthIssuerMismatch = errors.New("pmcp: OAuth issuer mismatch")
+var ErrIssuerMismatch = errors.New("pmcp: OAuth issuer mismatch")
 
 // prmDoc is the part of an RFC 9728 document the client uses.
 type prmDoc struct {
@@ -143,7 +143,7 @@ func asMetadataURLs(issuer *url.URL) []string {
 func discoverAS(ctx context.Context, client *http.Client, issuer string, fallback bool) (*asMetadata, error) {
 	iu, err := url.Parse(issuer)
 	if err != nil || iu.Host == "" || (iu.Scheme != "https" && iu.Scheme != "http") || iu.RawQuery != "" || iu.Fragment != "" {
-		return nil, fmt.Errorf("%w: issuer %q is not an http(s) URL without query or fragment", ErrOAuthMetadata, capPeerString(issuer))
+		return nil, fmt.Errorf("%w: issuer %q is not an http(s) URL without query or fragment", ErrMetadata, capPeerString(issuer))
 	}
 	if err := checkASURL(issuer); err != nil {
 		return nil, err
@@ -156,12 +156,12 @@ func discoverAS(ctx context.Context, client *http.Client, issuer string, fallbac
 				return nil, ctx.Err()
 			}
 			if status == http.StatusOK {
-				return nil, fmt.Errorf("%w: %s: %v", ErrOAuthMetadata, u, err)
+				return nil, fmt.Errorf("%w: %s: %v", ErrMetadata, u, err)
 			}
 			continue
 		}
 		if m.Issuer != issuer && !(fallback && sameOriginString(m.Issuer, iu)) {
-			return nil, fmt.Errorf("%w: the metadata at %s names issuer %q, not %q", ErrOAuthIssuerMismatch, u, capPeerString(m.Issuer), issuer)
+			return nil, fmt.Errorf("%w: the metadata at %s names issuer %q, not %q", ErrIssuerMismatch, u, capPeerString(m.Issuer), issuer)
 		}
 		for _, e := range []string{m.AuthorizationEndpoint, m.TokenEndpoint, m.RegistrationEndpoint} {
 			if e == "" {
@@ -172,12 +172,12 @@ func discoverAS(ctx context.Context, client *http.Client, issuer string, fallbac
 			}
 		}
 		if m.TokenEndpoint == "" {
-			return nil, fmt.Errorf("%w: %s lists no token_endpoint", ErrOAuthMetadata, u)
+			return nil, fmt.Errorf("%w: %s lists no token_endpoint", ErrMetadata, u)
 		}
 		return &m, nil
 	}
 	if !fallback {
-		return nil, fmt.Errorf("%w: none found for issuer %s", ErrOAuthMetadata, issuer)
+		return nil, fmt.Errorf("%w: none found for issuer %s", ErrMetadata, issuer)
 	}
 	base := strings.TrimSuffix(issuer, "/")
 	return &asMetadata{
@@ -203,7 +203,7 @@ func sameOriginString(s string, u *url.URL) bool {
 func checkASURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
-		return fmt.Errorf("%w: %q is not an absolute URL", ErrOAuthMetadata, capPeerString(s))
+		return fmt.Errorf("%w: %q is not an absolute URL", ErrMetadata, capPeerString(s))
 	}
 	switch u.Scheme {
 	case "https":
@@ -213,7 +213,7 @@ func checkASURL(s string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %q is neither https nor a loopback http URL", ErrOAuthMetadata, capPeerString(s))
+	return fmt.Errorf("%w: %q is neither https nor a loopback http URL", ErrMetadata, capPeerString(s))
 }
 
 func isLoopbackHost(h string) bool {

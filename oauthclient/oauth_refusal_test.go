@@ -43,7 +43,7 @@ func TestOAuthFailureKeepsRefusal(t *testing.T) {
 		Authorizer: baseConfig(),
 	})
 	var se *pmcp.HTTPStatusError
-	if !errors.Is(err, pmcp.ErrAuthorizationRequired) || !errors.Is(err, ErrOAuthNoRegistration) || !errors.As(err, &se) {
+	if !errors.Is(err, pmcp.ErrAuthorizationRequired) || !errors.Is(err, ErrNoRegistration) || !errors.As(err, &se) {
 		t.Fatalf("err = %v", err)
 	}
 	if code, desc := se.Challenge(); se.StatusCode != 401 || code != "invalid_token" || desc != "the token is for another audience" {

@@ -40,14 +40,14 @@ type authContext struct {
 
 // oauthConfig builds the client's OAuth configuration for an auth/*
 // scenario from its name and context.
-func (sc *scenario) oauthConfig() (*oauthclient.OAuthConfig, error) {
+func (sc *scenario) oauthConfig() (*oauthclient.Config, error) {
 	var ac authContext
 	if sc.context != "" {
 		if err := json.Unmarshal([]byte(sc.context), &ac); err != nil {
 			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 	}
-	oc := &oauthclient.OAuthConfig{
+	oc := &oauthclient.Config{
 		ClientID:          ac.ClientID,
 		ClientSecret:      pmcp.Secret(ac.ClientSecret),
 		ClientMetadataURL: clientMetadataURL,
@@ -64,15 +64,15 @@ func (sc *scenario) oauthConfig() (*oauthclient.OAuthConfig, error) {
 	}
 	switch sc.name {
 	case "auth/client-credentials-basic", "auth/client-credentials-jwt":
-		oc.Grant = oauthclient.OAuthGrantClientCredentials
+		oc.Grant = oauthclient.GrantClientCredentials
 	case "auth/wif-jwt-bearer":
-		oc.Grant = oauthclient.OAuthGrantJWTBearer
+		oc.Grant = oauthclient.GrantJWTBearer
 		jwt := pmcp.Secret(ac.ValidJWT)
 		oc.Assertion = func(context.Context) (pmcp.Secret, error) { return jwt, nil }
 	case "auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow":
-		oc.Grant = oauthclient.OAuthGrantEnterprise
+		oc.Grant = oauthclient.GrantEnterprise
 		idt := pmcp.Secret(ac.IDPIDToken)
-		oc.Enterprise = &oauthclient.OAuthEnterprise{
+		oc.Enterprise = &oauthclient.Enterprise{
 			TokenEndpoint: ac.IDPTokenEndpoint,
 			ClientID:      ac.IDPClientID,
 			IDToken:       func(context.Context) (pmcp.Secret, error) { return idt, nil },

@@ -306,7 +306,7 @@ func TestBridgeOAuthConfig(t *testing.T) {
 	if err := f.auth.apply(&o, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	oc, ok := o.Authorizer.(*oauthclient.OAuthConfig)
+	oc, ok := o.Authorizer.(*oauthclient.Config)
 	if !ok {
 		t.Fatalf("authorizer %T", o.Authorizer)
 	}

@@ -124,7 +124,7 @@ type fileStore struct {
 }
 
 // Load implements oauthclient.TokenStore.
-func (s *fileStore) Load(ctx context.Context, key oauthclient.TokenKey) (*oauthclient.OAuthCredentials, error) {
+func (s *fileStore) Load(ctx context.Context, key oauthclient.TokenKey) (*oauthclient.Credentials, error) {
 	if s.err != nil {
 		return nil, nil
 	}
@@ -132,7 +132,7 @@ func (s *fileStore) Load(ctx context.Context, key oauthclient.TokenKey) (*oauthc
 }
 
 // Save implements oauthclient.TokenStore.
-func (s *fileStore) Save(ctx context.Context, key oauthclient.TokenKey, c *oauthclient.OAuthCredentials) error {
+func (s *fileStore) Save(ctx context.Context, key oauthclient.TokenKey, c *oauthclient.Credentials) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -191,7 +191,7 @@ func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
 	if secret == "" {
 		secret = os.Getenv(clientSecretEnv)
 	}
-	cfg := &oauthclient.OAuthConfig{
+	cfg := &oauthclient.Config{
 		ClientID:     a.clientID,
 		ClientSecret: pmcp.Secret(secret),
 		Scopes:       a.scopes,
