@@ -19,7 +19,7 @@ import (
 // step of MCP authorization (RFC 9728 protected resource metadata
 // discovery), so that the error says what the server wants and a metadata
 // document naming another resource is rejected outright; the OAuth flow
-// itself is in oauth_*.go.
+// itself is in package oauthclient.
 
 // ErrAuthorizationRequired: the server answered 401. The error names the
 // authorization servers its protected resource metadata lists, when it
