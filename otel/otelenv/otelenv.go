@@ -1,6 +1,6 @@
 // Package otelenv sets up OpenTelemetry exporters the way the standard
 // OTEL_* environment variables ask, for programs such as `pmcp serve`:
-// traces and metrics to OTLP (http/protobuf or grpc) or to a console
+// traces and metrics to OTLP (http/protobuf; grpc with a build tag) or to a console
 // writer, or nowhere, and an optional Prometheus text endpoint.
 //
 // Nothing is exported unless asked: an unset OTEL_TRACES_EXPORTER or
@@ -11,7 +11,8 @@
 // Variables read here: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER,
 // OTEL_METRICS_EXPORTER (comma-separated lists of otlp, console, none),
 // OTEL_EXPORTER_OTLP_PROTOCOL and its _TRACES_/_METRICS_ variants
-// (http/protobuf, the default, or grpc), OTEL_PROPAGATORS (tracecontext,
+// (http/protobuf, the default, or grpc: only in a build with the
+// pmcp_otlpgrpc tag, see ErrGRPCNotBuilt), OTEL_PROPAGATORS (tracecontext,
 // baggage, none), OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. The
 // exporters and SDK read the rest themselves: OTEL_EXPORTER_OTLP_ENDPOINT,
 // _HEADERS, _TIMEOUT, _INSECURE, _CERTIFICATE and their per-signal forms,
@@ -29,9 +30,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
@@ -102,6 +101,12 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 // ErrUnsupported is wrapped by Setup's error for a variable value it does
 // not support.
 var ErrUnsupported = errors.New("otelenv: unsupported value")
+
+// ErrGRPCNotBuilt is Setup's error for OTEL_EXPORTER_OTLP_PROTOCOL=grpc
+// (or a per-signal _PROTOCOL=grpc) in a build without the pmcp_otlpgrpc
+// tag: the OTLP/gRPC exporters and gRPC itself are linked only with
+// `go build -tags pmcp_otlpgrpc`. It wraps ErrUnsupported.
+var ErrGRPCNotBuilt = fmt.Errorf("%w: OTEL_EXPORTER_OTLP_PROTOCOL=grpc needs a build with -tags pmcp_otlpgrpc (go install -tags pmcp_otlpgrpc ./cmd/pmcp); unset it or set http/protobuf, the default", ErrUnsupported)
 
 // Setup builds tracer and meter providers as the environment asks. On an
 // error nothing is left running.
@@ -219,7 +224,7 @@ func spanExporter(ctx context.Context, name, protocol string, console io.Writer)
 	case "http/protobuf":
 		return otlptracehttp.New(ctx)
 	case "grpc":
-		return otlptracegrpc.New(ctx)
+		return grpcSpanExporter(ctx)
 	}
 	return nil, fmt.Errorf("%w: OTLP protocol %q for traces (want http/protobuf or grpc)", ErrUnsupported, protocol)
 }
@@ -232,7 +237,7 @@ func metricExporter(ctx context.Context, name, protocol string, console io.Write
 	case "http/protobuf":
 		return otlpmetrichttp.New(ctx)
 	case "grpc":
-		return otlpmetricgrpc.New(ctx)
+		return grpcMetricExporter(ctx)
 	}
 	return nil, fmt.Errorf("%w: OTLP protocol %q for metrics (want http/protobuf or grpc)", ErrUnsupported, protocol)
 }
