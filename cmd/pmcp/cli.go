@@ -47,7 +47,7 @@ func logLevelUsage(name string) string {
 		shows += ", also the access log"
 	case "bridge":
 		shows += ", at debug also the access log"
-	case "login", "logout":
+	case "login", "logout", "version":
 	default:
 		shows += ", also the server's log records"
 	}
@@ -272,6 +272,9 @@ func verbFor(name string) *verb {
 		return v
 	case "logout":
 		v, _, _ := logoutVerb()
+		return v
+	case "version":
+		v, _ := versionVerb()
 		return v
 	}
 	return nil
