@@ -1,7 +1,6 @@
 package examples_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -25,37 +24,16 @@ type shBlock struct {
 
 func readmeRunBlocks(t *testing.T) []shBlock {
 	t.Helper()
-	f, err := os.Open("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var (
-		blocks []shBlock
-		prev   string
-		cur    *shBlock
-		body   []string
-	)
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		l := sc.Text()
-		switch {
-		case cur != nil && l == "```":
-			cur.text = strings.Join(body, "\n") + "\n"
-			blocks = append(blocks, *cur)
-			cur, body = nil, nil
-		case cur != nil:
-			body = append(body, l)
-		case runMarker.MatchString(prev):
-			if l != "```sh" {
-				t.Fatalf("README.md:%d: a run marker is not followed by a ```sh block", n)
-			}
-			cur = &shBlock{line: n, where: runMarker.FindStringSubmatch(prev)[1]}
+	var blocks []shBlock
+	for _, f := range readmeFences(t) {
+		m := runMarker.FindStringSubmatch(f.prev)
+		if m == nil {
+			continue
 		}
-		prev = l
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		if f.lang != "sh" {
+			t.Fatalf("README.md:%d: a run marker is not followed by a ```sh block", f.line)
+		}
+		blocks = append(blocks, shBlock{line: f.line, where: m[1], text: f.text})
 	}
 	return blocks
 }
