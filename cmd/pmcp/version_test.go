@@ -81,7 +81,13 @@ func TestVersionBuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"module:   github.com/gopmcp/pmcp/cmd/pmcp (devel)\n", "revision: unknown"}
+	// (devel), or in a clone the pseudo-version go build derives from
+	// the git revision.
+	mod := regexp.MustCompile(`(?m)^\s*mod\s+github\.com/gopmcp/pmcp/cmd/pmcp\s+(\S+)`).FindSubmatch(info)
+	if mod == nil {
+		t.Fatalf("go version -m has no mod line:\n%s", info)
+	}
+	want := []string{"module:   github.com/gopmcp/pmcp/cmd/pmcp " + string(mod[1]) + "\n", "revision: unknown"}
 	if m := regexp.MustCompile(`(?m)^\s*build\s+vcs\.revision=(\S+)$`).FindSubmatch(info); m != nil {
 		want[1] = "revision: " + string(m[1]) + "\n"
 	}
