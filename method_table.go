@@ -205,17 +205,21 @@ var methodRows = [...]methodRow{
 }
 
 // methodIndex is the table's index by name: the one method-keyed map.
-var methodIndex = func() map[string]*methodRow {
-	m := make(map[string]*methodRow, len(methodRows))
+// It is built by init, not by its declaration, so that the handlers the
+// rows name may look rows up (a variable's initializer may not depend on
+// itself through the functions it names).
+var methodIndex map[string]*methodRow
+
+func init() {
+	methodIndex = make(map[string]*methodRow, len(methodRows))
 	for i := range methodRows {
 		r := &methodRows[i]
-		if m[r.method] != nil {
+		if methodIndex[r.method] != nil {
 			panic("pmcp: method " + r.method + " has two rows")
 		}
-		m[r.method] = r
+		methodIndex[r.method] = r
 	}
-	return m
-}()
+}
 
 // methodOf returns the row of method, nil for a method neither side
 // knows.

@@ -17,26 +17,6 @@ func tableProbeMethods() []string {
 	return ms
 }
 
-// TestMethodTableEras: the table's eras are the old method maps.
-func TestMethodTableEras(t *testing.T) {
-	for _, m := range tableProbeMethods() {
-		row := methodOf(m)
-		var eras eraSet
-		if row != nil {
-			eras = row.eras
-		}
-		if got, want := eras != 0, knownMethods[m]; got != want {
-			t.Errorf("%q: known %v, the old map says %v", m, got, want)
-		}
-		if got, want := eras == inLegacy, methodsRemovedInModern[m]; got != want {
-			t.Errorf("%q: legacy only %v, the old map says %v", m, got, want)
-		}
-		if got, want := eras == inModern, methodsModernOnly[m]; got != want {
-			t.Errorf("%q: modern only %v, the old map says %v", m, got, want)
-		}
-	}
-}
-
 // TestMethodTableDeclares: Server.declares(row.capability) is the old
 // methodDeclared, for servers with registries (empty, full, tasks on) and
 // with explicit capabilities.

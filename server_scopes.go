@@ -175,7 +175,7 @@ func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, era Era, r
 	if !h.s.scoped.Load() || !rs.params.ok {
 		return true // the dispatcher refuses params it cannot read
 	}
-	if era == EraModern && methodsRemovedInModern[req.Method] || era == EraLegacy && methodsModernOnly[req.Method] {
+	if row := methodOf(req.Method); row == nil || !row.eras.has(era) {
 		return true // the dispatcher answers that the era has no such method
 	}
 	var required []string
