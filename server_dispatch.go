@@ -237,7 +237,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 		}
 		level = l
 	}
-	if !rs.row.eras.has(EraModern) || !s.methodDeclared(req.Method) {
+	if !rs.row.eras.has(EraModern) || !s.declares(rs.row.capability) {
 		return nil, methodNotFound(req.Method)
 	}
 	pc := &rs.pc
@@ -260,7 +260,7 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 		if pc == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not initialized: send initialize first (or per-request _meta for protocol 2026-07-28)"}
 		}
-		if !rs.row.eras.has(EraLegacy) || !s.methodDeclared(req.Method) {
+		if !rs.row.eras.has(EraLegacy) || !s.declares(rs.row.capability) {
 			return nil, methodNotFound(req.Method)
 		}
 	} else if pc == nil {
@@ -364,26 +364,6 @@ func (s *Server) initialize(req *jsonrpc.Request, ss *session) (Result, error) {
 		ServerInfo:      s.info,
 		Instructions:    s.opts.Instructions,
 	}, nil
-}
-
-// methodDeclared gates methods on the server's declared capabilities.
-func (s *Server) methodDeclared(method string) bool {
-	if c := s.opts.Capabilities; c != nil {
-		return declaredBy(c, method)
-	}
-	switch method {
-	case MethodToolsList, MethodToolsCall:
-		return s.tools.len() > 0
-	case MethodPromptsList, MethodPromptsGet:
-		return s.prompts.len() > 0
-	case MethodResourcesList, MethodResourcesTemplatesList, MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
-		return s.resources.len() > 0 || s.templates.len() > 0
-	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel, MethodTasksUpdate:
-		return s.tasks != nil
-	case MethodSkillsList, MethodSkillsGet:
-		return s.skills.len() > 0
-	}
-	return true
 }
 
 func decodeParams[T any](raw jsontext.Value) (*T, error) {
