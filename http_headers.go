@@ -70,7 +70,8 @@ type peekedRequest struct {
 	modern      bool   // decideEra says modern
 	version     string // _meta protocolVersion when it is a string
 	hasVersion  bool
-	name        jsontext.Value // params.name or params.uri, raw
+	name        jsontext.Value // the target (params.name, uri or taskId), raw
+	row         *methodRow     // the method's row, nil when it has none
 	paramsParse bool           // params were an object and parsed
 }
 

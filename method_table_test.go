@@ -118,7 +118,7 @@ func TestMethodTableTargets(t *testing.T) {
 			params := jsontext.Value(`{"` + v.member + `":"` + v.value + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
 			var rp reqParams
 			rp.scan(params)
-			raw, name := rp.target(m)
+			raw, name := rp.target(row)
 			if got, want := target == v.kind, raw != nil; got != want {
 				t.Errorf("%q: target %v reads %s %v, reqParams.target says %v", m, target, v.member, got, want)
 			}
@@ -150,7 +150,7 @@ func TestMethodTableTargets(t *testing.T) {
 			if v.kind == paramTaskID {
 				continue
 			}
-			if got, want := flags&scoped != 0 && target == v.kind, len(s.requiredScopes(m, v.value)) > 0; got != want {
+			if got, want := flags&scoped != 0 && target == v.kind, len(s.requiredScopes(row, v.value)) > 0; got != want {
 				t.Errorf("%q: %s scoped %v, requiredScopes says %v", m, v.value, got, want)
 			}
 			r := Request{Method: m, Name: v.value, srv: s}

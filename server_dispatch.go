@@ -300,7 +300,7 @@ func (s *Server) serveLegacy(req *jsonrpc.Request, ss *session, extra *RequestHa
 			return nil, invalidParams("missing uri")
 		}
 		if req.Method == MethodResourcesSubscribe {
-			if err := authorize(extra, s.requiredScopes(req.Method, p.URI)); err != nil {
+			if err := authorize(extra, s.requiredScopes(methodOf(req.Method), p.URI)); err != nil {
 				return nil, err
 			}
 			if err := s.subscribeResource(ss, p.URI); err != nil {
