@@ -101,9 +101,7 @@ func checkStandardHeaders(h http.Header, method string, pk *peekedRequest) error
 	if m != method {
 		return mismatch("Mcp-Method header %q does not match the body method %q", m, method)
 	}
-	switch method {
-	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead, MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
-	default:
+	if pk.row == nil || pk.row.flags&mirrorName == 0 {
 		return nil
 	}
 	hv, hasHeader := headerValue(h, headerName)
