@@ -72,16 +72,27 @@ const (
 // ids are not.
 func (t targetParam) inName() bool { return t == paramName || t == paramURI }
 
-// registryKind is the server registry a method's target is looked up in:
-// where NameRegistered looks and whose per-target Scopes apply.
-type registryKind uint8
+// TargetKind is what the target of a method, its Request.Name, names.
+type TargetKind uint8
 
+// The kinds of target.
 const (
-	regNone registryKind = iota
-	regTools
-	regPrompts
-	regResources
+	TargetNone     TargetKind = iota // the method has no target in Request.Name
+	TargetTool                       // a tool name (tools/call)
+	TargetPrompt                     // a prompt name (prompts/get)
+	TargetResource                   // a resource URI (resources/read, subscribe, unsubscribe)
 )
+
+// TargetOf returns what the target of method names: a tool, a prompt or a
+// resource, as Request.Name carries it; TargetNone for the other methods
+// and for names the SDK does not know. Middleware uses it to label the
+// target (package otel does) without a list of methods of its own.
+func TargetOf(method string) TargetKind {
+	if row := methodOf(method); row != nil {
+		return row.registry
+	}
+	return TargetNone
+}
 
 // methodFlags are the yes/no facts of a row.
 type methodFlags uint8
@@ -114,8 +125,11 @@ type methodRow struct {
 	eras       eraSet
 	capability capability
 	target     targetParam
-	registry   registryKind
-	flags      methodFlags
+	// registry is the registry the target is looked up in (where
+	// NameRegistered looks, whose per-target Scopes apply), named by the
+	// kind of target it holds.
+	registry TargetKind
+	flags    methodFlags
 	// serve is the server's handler; nil when the server does not serve
 	// the method.
 	serve serveFunc
@@ -145,7 +159,7 @@ var methodRows = [...]methodRow{
 	},
 	{
 		serve:  (*Server).serveToolsCall,
-		method: MethodToolsCall, eras: inBoth, capability: capTools, target: paramName, registry: regTools, flags: mirrorName | mirrorParams | scoped,
+		method: MethodToolsCall, eras: inBoth, capability: capTools, target: paramName, registry: TargetTool, flags: mirrorName | mirrorParams | scoped,
 	},
 	{
 		serve:  (*Server).serveResourcesList,
@@ -157,15 +171,15 @@ var methodRows = [...]methodRow{
 	},
 	{
 		serve:  (*Server).serveResourcesRead,
-		method: MethodResourcesRead, eras: inBoth, capability: capResources, target: paramURI, registry: regResources, flags: mirrorName | scoped,
+		method: MethodResourcesRead, eras: inBoth, capability: capResources, target: paramURI, registry: TargetResource, flags: mirrorName | scoped,
 	},
 	{
 		serve:  (*Server).serveSubscribe,
-		method: MethodResourcesSubscribe, eras: inLegacy, capability: capResourcesSubscribe, target: paramURI, registry: regResources, flags: scoped,
+		method: MethodResourcesSubscribe, eras: inLegacy, capability: capResourcesSubscribe, target: paramURI, registry: TargetResource, flags: scoped,
 	},
 	{
 		serve:  (*Server).serveUnsubscribe,
-		method: MethodResourcesUnsubscribe, eras: inLegacy, capability: capResourcesSubscribe, target: paramURI, registry: regResources,
+		method: MethodResourcesUnsubscribe, eras: inLegacy, capability: capResourcesSubscribe, target: paramURI, registry: TargetResource,
 	},
 	{
 		serve:  (*Server).servePromptsList,
@@ -173,7 +187,7 @@ var methodRows = [...]methodRow{
 	},
 	{
 		serve:  (*Server).servePromptsGet,
-		method: MethodPromptsGet, eras: inBoth, capability: capPrompts, target: paramName, registry: regPrompts, flags: mirrorName | scoped,
+		method: MethodPromptsGet, eras: inBoth, capability: capPrompts, target: paramName, registry: TargetPrompt, flags: mirrorName | scoped,
 	},
 	{
 		serve:  (*Server).serveComplete,

@@ -104,7 +104,7 @@ func TestMethodTableTargets(t *testing.T) {
 		row := methodOf(m)
 		var target targetParam
 		var flags methodFlags
-		var reg registryKind
+		var reg TargetKind
 		if row != nil {
 			target, flags, reg = row.target, row.flags, row.registry
 		}
@@ -112,7 +112,7 @@ func TestMethodTableTargets(t *testing.T) {
 			member, value string
 			kind          targetParam
 		}{{"name", "admin", paramName}, {"uri", "test://secret", paramURI}, {"taskId", "t1", paramTaskID}} {
-			if v.kind == paramName && reg == regPrompts {
+			if v.kind == paramName && reg == TargetPrompt {
 				v.value = "secret" // the scoped prompt
 			}
 			params := jsontext.Value(`{"` + v.member + `":"` + v.value + `","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`)
@@ -154,7 +154,7 @@ func TestMethodTableTargets(t *testing.T) {
 				t.Errorf("%q: %s scoped %v, requiredScopes says %v", m, v.value, got, want)
 			}
 			r := Request{Method: m, Name: v.value, srv: s}
-			if got, want := reg != regNone && target == v.kind, r.NameRegistered(); got != want {
+			if got, want := reg != TargetNone && target == v.kind, r.NameRegistered(); got != want {
 				t.Errorf("%q: %s registered %v, NameRegistered says %v", m, v.value, got, want)
 			}
 		}
@@ -168,6 +168,20 @@ func TestMethodTableServe(t *testing.T) {
 		row := &methodRows[i]
 		if got, want := row.serve != nil, row.eras != 0; got != want {
 			t.Errorf("%s: has serve %v, has an era %v", row.method, got, want)
+		}
+	}
+}
+
+// TestTargetOf: the kinds package otel labels targets with (it switched
+// on these methods before the table).
+func TestTargetOf(t *testing.T) {
+	want := map[string]TargetKind{
+		MethodToolsCall: TargetTool, MethodPromptsGet: TargetPrompt, MethodResourcesRead: TargetResource,
+		MethodResourcesSubscribe: TargetResource, MethodResourcesUnsubscribe: TargetResource,
+	}
+	for _, m := range tableProbeMethods() {
+		if got := TargetOf(m); got != want[m] {
+			t.Errorf("TargetOf(%q) = %d, want %d", m, got, want[m])
 		}
 	}
 }

@@ -107,18 +107,18 @@ func (r *Request) NameRegistered() bool {
 		return false
 	}
 	switch row.registry {
-	case regTools:
+	case TargetTool:
 		if r.rs != nil && r.rs.tool != nil && r.rs.tool.tool.Name == r.Name {
 			return true
 		}
 		if _, ok := s.tools.get(r.Name); ok {
 			return true
 		}
-	case regPrompts:
+	case TargetPrompt:
 		if _, ok := s.prompts.get(r.Name); ok {
 			return true
 		}
-	case regResources:
+	case TargetResource:
 		if h, _, _, _ := s.lookupResource(r.Name); h != nil {
 			return true
 		}

@@ -136,15 +136,15 @@ func (s *Server) requiredScopes(row *methodRow, target string) []string {
 		return nil
 	}
 	switch row.registry {
-	case regTools:
+	case TargetTool:
 		if st, ok := s.tools.get(target); ok {
 			return st.scopes
 		}
-	case regPrompts:
+	case TargetPrompt:
 		if sp, ok := s.prompts.get(target); ok {
 			return sp.scopes
 		}
-	case regResources:
+	case TargetResource:
 		_, _, _, scopes := s.lookupResource(target)
 		return scopes
 	}
