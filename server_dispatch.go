@@ -444,67 +444,53 @@ func (s *Server) serveDiscover(_ context.Context, _ *jsonrpc.Request, _ *request
 }
 
 func (s *Server) serveToolsList(_ context.Context, req *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
-	p, err := decodeParams[PaginatedParams](req.Params)
+	tools, next, err := registryPage(s, req, &s.tools, func(t *serverTool) *Tool { return t.tool })
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := s.tools.page(p.Cursor, s.pageSize())
-	if err != nil {
-		return nil, err
-	}
-	out := &ListToolsResult{Tools: make([]*Tool, len(items)), NextCursor: next}
-	for i, t := range items {
-		out.Tools[i] = t.tool
-	}
-	return rs.out.adopt(out), nil
+	return rs.out.adopt(&ListToolsResult{Tools: tools, NextCursor: next}), nil
 }
 
 func (s *Server) serveResourcesList(_ context.Context, req *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
-	p, err := decodeParams[PaginatedParams](req.Params)
+	resources, next, err := registryPage(s, req, &s.resources, func(r *serverResource) *Resource { return r.res })
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := s.resources.page(p.Cursor, s.pageSize())
-	if err != nil {
-		return nil, err
-	}
-	out := &ListResourcesResult{Resources: make([]*Resource, len(items)), NextCursor: next}
-	for i, r := range items {
-		out.Resources[i] = r.res
-	}
-	return rs.out.adopt(out), nil
+	return rs.out.adopt(&ListResourcesResult{Resources: resources, NextCursor: next}), nil
 }
 
 func (s *Server) serveTemplatesList(_ context.Context, req *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
-	p, err := decodeParams[PaginatedParams](req.Params)
+	templates, next, err := registryPage(s, req, &s.templates, func(t *serverTemplate) *ResourceTemplate { return t.tmpl })
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := s.templates.page(p.Cursor, s.pageSize())
-	if err != nil {
-		return nil, err
-	}
-	out := &ListResourceTemplatesResult{ResourceTemplates: make([]*ResourceTemplate, len(items)), NextCursor: next}
-	for i, t := range items {
-		out.ResourceTemplates[i] = t.tmpl
-	}
-	return rs.out.adopt(out), nil
+	return rs.out.adopt(&ListResourceTemplatesResult{ResourceTemplates: templates, NextCursor: next}), nil
 }
 
 func (s *Server) servePromptsList(_ context.Context, req *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	prompts, next, err := registryPage(s, req, &s.prompts, func(p *serverPrompt) *Prompt { return p.prompt })
+	if err != nil {
+		return nil, err
+	}
+	return rs.out.adopt(&ListPromptsResult{Prompts: prompts, NextCursor: next}), nil
+}
+
+// registryPage is the page of r a paginated list request asks for, each entry
+// as item makes it.
+func registryPage[E, T any](s *Server, req *jsonrpc.Request, r *registry[E], item func(E) T) ([]T, string, error) {
 	p, err := decodeParams[PaginatedParams](req.Params)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	items, next, err := s.prompts.page(p.Cursor, s.pageSize())
+	entries, next, err := r.page(p.Cursor, s.pageSize())
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	out := &ListPromptsResult{Prompts: make([]*Prompt, len(items)), NextCursor: next}
-	for i, pr := range items {
-		out.Prompts[i] = pr.prompt
+	out := make([]T, len(entries))
+	for i, e := range entries {
+		out[i] = item(e)
 	}
-	return rs.out.adopt(out), nil
+	return out, next, nil
 }
 
 func (s *Server) serveComplete(ctx context.Context, req *jsonrpc.Request, _ *requestEnv, extra *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
