@@ -322,6 +322,48 @@ func (s *Server) capabilities(era Era) ServerCapabilities {
 	return c
 }
 
+// declares reports whether the server has declared capability c: from
+// ServerOptions.Capabilities when they are explicit, from the registries
+// otherwise. The two sources differ on purpose for completion (gated only
+// when explicit), skills (gated only by the registry) and resource
+// subscriptions (explicit: resources with subscribe; registry: resources).
+func (s *Server) declares(c capability) bool {
+	if ex := s.opts.Capabilities; ex != nil {
+		switch c {
+		case capTools:
+			return ex.Tools != nil
+		case capPrompts:
+			return ex.Prompts != nil
+		case capResources:
+			return ex.Resources != nil
+		case capResourcesSubscribe:
+			return ex.Resources != nil && ex.Resources.Subscribe
+		case capCompletions:
+			return ex.Completions != nil
+		case capTasks:
+			// Declared in either era's form: the legacy capability or the
+			// modern extension. Undeclared, tasks must not be served: it
+			// needs the task runner only ServerOptions.Tasks starts.
+			_, ext := ex.Extensions[ExtensionTasks]
+			return len(ex.Tasks) > 0 || ext
+		}
+		return true
+	}
+	switch c {
+	case capTools:
+		return s.tools.len() > 0
+	case capPrompts:
+		return s.prompts.len() > 0
+	case capResources, capResourcesSubscribe:
+		return s.resources.len() > 0 || s.templates.len() > 0
+	case capTasks:
+		return s.tasks != nil
+	case capSkills:
+		return s.skills.len() > 0
+	}
+	return true
+}
+
 // eraTasks renders a tasks capability declared in either era's form (the
 // 2025-11-25 Tasks member, or the 2026-07-28 tasks extension) in era's
 // form: a server declaring ServerOptions.Capabilities (package proxy)
