@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strings"
 	"syscall"
 	"time"
 
@@ -16,9 +17,312 @@ import (
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
-// This file holds the reading side of the Streamable HTTP client
-// transport: SSE reply streams, their resumption, the legacy standalone
-// GET stream, and what the transport learns from the server's messages.
+// This file holds every method of the Streamable HTTP client transport
+// (httpTransport, declared in client_http.go): the writing side (requests,
+// round trips, statuses) and the reading side (SSE reply streams, their
+// resumption, the legacy standalone GET stream, and what the transport
+// learns from the server's messages).
+
+// Read returns the next message the server sent on any response stream.
+func (t *httpTransport) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m := <-t.incoming:
+		return m, nil
+	case <-t.done:
+		t.mu.Lock()
+		err := t.fatal
+		t.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return nil, io.EOF
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close ends a legacy session with DELETE (best effort, bounded), stops
+// the background streams and, when the http.Client is the transport's
+// own, closes its idle connections.
+func (t *httpTransport) Close() error {
+	t.closeOnce.Do(func() {
+		t.mu.Lock()
+		sid := t.sessionID
+		t.mu.Unlock()
+		if sid != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), httpCloseTimeout)
+			if req, err := t.newRequest(ctx, http.MethodDelete, nil); err == nil {
+				if resp, err := t.client.Do(req); err == nil {
+					drainClose(resp.Body)
+				}
+			}
+			cancel()
+		}
+		close(t.done)
+		t.cancel()
+		t.wg.Wait()
+		if t.own != nil {
+			t.own.CloseIdleConnections()
+		}
+	})
+	return nil
+}
+
+// fail ends the transport with err (Read returns it).
+func (t *httpTransport) fail(err error) {
+	t.mu.Lock()
+	if t.fatal == nil {
+		t.fatal = err
+	}
+	t.mu.Unlock()
+	t.closeOnce.Do(func() {
+		close(t.done)
+		t.cancel()
+		go func() {
+			t.wg.Wait()
+			if t.own != nil {
+				t.own.CloseIdleConnections()
+			}
+		}()
+	})
+}
+
+func (t *httpTransport) closed() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// newRequest builds a request to the endpoint with the user's and the
+// session's headers.
+func (t *httpTransport) newRequest(ctx context.Context, method string, body []byte) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.endpoint, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = make(http.Header, len(t.header)+8)
+	for k, vs := range t.header {
+		req.Header[k] = vs
+	}
+	t.mu.Lock()
+	sid, v := t.sessionID, t.legacyVersion
+	if sid != "" && (len(t.sidHdr) == 0 || t.sidHdr[0] != sid) {
+		t.sidHdr = []string{sid}
+	}
+	if v != "" && (len(t.versionHdr) == 0 || t.versionHdr[0] != v) {
+		t.versionHdr = []string{v}
+	}
+	sidHdr, versionHdr := t.sidHdr, t.versionHdr
+	t.mu.Unlock()
+	// Header values are shared, read-only slices: a request's headers
+	// are never modified once sent.
+	if sid != "" {
+		req.Header[headerSessionID] = sidHdr
+	}
+	if v != "" {
+		req.Header[headerProtocolVersion] = versionHdr
+	}
+	switch method {
+	case http.MethodPost:
+		req.Header["Content-Type"] = hdrJSON
+		req.Header["Accept"] = hdrAcceptPost
+	case http.MethodGet:
+		req.Header["Accept"] = hdrAcceptSSE
+	}
+	return req, nil
+}
+
+// Write sends m as a POST. For a request it returns once the response has
+// been queued for Read; for a notification or response once the server
+// accepted it.
+func (t *httpTransport) Write(ctx context.Context, m jsonrpc.Message) error {
+	if t.closed() {
+		return jsonrpc.ErrClosed
+	}
+	body, err := jsonrpc.Encode(m)
+	if err != nil {
+		return err
+	}
+	req, _ := m.(*jsonrpc.Request)
+	var extra http.Header
+	modern := false
+	if req != nil {
+		extra, _, modern = mirroredHeaders(req.Method, req.Params, t.bindings)
+	}
+	if req == nil || !req.ID.IsValid() {
+		if err := t.send(ctx, body, extra); err != nil {
+			return err
+		}
+		if req != nil && req.Method == NotificationInitialized {
+			t.sessionStarted(ctx)
+		}
+		return nil
+	}
+	return t.roundTrip(ctx, req, body, extra, modern)
+}
+
+func (t *httpTransport) bindings(tool string) []paramBinding {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.tools[tool]
+}
+
+// post sends one POST with body and the extra headers.
+func (t *httpTransport) post(ctx context.Context, body []byte, extra http.Header) (*http.Response, error) {
+	hr, err := t.newRequest(ctx, http.MethodPost, body)
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range outgoingHeader(ctx) { // from client middleware
+		if !managedHeader(k) {
+			hr.Header[http.CanonicalHeaderKey(k)] = vs
+		}
+	}
+	for k, vs := range extra {
+		hr.Header[k] = vs
+	}
+	return t.client.Do(hr)
+}
+
+// send posts a notification or a response.
+func (t *httpTransport) send(ctx context.Context, body []byte, extra http.Header) error {
+	resp, err := t.post(ctx, body, extra)
+	if err != nil {
+		return err
+	}
+	defer drainClose(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return t.statusError(resp)
+	}
+	return nil
+}
+
+// statusError reads an error response into an *HTTPStatusError. A 404 to
+// a request of a legacy session means the session is gone: the transport
+// then fails for good.
+func (t *httpTransport) statusError(resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, httpErrorBodyBytes))
+	e := &HTTPStatusError{StatusCode: resp.StatusCode}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		e.WWWAuthenticate = capPeerString(resp.Header.Get("WWW-Authenticate"))
+	}
+	if m, err := jsonrpc.Decode(bytes.TrimSpace(b), jsonrpc.Limits{MaxMessageBytes: httpErrorBodyBytes}); err == nil {
+		if r, ok := m.(*jsonrpc.Response); ok && r.Error != nil {
+			e.RPC = boundedPeerError(r.Error)
+		}
+	}
+	if e.RPC == nil {
+		e.Body = capPeerString(strings.TrimSpace(string(b)))
+		if len(e.Body) > 200 {
+			e.Body = e.Body[:200] + "..."
+		}
+	}
+	t.mu.Lock()
+	sid := t.sessionID
+	t.mu.Unlock()
+	if resp.StatusCode == http.StatusNotFound && sid != "" {
+		err := fmt.Errorf("%w: %w", ErrHTTPSessionExpired, e)
+		t.fail(err)
+		return err
+	}
+	return e
+}
+
+// roundTrip posts a request and reads its reply until the response to it
+// has been queued.
+func (t *httpTransport) roundTrip(ctx context.Context, req *jsonrpc.Request, body []byte, extra http.Header, modern bool) (err error) {
+	// rctx ends as soon as the response is in, whichever stream brought
+	// it, so that no stream of this request is read any longer.
+	rctx, rcancel := context.WithCancel(ctx)
+	defer rcancel()
+	answered := make(chan struct{})
+	t.mu.Lock()
+	t.waiting[req.ID] = waiter{answered, rcancel}
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		delete(t.waiting, req.ID)
+		t.mu.Unlock()
+		if err != nil && ctx.Err() != nil {
+			if t.onAbandon != nil && req.Method != MethodInitialize {
+				t.onAbandon(req.ID, req.Method, context.Cause(ctx))
+			}
+			err = ctx.Err()
+		}
+	}()
+	resp, err := t.post(rctx, body, extra)
+	if err != nil {
+		return err
+	}
+	defer drainClose(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return t.statusError(resp)
+	}
+	if req.Method == MethodInitialize {
+		if err := t.adoptSession(resp); err != nil {
+			return err
+		}
+	}
+	rc := &replyContext{req: req, modern: modern, answered: answered}
+	ct := resp.Header.Get("Content-Type")
+	if ct != "application/json" && ct != "text/event-stream" {
+		ct, _, _ = mime.ParseMediaType(ct)
+	}
+	switch {
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		return fmt.Errorf("pmcp: %s: the server accepted the request (HTTP %d) without answering it", req.Method, resp.StatusCode)
+	case ct == "application/json":
+		b, err := readBody(resp, t.maxMsg)
+		if err != nil {
+			return err
+		}
+		if len(b) > t.maxMsg {
+			return fmt.Errorf("pmcp: %s: response body larger than %d bytes", req.Method, t.maxMsg)
+		}
+		m, err := jsonrpc.Decode(b, jsonrpc.Limits{MaxMessageBytes: t.maxMsg})
+		if err != nil {
+			return fmt.Errorf("pmcp: %s: malformed response body: %s", req.Method, capPeerString(err.Error()))
+		}
+		if err := t.deliver(rctx, rc, m); err != nil {
+			return err
+		}
+		if !rc.done() {
+			return fmt.Errorf("pmcp: %s: the response body did not answer the request", req.Method)
+		}
+		return nil
+	case ct == "text/event-stream":
+		return t.readReplyStream(rctx, rc, resp.Body)
+	}
+	return fmt.Errorf("pmcp: %s: unexpected response Content-Type %q", req.Method, capPeerString(resp.Header.Get("Content-Type")))
+}
+
+// adoptSession records the session id a legacy server minted at
+// initialize.
+func (t *httpTransport) adoptSession(resp *http.Response) error {
+	sid := resp.Header.Get(headerSessionID)
+	if sid == "" {
+		return nil
+	}
+	if len(sid) > maxSessionIDBytes {
+		return fmt.Errorf("pmcp: initialize: Mcp-Session-Id longer than %d bytes", maxSessionIDBytes)
+	}
+	for i := 0; i < len(sid); i++ {
+		if c := sid[i]; c < 0x21 || c > 0x7e {
+			return errors.New("pmcp: initialize: Mcp-Session-Id has characters outside visible ASCII")
+		}
+	}
+	t.mu.Lock()
+	t.sessionID = sid
+	t.mu.Unlock()
+	return nil
+}
 
 // readReplyStream reads the SSE reply of a request. A legacy stream that
 // ends before the response is resumed by GET with Last-Event-ID after the
