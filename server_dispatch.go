@@ -80,25 +80,6 @@ type requestMeta struct {
 	ProgressToken      jsontext.Value      `json:"progressToken"`
 }
 
-// methodsRemovedInModern answer -32601 when asked with modern _meta.
-var methodsRemovedInModern = map[string]bool{
-	MethodInitialize: true, MethodPing: true, MethodLoggingSetLevel: true,
-	MethodResourcesSubscribe: true, MethodResourcesUnsubscribe: true,
-	MethodTasksResult: true, MethodTasksList: true,
-}
-
-// methodsModernOnly answer -32601 in the legacy era.
-var methodsModernOnly = map[string]bool{MethodDiscover: true, MethodSubscriptionsListen: true, MethodTasksUpdate: true}
-
-var knownMethods = map[string]bool{
-	MethodInitialize: true, MethodPing: true, MethodDiscover: true, MethodToolsList: true, MethodToolsCall: true,
-	MethodResourcesList: true, MethodResourcesTemplatesList: true, MethodResourcesRead: true,
-	MethodResourcesSubscribe: true, MethodResourcesUnsubscribe: true, MethodPromptsList: true,
-	MethodPromptsGet: true, MethodCompletionComplete: true, MethodLoggingSetLevel: true,
-	MethodSubscriptionsListen: true, MethodTasksGet: true, MethodTasksResult: true, MethodTasksList: true,
-	MethodTasksCancel: true, MethodTasksUpdate: true, MethodSkillsList: true, MethodSkillsGet: true,
-}
-
 // noParams stands for a request's absent params member. Shared and
 // read-only (see Request.Params).
 var noParams = jsontext.Value("{}")
@@ -133,7 +114,9 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 	if s.accessLog && s.logger.Enabled(ctx, slog.LevelInfo) {
 		rs.accessStart = time.Now()
 	}
-	if !knownMethods[req.Method] {
+	// The method's row is looked up once; everything after reads rs.row.
+	// The server has no row (-32601) for the methods only clients serve.
+	if rs.row = methodOf(req.Method); rs.row == nil || rs.row.eras == 0 {
 		return nil, methodNotFound(req.Method)
 	}
 	if len(req.Params) == 0 {
@@ -191,6 +174,8 @@ func decideEra(method string, hasVersion, hasCaps bool) Era {
 // reqState holds the per-request values of the transport and of the
 // dispatcher, allocated together once per request.
 type reqState struct {
+	// row is the method's row of the table, set by handle.
+	row        *methodRow
 	env        requestEnv
 	params     reqParams
 	meta       requestMeta
@@ -252,7 +237,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 		}
 		level = l
 	}
-	if methodsRemovedInModern[req.Method] || !s.methodDeclared(req.Method) {
+	if !rs.row.eras.has(EraModern) || !s.declares(rs.row.capability) {
 		return nil, methodNotFound(req.Method)
 	}
 	pc := &rs.pc
@@ -275,7 +260,7 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 		if pc == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not initialized: send initialize first (or per-request _meta for protocol 2026-07-28)"}
 		}
-		if methodsModernOnly[req.Method] || !s.methodDeclared(req.Method) {
+		if !rs.row.eras.has(EraLegacy) || !s.declares(rs.row.capability) {
 			return nil, methodNotFound(req.Method)
 		}
 	} else if pc == nil {
@@ -315,7 +300,7 @@ func (s *Server) serveLegacy(req *jsonrpc.Request, ss *session, extra *RequestHa
 			return nil, invalidParams("missing uri")
 		}
 		if req.Method == MethodResourcesSubscribe {
-			if err := authorize(extra, s.requiredScopes(req.Method, p.URI)); err != nil {
+			if err := authorize(extra, s.requiredScopes(methodOf(req.Method), p.URI)); err != nil {
 				return nil, err
 			}
 			if err := s.subscribeResource(ss, p.URI); err != nil {
@@ -379,26 +364,6 @@ func (s *Server) initialize(req *jsonrpc.Request, ss *session) (Result, error) {
 		ServerInfo:      s.info,
 		Instructions:    s.opts.Instructions,
 	}, nil
-}
-
-// methodDeclared gates methods on the server's declared capabilities.
-func (s *Server) methodDeclared(method string) bool {
-	if c := s.opts.Capabilities; c != nil {
-		return declaredBy(c, method)
-	}
-	switch method {
-	case MethodToolsList, MethodToolsCall:
-		return s.tools.len() > 0
-	case MethodPromptsList, MethodPromptsGet:
-		return s.prompts.len() > 0
-	case MethodResourcesList, MethodResourcesTemplatesList, MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
-		return s.resources.len() > 0 || s.templates.len() > 0
-	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel, MethodTasksUpdate:
-		return s.tasks != nil
-	case MethodSkillsList, MethodSkillsGet:
-		return s.skills.len() > 0
-	}
-	return true
 }
 
 func decodeParams[T any](raw jsontext.Value) (*T, error) {

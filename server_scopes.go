@@ -124,24 +124,27 @@ func (s *Server) noteScoped(scopes []string) {
 	}
 }
 
-// requiredScopes is the scope rule: the scopes that method on target (a
-// tool or prompt name, a resource URI) needs; nil when none or when target
-// is not registered (the dispatcher then answers as for any unknown
-// target). Subscribing to a resource needs what reading it needs: the
-// updates tell what the resource holds. Unsubscribing needs nothing: it
-// only stops what the caller receives, and a caller whose scopes were
-// taken away must still be able to stop it.
-func (s *Server) requiredScopes(method, target string) []string {
-	switch method {
-	case MethodToolsCall:
+// requiredScopes is the scope rule: the scopes that the method of row on
+// target (a tool or prompt name, a resource URI) needs: the Scopes target
+// was registered with in row.registry when the row is scoped; nil when
+// none or when target is not registered (the dispatcher then answers as
+// for any unknown target). Subscribing to a resource needs what reading it
+// needs: the updates tell what the resource holds. Unsubscribing needs
+// nothing (see the scoped flag).
+func (s *Server) requiredScopes(row *methodRow, target string) []string {
+	if row == nil || row.flags&scoped == 0 {
+		return nil
+	}
+	switch row.registry {
+	case regTools:
 		if st, ok := s.tools.get(target); ok {
 			return st.scopes
 		}
-	case MethodPromptsGet:
+	case regPrompts:
 		if sp, ok := s.prompts.get(target); ok {
 			return sp.scopes
 		}
-	case MethodResourcesRead, MethodResourcesSubscribe:
+	case regResources:
 		_, _, _, scopes := s.lookupResource(target)
 		return scopes
 	}
@@ -152,8 +155,9 @@ func (s *Server) requiredScopes(method, target string) []string {
 // of uris (a subscriptions/listen filter), each once, in order.
 func (s *Server) subscriptionScopes(uris []string) []string {
 	var out []string
+	subscribe := methodOf(MethodResourcesSubscribe)
 	for _, u := range uris {
-		for _, sc := range s.requiredScopes(MethodResourcesSubscribe, u) {
+		for _, sc := range s.requiredScopes(subscribe, u) {
 			if !contains(out, sc) {
 				out = append(out, sc)
 			}
@@ -175,7 +179,8 @@ func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, era Era, r
 	if !h.s.scoped.Load() || !rs.params.ok {
 		return true // the dispatcher refuses params it cannot read
 	}
-	if era == EraModern && methodsRemovedInModern[req.Method] || era == EraLegacy && methodsModernOnly[req.Method] {
+	row := methodOf(req.Method)
+	if row == nil || !row.eras.has(era) {
 		return true // the dispatcher answers that the era has no such method
 	}
 	var required []string
@@ -188,8 +193,8 @@ func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, era Era, r
 			return true // over the limits: refused before any lookup
 		}
 		required = h.s.subscriptionScopes(p.Notifications.ResourceSubscriptions)
-	} else if _, target := rs.params.target(req.Method); target != "" {
-		required = h.s.requiredScopes(req.Method, target)
+	} else if _, target := rs.params.target(row); target != "" {
+		required = h.s.requiredScopes(row, target)
 	}
 	if len(required) == 0 || hasScopes(required, grantedScopes(auth.info, auth.ctx)) {
 		return true

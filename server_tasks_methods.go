@@ -23,14 +23,6 @@ func unknownTask() *jsonrpc.Error {
 	return invalidParams("unknown task id")
 }
 
-func isTaskMethod(m string) bool {
-	switch m {
-	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel, MethodTasksUpdate:
-		return true
-	}
-	return false
-}
-
 // serveTasks answers the tasks/* methods of both eras.
 func (s *Server) serveTasks(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState) (Result, error) {
 	ts := s.tasks

@@ -1,0 +1,268 @@
+package pmcp
+
+import (
+	"context"
+
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// The one table of MCP methods: every fact the server and the client keep
+// about a method by its name (which era has it, which capability gates
+// it, which param names its target, which headers mirror it, whose scopes
+// apply, who serves it) is a column of its row, and every reader looks the
+// row up (methodOf) instead of switching on the name.
+
+// eraSet is the set of eras in which the server has a method.
+type eraSet uint8
+
+const (
+	inLegacy eraSet = 1 << iota
+	inModern
+	inBoth = inLegacy | inModern
+)
+
+// has reports whether the set holds era.
+func (e eraSet) has(era Era) bool {
+	if era == EraModern {
+		return e&inModern != 0
+	}
+	return e&inLegacy != 0
+}
+
+// capability is what a peer must have declared for a method to exist.
+// Server rows are gated by the server's capabilities (Server.declares),
+// client-served rows by the client's (sampling, elicitation, roots).
+type capability uint8
+
+const (
+	capNone capability = iota
+	capTools
+	capPrompts
+	capResources
+	// capResourcesSubscribe: with explicit ServerOptions.Capabilities,
+	// resources with subscribe; with registries, as capResources.
+	capResourcesSubscribe
+	// capCompletions: gated only by explicit ServerOptions.Capabilities;
+	// with registries completion always exists (a quirk kept on purpose).
+	capCompletions
+	// capTasks: the legacy tasks capability or the modern extension when
+	// explicit; ServerOptions.Tasks otherwise.
+	capTasks
+	// capSkills: gated only with registries (skills registered); explicit
+	// capabilities do not gate it (a quirk kept on purpose).
+	capSkills
+	capSampling
+	capElicitation
+	capRoots
+)
+
+// targetParam is the member of the params that names what a method acts
+// on: what Mcp-Name carries, what the scope check and Request.Name read.
+type targetParam uint8
+
+const (
+	paramNone   targetParam = iota
+	paramName               // params.name: a tool or prompt name
+	paramURI                // params.uri: a resource URI
+	paramTaskID             // params.taskId
+)
+
+// inName reports whether the target, decoded, is Request.Name (and the
+// access log's name): tool and prompt names and resource URIs are, task
+// ids are not.
+func (t targetParam) inName() bool { return t == paramName || t == paramURI }
+
+// registryKind is the server registry a method's target is looked up in:
+// where NameRegistered looks and whose per-target Scopes apply.
+type registryKind uint8
+
+const (
+	regNone registryKind = iota
+	regTools
+	regPrompts
+	regResources
+)
+
+// methodFlags are the yes/no facts of a row.
+type methodFlags uint8
+
+const (
+	// mirrorName: in the modern era over HTTP the target is mirrored in
+	// the Mcp-Name header (the client sends it, the server checks it).
+	mirrorName methodFlags = 1 << iota
+	// mirrorParams: the tool's Mcp-Param-* headers are mirrored too.
+	mirrorParams
+	// scoped: the target's registered Scopes are required. Unsubscribing
+	// needs nothing: it only stops what the caller receives, and a caller
+	// whose scopes were taken away must still be able to stop it.
+	scoped
+)
+
+// serveFunc serves one method on the server, with what the dispatcher
+// resolved (the era, _meta, the handler context in rs).
+type serveFunc func(s *Server, ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, rp *reqParams) (Result, error)
+
+// clientServeFunc serves one method on the client (a legacy-era request
+// from the server).
+type clientServeFunc func(cs *ClientSession, ctx context.Context, req *jsonrpc.Request) (any, error)
+
+// methodRow is one method's facts.
+type methodRow struct {
+	method string
+	// eras are the eras in which the server has the method; 0 for the
+	// methods only the client serves (the server answers -32601).
+	eras       eraSet
+	capability capability
+	target     targetParam
+	registry   registryKind
+	flags      methodFlags
+	// serve is the server's handler; nil when the server does not serve
+	// the method.
+	serve serveFunc
+	// clientServe is the client's handler; nil when the client does not
+	// serve the method.
+	clientServe clientServeFunc
+}
+
+// methodRows is the table. Rows are laid out one field group per line so
+// that the server's and the client's handler columns are edited apart.
+var methodRows = [...]methodRow{
+	{
+		method: MethodInitialize, eras: inLegacy,
+	},
+	{
+		method: MethodPing, eras: inLegacy,
+	},
+	{
+		method: MethodDiscover, eras: inModern,
+	},
+	{
+		method: MethodToolsList, eras: inBoth, capability: capTools,
+	},
+	{
+		method: MethodToolsCall, eras: inBoth, capability: capTools, target: paramName, registry: regTools, flags: mirrorName | mirrorParams | scoped,
+	},
+	{
+		method: MethodResourcesList, eras: inBoth, capability: capResources,
+	},
+	{
+		method: MethodResourcesTemplatesList, eras: inBoth, capability: capResources,
+	},
+	{
+		method: MethodResourcesRead, eras: inBoth, capability: capResources, target: paramURI, registry: regResources, flags: mirrorName | scoped,
+	},
+	{
+		method: MethodResourcesSubscribe, eras: inLegacy, capability: capResourcesSubscribe, target: paramURI, registry: regResources, flags: scoped,
+	},
+	{
+		method: MethodResourcesUnsubscribe, eras: inLegacy, capability: capResourcesSubscribe, target: paramURI, registry: regResources,
+	},
+	{
+		method: MethodPromptsList, eras: inBoth, capability: capPrompts,
+	},
+	{
+		method: MethodPromptsGet, eras: inBoth, capability: capPrompts, target: paramName, registry: regPrompts, flags: mirrorName | scoped,
+	},
+	{
+		method: MethodCompletionComplete, eras: inBoth, capability: capCompletions,
+	},
+	{
+		method: MethodLoggingSetLevel, eras: inLegacy,
+	},
+	{
+		method: MethodSubscriptionsListen, eras: inModern,
+	},
+	{
+		method: MethodTasksGet, eras: inBoth, capability: capTasks, target: paramTaskID, flags: mirrorName,
+	},
+	{
+		method: MethodTasksResult, eras: inLegacy, capability: capTasks,
+	},
+	{
+		method: MethodTasksList, eras: inLegacy, capability: capTasks,
+	},
+	{
+		method: MethodTasksCancel, eras: inBoth, capability: capTasks, target: paramTaskID, flags: mirrorName,
+	},
+	{
+		method: MethodTasksUpdate, eras: inModern, capability: capTasks, target: paramTaskID, flags: mirrorName,
+	},
+	{
+		method: MethodSkillsList, eras: inBoth, capability: capSkills,
+	},
+	{
+		method: MethodSkillsGet, eras: inBoth, capability: capSkills,
+	},
+	{
+		method: MethodSamplingCreateMessage, capability: capSampling,
+	},
+	{
+		method: MethodElicitationCreate, capability: capElicitation,
+	},
+	{
+		method: MethodRootsList, capability: capRoots,
+	},
+}
+
+// methodIndex is the table's index by name: the one method-keyed map.
+// It is built by init, not by its declaration, so that the handlers the
+// rows name may look rows up (a variable's initializer may not depend on
+// itself through the functions it names).
+var methodIndex map[string]*methodRow
+
+func init() {
+	methodIndex = make(map[string]*methodRow, len(methodRows))
+	for i := range methodRows {
+		r := &methodRows[i]
+		if methodIndex[r.method] != nil {
+			panic("pmcp: method " + r.method + " has two rows")
+		}
+		methodIndex[r.method] = r
+	}
+}
+
+// methodOf returns the row of method, nil for a method neither side
+// knows.
+func methodOf(method string) *methodRow { return methodIndex[method] }
+
+// declares reports whether the server has declared capability c: from
+// ServerOptions.Capabilities when they are explicit, from the registries
+// otherwise. The two sources differ on purpose for completion (gated only
+// when explicit), skills (gated only by the registry) and resource
+// subscriptions (explicit: resources with subscribe; registry: resources).
+func (s *Server) declares(c capability) bool {
+	if ex := s.opts.Capabilities; ex != nil {
+		switch c {
+		case capTools:
+			return ex.Tools != nil
+		case capPrompts:
+			return ex.Prompts != nil
+		case capResources:
+			return ex.Resources != nil
+		case capResourcesSubscribe:
+			return ex.Resources != nil && ex.Resources.Subscribe
+		case capCompletions:
+			return ex.Completions != nil
+		case capTasks:
+			// Declared in either era's form: the legacy capability or the
+			// modern extension. Undeclared, tasks must not be served: it
+			// needs the task runner only ServerOptions.Tasks starts.
+			_, ext := ex.Extensions[ExtensionTasks]
+			return len(ex.Tasks) > 0 || ext
+		}
+		return true
+	}
+	switch c {
+	case capTools:
+		return s.tools.len() > 0
+	case capPrompts:
+		return s.prompts.len() > 0
+	case capResources, capResourcesSubscribe:
+		return s.resources.len() > 0 || s.templates.len() > 0
+	case capTasks:
+		return s.tasks != nil
+	case capSkills:
+		return s.skills.len() > 0
+	}
+	return true
+}
