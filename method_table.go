@@ -143,6 +143,7 @@ var methodRows = [...]methodRow{
 	},
 	{
 		method: MethodPing, eras: inLegacy,
+		clientServe: (*ClientSession).servePing,
 	},
 	{
 		method: MethodDiscover, eras: inModern,
@@ -185,15 +186,19 @@ var methodRows = [...]methodRow{
 	},
 	{
 		method: MethodTasksGet, eras: inBoth, capability: capTasks, target: paramTaskID, flags: mirrorName,
+		clientServe: (*ClientSession).serveHostedGet,
 	},
 	{
 		method: MethodTasksResult, eras: inLegacy, capability: capTasks,
+		clientServe: (*ClientSession).serveHostedResult,
 	},
 	{
 		method: MethodTasksList, eras: inLegacy, capability: capTasks,
+		clientServe: (*ClientSession).serveHostedList,
 	},
 	{
 		method: MethodTasksCancel, eras: inBoth, capability: capTasks, target: paramTaskID, flags: mirrorName,
+		clientServe: (*ClientSession).serveHostedCancel,
 	},
 	{
 		method: MethodTasksUpdate, eras: inModern, capability: capTasks, target: paramTaskID, flags: mirrorName,
@@ -206,12 +211,15 @@ var methodRows = [...]methodRow{
 	},
 	{
 		method: MethodSamplingCreateMessage, capability: capSampling,
+		clientServe: (*ClientSession).answerSampling,
 	},
 	{
 		method: MethodElicitationCreate, capability: capElicitation,
+		clientServe: (*ClientSession).answerElicitation,
 	},
 	{
 		method: MethodRootsList, capability: capRoots,
+		clientServe: (*ClientSession).answerRoots,
 	},
 }
 
