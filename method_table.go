@@ -139,74 +139,96 @@ type methodRow struct {
 // that the server's and the client's handler columns are edited apart.
 var methodRows = [...]methodRow{
 	{
+		serve:  (*Server).serveInitialize,
 		method: MethodInitialize, eras: inLegacy,
 	},
 	{
+		serve:  (*Server).servePing,
 		method: MethodPing, eras: inLegacy,
 		clientServe: (*ClientSession).servePing,
 	},
 	{
+		serve:  (*Server).serveDiscover,
 		method: MethodDiscover, eras: inModern,
 	},
 	{
+		serve:  (*Server).serveToolsList,
 		method: MethodToolsList, eras: inBoth, capability: capTools,
 	},
 	{
+		serve:  (*Server).serveToolsCall,
 		method: MethodToolsCall, eras: inBoth, capability: capTools, target: paramName, registry: regTools, flags: mirrorName | mirrorParams | scoped,
 	},
 	{
+		serve:  (*Server).serveResourcesList,
 		method: MethodResourcesList, eras: inBoth, capability: capResources,
 	},
 	{
+		serve:  (*Server).serveTemplatesList,
 		method: MethodResourcesTemplatesList, eras: inBoth, capability: capResources,
 	},
 	{
+		serve:  (*Server).serveResourcesRead,
 		method: MethodResourcesRead, eras: inBoth, capability: capResources, target: paramURI, registry: regResources, flags: mirrorName | scoped,
 	},
 	{
+		serve:  (*Server).serveSubscribe,
 		method: MethodResourcesSubscribe, eras: inLegacy, capability: capResourcesSubscribe, target: paramURI, registry: regResources, flags: scoped,
 	},
 	{
+		serve:  (*Server).serveUnsubscribe,
 		method: MethodResourcesUnsubscribe, eras: inLegacy, capability: capResourcesSubscribe, target: paramURI, registry: regResources,
 	},
 	{
+		serve:  (*Server).servePromptsList,
 		method: MethodPromptsList, eras: inBoth, capability: capPrompts,
 	},
 	{
+		serve:  (*Server).servePromptsGet,
 		method: MethodPromptsGet, eras: inBoth, capability: capPrompts, target: paramName, registry: regPrompts, flags: mirrorName | scoped,
 	},
 	{
+		serve:  (*Server).serveComplete,
 		method: MethodCompletionComplete, eras: inBoth, capability: capCompletions,
 	},
 	{
+		serve:  (*Server).serveSetLevel,
 		method: MethodLoggingSetLevel, eras: inLegacy,
 	},
 	{
+		serve:  (*Server).serveListen,
 		method: MethodSubscriptionsListen, eras: inModern,
 	},
 	{
+		serve:  (*Server).serveTasksGet,
 		method: MethodTasksGet, eras: inBoth, capability: capTasks, target: paramTaskID, flags: mirrorName,
 		clientServe: (*ClientSession).serveHostedGet,
 	},
 	{
+		serve:  (*Server).serveTasksResult,
 		method: MethodTasksResult, eras: inLegacy, capability: capTasks,
 		clientServe: (*ClientSession).serveHostedResult,
 	},
 	{
+		serve:  (*Server).serveTasksList,
 		method: MethodTasksList, eras: inLegacy, capability: capTasks,
 		clientServe: (*ClientSession).serveHostedList,
 	},
 	{
+		serve:  (*Server).serveTasksCancel,
 		method: MethodTasksCancel, eras: inBoth, capability: capTasks, target: paramTaskID, flags: mirrorName,
 		clientServe: (*ClientSession).serveHostedCancel,
 	},
 	{
+		serve:  (*Server).serveTasksUpdate,
 		method: MethodTasksUpdate, eras: inModern, capability: capTasks, target: paramTaskID, flags: mirrorName,
 	},
 	{
+		serve:  (*Server).serveSkill,
 		method: MethodSkillsList, eras: inBoth, capability: capSkills,
 	},
 	{
+		serve:  (*Server).serveSkill,
 		method: MethodSkillsGet, eras: inBoth, capability: capSkills,
 	},
 	{

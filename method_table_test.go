@@ -160,3 +160,14 @@ func TestMethodTableTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestMethodTableServe: the server serves exactly the methods it has in
+// some era (the dispatcher calls row.serve without checking it).
+func TestMethodTableServe(t *testing.T) {
+	for i := range methodRows {
+		row := &methodRows[i]
+		if got, want := row.serve != nil, row.eras != 0; got != want {
+			t.Errorf("%s: has serve %v, has an era %v", row.method, got, want)
+		}
+	}
+}

@@ -246,11 +246,12 @@ func (s *Server) buildChains() {
 }
 
 // run serves a request whose era, _meta and extra are resolved: through
-// the middleware chain when there is one, straight to serve otherwise.
+// the middleware chain when there is one, straight to the row's serve
+// otherwise.
 // Result _meta set with SetResultMeta is applied to every result here.
 func (s *Server) run(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, rp *reqParams) (Result, error) {
 	if s.chain == nil {
-		return s.serve(ctx, req, env, extra, rs, rp)
+		return rs.row.serve(s, ctx, req, env, extra, rs, rp)
 	}
 	r := &rs.mreq
 	*r = Request{Method: req.Method, Name: rowTargetName(rs.row, req, rp), ID: req.ID, Params: req.Params, Extra: extra, srv: s, jreq: req, env: env, rs: rs, rp: rp}
@@ -292,7 +293,7 @@ func (s *Server) terminal(ctx context.Context, r *Request) (Result, error) {
 		// The handler sees the ctx the middleware passed on.
 		r.Extra.ctx = ctx
 	}
-	return s.serve(ctx, req, r.env, r.Extra, r.rs, rp)
+	return r.rs.row.serve(s, ctx, req, r.env, r.Extra, r.rs, rp)
 }
 
 func sameBytes(a, b []byte) bool {
