@@ -507,6 +507,19 @@ func (s *ClientSession) ServerCapabilities() *ServerCapabilities {
 // Instructions returns the server's usage instructions, "" when none.
 func (s *ClientSession) Instructions() string { return s.negotiation().instructions }
 
+// SessionID returns the legacy Mcp-Session-Id the server assigned to this
+// session over Streamable HTTP; "" over streams (stdio, in-memory,
+// command), in the modern era, and when the server assigned none. It is
+// the value of OpenTelemetry's mcp.session.id on client spans.
+func (s *ClientSession) SessionID() string {
+	if s.http == nil {
+		return ""
+	}
+	s.http.mu.Lock()
+	defer s.http.mu.Unlock()
+	return s.http.sessionID
+}
+
 // ClientStats is a snapshot of a session's counters.
 type ClientStats struct {
 	// DroppedNotifications counts notifications dropped because the

@@ -56,6 +56,15 @@ const (
 	capRoots
 )
 
+// input reports whether c is a client capability that gates a request for
+// input (sampling, elicitation, roots): a legacy server-to-client request
+// or a modern input request, answered through the ClientOptions handlers
+// and the client middleware (ClientSession.serveInput); the server checks
+// it with checkInputCapability.
+func (c capability) input() bool {
+	return c == capSampling || c == capElicitation || c == capRoots
+}
+
 // targetParam is the member of the params that names what a method acts
 // on: what Mcp-Name carries, what the scope check and Request.Name read.
 type targetParam uint8
@@ -113,8 +122,10 @@ const (
 // resolved (the era, _meta, the handler context in rs).
 type serveFunc func(s *Server, ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, rp *reqParams) (Result, error)
 
-// clientServeFunc serves one method on the client (a legacy-era request
-// from the server).
+// clientServeFunc serves one method on the client: a legacy-era request
+// from the server (ClientSession.handle), and for the rows whose
+// capability is an input one also a modern input request
+// (ClientSession.serveInput, which passes a request without id).
 type clientServeFunc func(cs *ClientSession, ctx context.Context, req *jsonrpc.Request) (any, error)
 
 // methodRow is one method's facts.
@@ -148,6 +159,7 @@ var methodRows = [...]methodRow{
 	{
 		serve:  (*Server).servePing,
 		method: MethodPing, eras: inLegacy,
+		clientServe: (*ClientSession).servePing,
 	},
 	{
 		serve:  (*Server).serveDiscover,
@@ -204,18 +216,22 @@ var methodRows = [...]methodRow{
 	{
 		serve:  (*Server).serveTasksGet,
 		method: MethodTasksGet, eras: inBoth, capability: capTasks, target: paramTaskID, flags: mirrorName,
+		clientServe: (*ClientSession).serveHostedGet,
 	},
 	{
 		serve:  (*Server).serveTasksResult,
 		method: MethodTasksResult, eras: inLegacy, capability: capTasks,
+		clientServe: (*ClientSession).serveHostedResult,
 	},
 	{
 		serve:  (*Server).serveTasksList,
 		method: MethodTasksList, eras: inLegacy, capability: capTasks,
+		clientServe: (*ClientSession).serveHostedList,
 	},
 	{
 		serve:  (*Server).serveTasksCancel,
 		method: MethodTasksCancel, eras: inBoth, capability: capTasks, target: paramTaskID, flags: mirrorName,
+		clientServe: (*ClientSession).serveHostedCancel,
 	},
 	{
 		serve:  (*Server).serveTasksUpdate,
@@ -231,12 +247,15 @@ var methodRows = [...]methodRow{
 	},
 	{
 		method: MethodSamplingCreateMessage, capability: capSampling,
+		clientServe: (*ClientSession).answerSampling,
 	},
 	{
 		method: MethodElicitationCreate, capability: capElicitation,
+		clientServe: (*ClientSession).answerElicitation,
 	},
 	{
 		method: MethodRootsList, capability: capRoots,
+		clientServe: (*ClientSession).answerRoots,
 	},
 }
 

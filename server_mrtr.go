@@ -226,14 +226,22 @@ func normalizeElicit(p *ElicitParams) *ElicitParams {
 //     "none".
 //   - roots/list: roots.
 //
+// Which capability a method needs is its row's (method_table.go); what
+// each capability's sub-capabilities require is checked here. A method
+// whose row is no request for input is refused.
+//
 // It gives a form elicitation's params a requestedSchema (see
 // normalizeElicit).
 func checkInputCapability(caps *ClientCapabilities, r *InputRequest) error {
 	if caps == nil {
 		caps = &ClientCapabilities{}
 	}
-	switch r.Method {
-	case MethodElicitationCreate:
+	var need capability
+	if row := methodOf(r.Method); row != nil && row.capability.input() {
+		need = row.capability
+	}
+	switch need {
+	case capElicitation:
 		var mode string
 		if p, ok := r.Params.(*ElicitParams); ok {
 			r.Params = normalizeElicit(p)
@@ -252,7 +260,7 @@ func checkInputCapability(caps *ClientCapabilities, r *InputRequest) error {
 		case mode != "url" && !c.SupportsForm():
 			return missingCap("elicitation", "form")
 		}
-	case MethodSamplingCreateMessage:
+	case capSampling:
 		var pr inputProbe
 		if p, ok := r.Params.(*CreateMessageParams); ok {
 			if p != nil {
@@ -272,7 +280,7 @@ func checkInputCapability(caps *ClientCapabilities, r *InputRequest) error {
 		if c == nil || len(subs) > 0 {
 			return missingCap("sampling", subs...)
 		}
-	case MethodRootsList:
+	case capRoots:
 		if caps.Roots == nil {
 			return missingCap("roots")
 		}
