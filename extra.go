@@ -88,24 +88,6 @@ type ProtocolContext struct {
 	ClientCapabilities *ClientCapabilities
 }
 
-// ProgressReporter sends progress notifications for one request.
-type ProgressReporter interface {
-	ReportProgress(ctx context.Context, p Progress) error
-}
-
-// ProgressReporterFunc adapts a function to ProgressReporter.
-type ProgressReporterFunc func(ctx context.Context, p Progress) error
-
-// ReportProgress calls f.
-func (f ProgressReporterFunc) ReportProgress(ctx context.Context, p Progress) error { return f(ctx, p) }
-
-// Progress is one progress update. Total is 0 when unknown.
-type Progress struct {
-	Progress float64
-	Total    float64
-	Message  string
-}
-
 // LogSink receives a request's log records. Log must not block for long:
 // it is called synchronously from the handler.
 type LogSink interface {
@@ -319,28 +301,6 @@ func mergeMeta(base Meta, set map[string]any, info *Implementation) Meta {
 	return m
 }
 
-// ReportProgress sends a progress update when the request carried a
-// progressToken; otherwise it is a no-op returning nil. The server's
-// reporter rate-limits updates (see DefaultProgressRate), drops values that
-// do not increase, and always sends a final update (progress >= total).
-// total <= 0 means unknown.
-func (e *RequestHandlerExtra) ReportProgress(progress, total float64, message string) error {
-	if e.ProgressReporter == nil {
-		return nil
-	}
-	return e.ProgressReporter.ReportProgress(e.ctx, Progress{Progress: progress, Total: total, Message: message})
-}
-
-// ReportPercent reports progress as a percentage of 100.
-func (e *RequestHandlerExtra) ReportPercent(percent float64, message string) error {
-	return e.ReportProgress(percent, 100, message)
-}
-
-// ReportCount reports count-based progress: current of total items.
-func (e *RequestHandlerExtra) ReportCount(current, total int, message string) error {
-	return e.ReportProgress(float64(current), float64(total), message)
-}
-
 // EffectiveLogLevel is the level records are filtered against: LogLevel
 // when set, else DefaultLogLevel.
 func (e *RequestHandlerExtra) EffectiveLogLevel() LoggingLevel {
@@ -397,4 +357,20 @@ func (e *RequestHandlerExtra) Elicit(ctx context.Context, p *ElicitParams) (*Eli
 		return nil, ErrNoPeer
 	}
 	return e.Peer.Elicit(ctx, p)
+}
+
+// Principal names the caller that server-side state is bound to, as the
+// server binds its own (legacy HTTP sessions, requestStates, tasks):
+// AuthContext.Subject, else the SHA-256 of the bearer token, else the client
+// id, each kind prefixed so that no two kinds are equal. Without
+// authentication it is "" with ok true (every caller is the same anonymous
+// principal); an authentication that names nobody gives ok false, and
+// nothing may be bound to such a caller. Middleware and proxies that keep
+// state between requests bind it to this, so that they agree with the
+// server on who the caller is.
+func (e *RequestHandlerExtra) Principal() (id string, ok bool) {
+	if e == nil {
+		return principalOf(nil, nil)
+	}
+	return principalOf(e.AuthInfo, e.AuthContext)
 }

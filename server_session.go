@@ -2,6 +2,9 @@ package pmcp
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"sync"
 	"sync/atomic"
 )
@@ -128,4 +131,27 @@ func (ss *session) accept(ev event) bool {
 		return ss.subscribed(ev.uri)
 	}
 	return true
+}
+
+// taskOwnerID is the owner of the session's tasks when there is no
+// authentication. A session with an id (Streamable HTTP) gets a one-way
+// hash of it: every replica derives the same owner, so the tasks stay
+// reachable when another replica adopts the session, and the stored owner
+// does not reveal the id (which is 128 random bits). A session without an
+// id gets a random owner.
+func (ss *session) taskOwnerID() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	m := ss.moreLocked()
+	if m.taskOwner == "" {
+		if ss.id != "" {
+			h := sha256.Sum256([]byte("pmcp task owner\x00" + ss.id))
+			m.taskOwner = "session:" + hex.EncodeToString(h[:18])
+		} else {
+			var b [18]byte
+			_, _ = rand.Read(b[:])
+			m.taskOwner = "session:" + hex.EncodeToString(b[:])
+		}
+	}
+	return m.taskOwner
 }

@@ -3,7 +3,6 @@ package pmcp
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -594,61 +593,4 @@ func cloneRaw(v jsontext.Value) jsontext.Value {
 
 func copyCallParams(p *CallToolParams) *CallToolParams {
 	return &CallToolParams{Name: p.Name, Arguments: cloneRaw(p.Arguments), Task: cloneRaw(p.Task), Meta: cloneRaw(p.Meta)}
-}
-
-// TaskID returns the id of the task the handler runs as, empty when it runs
-// synchronously. It is the same from the handler's first line to its end,
-// in both eras: in the 2026-07-28 era, asking for it while the input window
-// (TaskOptions.InputWindow) is still open creates the task then, as
-// SetTaskStatusMessage does (a RequireInput after that goes through the
-// task).
-func (e *RequestHandlerExtra) TaskID() string {
-	if e.task == nil {
-		return ""
-	}
-	if _, err := e.task.commit(); err != nil {
-		return ""
-	}
-	return e.task.taskID()
-}
-
-// SetTaskStatusMessage sets the status message clients see on the task the
-// handler runs as (creating the task if the input window is still open).
-// It fails outside a task.
-func (e *RequestHandlerExtra) SetTaskStatusMessage(msg string) error {
-	if e.task == nil {
-		return errors.New("pmcp: SetTaskStatusMessage outside a task")
-	}
-	r := e.task
-	if _, err := r.commit(); err != nil {
-		return err
-	}
-	t, err := r.ts.store.Update(e.ctx, r.owner, r.taskID(), tasks.Change{Holder: r.ts.replica, StatusMessage: &msg})
-	if err == nil {
-		r.notifyStatus(t)
-	}
-	return err
-}
-
-// taskOwnerID is the owner of the session's tasks when there is no
-// authentication. A session with an id (Streamable HTTP) gets a one-way
-// hash of it: every replica derives the same owner, so the tasks stay
-// reachable when another replica adopts the session, and the stored owner
-// does not reveal the id (which is 128 random bits). A session without an
-// id gets a random owner.
-func (ss *session) taskOwnerID() string {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	m := ss.moreLocked()
-	if m.taskOwner == "" {
-		if ss.id != "" {
-			h := sha256.Sum256([]byte("pmcp task owner\x00" + ss.id))
-			m.taskOwner = "session:" + hex.EncodeToString(h[:18])
-		} else {
-			var b [18]byte
-			_, _ = rand.Read(b[:])
-			m.taskOwner = "session:" + hex.EncodeToString(b[:])
-		}
-	}
-	return m.taskOwner
 }

@@ -25,3 +25,22 @@ func (e *RequestHandlerExtra) OnSessionEnd(f func()) bool {
 	}
 	return e.session.addOnEnd(f)
 }
+
+// SessionKey identifies a legacy session within its Server. It is
+// comparable and opaque; the zero value means "no session".
+type SessionKey struct{ s *session }
+
+// IsZero reports whether k names no session.
+func (k SessionKey) IsZero() bool { return k.s == nil }
+
+// SessionKey returns the key of the legacy session the request belongs to
+// (a stdio or in-memory connection, or a Streamable HTTP session): the same
+// for every request of the session and different from every other
+// session's. It is the zero SessionKey in the modern era, which has no
+// sessions. Use it to keep per-session state, dropped in OnSessionEnd.
+func (e *RequestHandlerExtra) SessionKey() SessionKey {
+	if e == nil {
+		return SessionKey{}
+	}
+	return SessionKey{e.session}
+}

@@ -78,3 +78,43 @@ func (r *progressReporter) ReportProgress(ctx context.Context, p Progress) error
 	}
 	return r.notify(ctx, NotificationProgress, params)
 }
+
+// ProgressReporter sends progress notifications for one request.
+type ProgressReporter interface {
+	ReportProgress(ctx context.Context, p Progress) error
+}
+
+// ProgressReporterFunc adapts a function to ProgressReporter.
+type ProgressReporterFunc func(ctx context.Context, p Progress) error
+
+// ReportProgress calls f.
+func (f ProgressReporterFunc) ReportProgress(ctx context.Context, p Progress) error { return f(ctx, p) }
+
+// Progress is one progress update. Total is 0 when unknown.
+type Progress struct {
+	Progress float64
+	Total    float64
+	Message  string
+}
+
+// ReportProgress sends a progress update when the request carried a
+// progressToken; otherwise it is a no-op returning nil. The server's
+// reporter rate-limits updates (see DefaultProgressRate), drops values that
+// do not increase, and always sends a final update (progress >= total).
+// total <= 0 means unknown.
+func (e *RequestHandlerExtra) ReportProgress(progress, total float64, message string) error {
+	if e.ProgressReporter == nil {
+		return nil
+	}
+	return e.ProgressReporter.ReportProgress(e.ctx, Progress{Progress: progress, Total: total, Message: message})
+}
+
+// ReportPercent reports progress as a percentage of 100.
+func (e *RequestHandlerExtra) ReportPercent(percent float64, message string) error {
+	return e.ReportProgress(percent, 100, message)
+}
+
+// ReportCount reports count-based progress: current of total items.
+func (e *RequestHandlerExtra) ReportCount(current, total int, message string) error {
+	return e.ReportProgress(float64(current), float64(total), message)
+}
