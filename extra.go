@@ -63,7 +63,8 @@ type RequestHandlerExtra struct {
 	// Extensions holds typed values from middleware (keyed by Go type).
 	Extensions Extensions
 	// Peer is the back-channel to the client for sampling, roots,
-	// elicitation and progress. Nil when there is none.
+	// elicitation and progress. Nil when there is none (an extra built
+	// outside a server): code that also runs there checks before use.
 	Peer Peer
 
 	resultMeta  *resultMetaSlot
@@ -112,8 +113,8 @@ type Peer interface {
 	NotifyProgress(ctx context.Context, p *ProgressParams) error
 }
 
-// ErrNoPeer is returned by the back-channel helpers when the request has no
-// peer (unit tests, transports without a back-channel).
+// ErrNoPeer is returned when a message to the client needs a back-channel
+// the request does not have (unit tests, transports without one).
 var ErrNoPeer = errors.New("pmcp: no client back-channel for this request")
 
 type resultMetaSlot struct {
@@ -215,27 +216,27 @@ func (e *RequestHandlerExtra) ClientCapabilities() *ClientCapabilities {
 // (in the 2026-07-28 era, where the server decides, from its first line).
 func (e *RequestHandlerExtra) IsTaskRequest() bool { return len(e.TaskRequest) > 0 || e.task != nil }
 
-// GetMetadata returns the plain metadata value for key (see
-// Metadata.Get): a value set with SetSecretMetadata reads as absent here.
+// GetMetadata returns the plain metadata value for key: a value set with
+// SetSecretMetadata reads as absent here (see Metadata).
 func (e *RequestHandlerExtra) GetMetadata(key string) (string, bool) {
-	return e.Metadata.Get(key)
+	return e.Metadata.get(key)
 }
 
 // SetMetadata sets a plain metadata value (typically from middleware).
 func (e *RequestHandlerExtra) SetMetadata(key, value string) {
-	e.Metadata.Set(key, value)
+	e.Metadata.set(key, value)
 }
 
 // SetSecretMetadata sets a metadata value that is never printed nor
 // marshalled, whatever its key (see Metadata).
 func (e *RequestHandlerExtra) SetSecretMetadata(key string, value Secret) {
-	e.Metadata.SetSecret(key, value)
+	e.Metadata.setSecret(key, value)
 }
 
 // GetSecretMetadata returns the metadata value for key as a Secret; call
 // Reveal on it where the clear text is needed.
 func (e *RequestHandlerExtra) GetSecretMetadata(key string) (Secret, bool) {
-	return e.Metadata.GetSecret(key)
+	return e.Metadata.getSecret(key)
 }
 
 // TraceContext returns the W3C trace context from the request _meta; false
@@ -333,30 +334,6 @@ func (e *RequestHandlerExtra) LogWithData(level LoggingLevel, message string, da
 	}
 	e.LogSink.Log(&LoggingMessageParams{Level: level, Data: map[string]any{"message": message, "data": data}})
 	return nil
-}
-
-// Sample asks the client's model for a completion through Peer.
-func (e *RequestHandlerExtra) Sample(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
-	if e.Peer == nil {
-		return nil, ErrNoPeer
-	}
-	return e.Peer.Sample(ctx, p)
-}
-
-// ListRoots asks the client for its roots through Peer.
-func (e *RequestHandlerExtra) ListRoots(ctx context.Context) (*ListRootsResult, error) {
-	if e.Peer == nil {
-		return nil, ErrNoPeer
-	}
-	return e.Peer.ListRoots(ctx)
-}
-
-// Elicit asks the user for input through Peer.
-func (e *RequestHandlerExtra) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
-	if e.Peer == nil {
-		return nil, ErrNoPeer
-	}
-	return e.Peer.Elicit(ctx, p)
 }
 
 // Principal names the caller that server-side state is bound to, as the
