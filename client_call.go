@@ -236,12 +236,12 @@ func boundedPeerError(re *jsonrpc.Error) *jsonrpc.Error {
 }
 
 // capPeerString bounds a server-controlled string before it enters an
-// error or a log record: at most MaxPeerStringBytes (cut on a rune
+// error or a log record: at most maxPeerStringBytes (cut on a rune
 // boundary, marked with "..."), control characters replaced, invalid
 // UTF-8 repaired.
 func capPeerString(s string) string {
-	if len(s) > MaxPeerStringBytes {
-		cut := MaxPeerStringBytes - 3
+	if len(s) > maxPeerStringBytes {
+		cut := maxPeerStringBytes - 3
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
 			cut--
 		}

@@ -10,8 +10,8 @@ import (
 
 // progressReporter is the server's ProgressReporter for one request that
 // carried a progressToken. It drops values that do not increase, and
-// rate-limits with a token bucket (DefaultProgressBurst back to back, then
-// DefaultProgressRate per second); a final update (progress >= total > 0)
+// rate-limits with a token bucket (defaultProgressBurst back to back, then
+// defaultProgressRate per second); a final update (progress >= total > 0)
 // is always sent.
 type progressReporter struct {
 	token  jsontext.Value
@@ -30,7 +30,7 @@ type progressReporter struct {
 }
 
 func newProgressReporter(token jsontext.Value, notify func(ctx context.Context, method string, params any) error) *progressReporter {
-	return newProgressReporterLimits(token, notify, DefaultProgressRate, DefaultProgressBurst)
+	return newProgressReporterLimits(token, notify, defaultProgressRate, defaultProgressBurst)
 }
 
 // newProgressReporterLimits is newProgressReporter with the limits of
@@ -38,10 +38,10 @@ func newProgressReporter(token jsontext.Value, notify func(ctx context.Context, 
 // negative: no limit).
 func newProgressReporterLimits(token jsontext.Value, notify func(ctx context.Context, method string, params any) error, rate, burst int) *progressReporter {
 	if rate == 0 {
-		rate = DefaultProgressRate
+		rate = defaultProgressRate
 	}
 	if burst == 0 {
-		burst = DefaultProgressBurst
+		burst = defaultProgressBurst
 	}
 	r := &progressReporter{token: token, notify: notify, now: time.Now, rate: float64(rate), burst: float64(burst), tokens: float64(burst)}
 	r.unlimited = rate < 0 || burst < 0
@@ -99,7 +99,7 @@ type Progress struct {
 
 // ReportProgress sends a progress update when the request carried a
 // progressToken; otherwise it is a no-op returning nil. The server's
-// reporter rate-limits updates (see DefaultProgressRate), drops values that
+// reporter rate-limits updates (see ServerOptions.ProgressRate), drops values that
 // do not increase, and always sends a final update (progress >= total).
 // total <= 0 means unknown.
 func (e *RequestHandlerExtra) ReportProgress(progress, total float64, message string) error {

@@ -1,7 +1,7 @@
 package pmcp
 
-// MaxSessionEndFuncs bounds the functions OnSessionEnd keeps per session.
-const MaxSessionEndFuncs = 16
+// maxSessionEndFuncs bounds the functions OnSessionEnd keeps per session.
+const maxSessionEndFuncs = 16
 
 // OnSessionEnd registers f to run once when the legacy session the request
 // belongs to ends: its stdio or in-memory connection closed, or its
@@ -14,7 +14,7 @@ const MaxSessionEndFuncs = 16
 //
 // It reports false, and never runs f, in the modern era (which has no
 // sessions), for extras not built by a server, and once the session holds
-// MaxSessionEndFuncs functions: register once per session (for example
+// 16 functions: register once per session (for example
 // while serving initialize), not once per request.
 //
 // Middleware uses it to measure session duration (the OpenTelemetry

@@ -163,7 +163,7 @@ func (ls *listenerSet) len() int {
 func (s *Server) newListener(accept func(event) bool) *listener {
 	n := s.opts.NotificationQueue
 	if n <= 0 {
-		n = DefaultNotificationQueue
+		n = defaultNotificationQueue
 	}
 	return &listener{accept: accept, ready: make(chan struct{}, 1), max: n}
 }
@@ -173,7 +173,7 @@ func (s *Server) newListener(accept func(event) bool) *listener {
 // else, or when publishing fails, to this replica's listeners directly.
 func (s *Server) broadcast(ev event) {
 	if b := s.opts.EventBus; b != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), DefaultEventBusPublishTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), defaultEventBusPublishTimeout)
 		err := b.Publish(ctx, ev.public())
 		cancel()
 		if err == nil {
@@ -260,9 +260,9 @@ type EventBus interface {
 	Subscribe(deliver func(ServerEvent)) (unsubscribe func(), err error)
 }
 
-// DefaultEventBusPublishTimeout bounds one EventBus.Publish made by a
+// defaultEventBusPublishTimeout bounds one EventBus.Publish made by a
 // Server (on AddTool, RemoveTools, NotifyResourceUpdated, ...).
-const DefaultEventBusPublishTimeout = 5 * time.Second
+const defaultEventBusPublishTimeout = 5 * time.Second
 
 var eventKinds = [...]listKind{
 	ServerEventToolsListChanged:     listTools,

@@ -20,7 +20,7 @@ const (
 	DefaultMaxInputResponses     = 64
 	DefaultMaxInputResponseBytes = 64 << 10
 	DefaultMaxInputTotalBytes    = 256 << 10
-	DefaultMaxInputDepth         = 32
+	defaultMaxInputDepth         = 32
 	// DefaultMaxInputRounds caps how many input_required rounds one request
 	// may go through before the server gives up with an error.
 	DefaultMaxInputRounds = 16
@@ -362,8 +362,8 @@ func parseInputResponses(raw jsontext.Value) (InputResponses, error) {
 	if len(raw) > DefaultMaxInputTotalBytes {
 		return nil, invalidParams("inputResponses exceeds %d bytes", DefaultMaxInputTotalBytes)
 	}
-	if d := jsonDepth(raw); d > DefaultMaxInputDepth+1 {
-		return nil, invalidParams("inputResponses nests deeper than %d", DefaultMaxInputDepth)
+	if d := jsonDepth(raw); d > defaultMaxInputDepth+1 {
+		return nil, invalidParams("inputResponses nests deeper than %d", defaultMaxInputDepth)
 	}
 	var m map[string]jsontext.Value
 	if err := json.Unmarshal(raw, &m); err != nil {

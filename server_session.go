@@ -37,7 +37,7 @@ type sessionMore struct {
 	// taskOwner owns the session's tasks without authentication.
 	taskOwner string
 	// onEnd runs once when the session ends (see OnSessionEnd), at most
-	// MaxSessionEndFuncs entries.
+	// maxSessionEndFuncs entries.
 	onEnd []func()
 }
 
@@ -50,7 +50,7 @@ func (ss *session) moreLocked() *sessionMore {
 }
 
 // addOnEnd registers f to run at finish. It runs f at once when the
-// session already ended, and refuses (false) past MaxSessionEndFuncs.
+// session already ended, and refuses (false) past maxSessionEndFuncs.
 func (ss *session) addOnEnd(f func()) bool {
 	ss.mu.Lock()
 	if ss.finished {
@@ -59,7 +59,7 @@ func (ss *session) addOnEnd(f func()) bool {
 		return true
 	}
 	m := ss.moreLocked()
-	if len(m.onEnd) >= MaxSessionEndFuncs {
+	if len(m.onEnd) >= maxSessionEndFuncs {
 		ss.mu.Unlock()
 		return false
 	}

@@ -16,17 +16,17 @@ import (
 
 // Defaults for TaskOptions.
 const (
-	// DefaultMaxRunningTasks bounds the task handlers running at once (one
+	// defaultMaxRunningTasks bounds the task handlers running at once (one
 	// goroutine each). A call that would exceed it runs synchronously when
 	// its tool allows that, else it gets -32603.
-	DefaultMaxRunningTasks = 1_000
-	// DefaultTaskInputWindow is how long a 2026-07-28 tools/call waits for
+	defaultMaxRunningTasks = 1_000
+	// defaultTaskInputWindow is how long a 2026-07-28 tools/call waits for
 	// its task-capable handler before it creates the task. A handler that
 	// asks for input with RequireInput within the window ends the call with
 	// input_required and no task (multi-round-trip input is settled before
 	// the task exists); one that returns within it still gets a task, which
 	// is complete at once.
-	DefaultTaskInputWindow = 20 * time.Millisecond
+	defaultTaskInputWindow = 20 * time.Millisecond
 )
 
 // TaskOptions turn on tasks (ServerOptions.Tasks). The zero value works.
@@ -38,7 +38,9 @@ type TaskOptions struct {
 	// StoreOptions configure the default memory store (ignored with Store).
 	StoreOptions tasks.Options
 	// MaxRunningTasks bounds the task handlers running at once in this
-	// process. Zero means DefaultMaxRunningTasks.
+	// process (one goroutine each): a call that would exceed it runs
+	// synchronously when its tool allows that, else it gets -32603. Zero
+	// means 1,000.
 	MaxRunningTasks int
 	// ReplicaID names this process as the lease holder of the tasks it
 	// runs. Empty means a random id.
@@ -46,8 +48,12 @@ type TaskOptions struct {
 	// LeaseTTL is the lease a runner holds and renews every LeaseTTL/3.
 	// Zero means tasks.DefaultLeaseTTL.
 	LeaseTTL time.Duration
-	// InputWindow: see DefaultTaskInputWindow. Zero means the default;
-	// negative means the task is created before the handler starts (then a
+	// InputWindow is how long a 2026-07-28 tools/call waits for its
+	// task-capable handler before it creates the task. A handler that asks
+	// for input with RequireInput within the window ends the call with
+	// input_required and no task (multi-round-trip input is settled before
+	// the task exists); one that returns within it still gets a task, which
+	// is complete at once. Zero means 20 ms; negative means the task is created before the handler starts (then a
 	// RequireInput goes through the task: input_required and tasks/update).
 	InputWindow time.Duration
 }
@@ -79,7 +85,7 @@ func newTaskServer(o *TaskOptions) (*taskServer, error) {
 	}
 	n := o.MaxRunningTasks
 	if n <= 0 {
-		n = DefaultMaxRunningTasks
+		n = defaultMaxRunningTasks
 	}
 	ts.sem = make(chan struct{}, n)
 	if ts.replica == "" {
@@ -91,7 +97,7 @@ func newTaskServer(o *TaskOptions) (*taskServer, error) {
 		ts.leaseTTL = tasks.DefaultLeaseTTL
 	}
 	if ts.window == 0 {
-		ts.window = DefaultTaskInputWindow
+		ts.window = defaultTaskInputWindow
 	}
 	ts.base, ts.stop = context.WithCancel(context.Background())
 	return ts, nil
