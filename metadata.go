@@ -40,15 +40,6 @@ type metadataValue struct {
 	secret bool
 }
 
-// NewMetadata returns Metadata holding the plain values of kv.
-func NewMetadata(kv map[string]string) Metadata {
-	var m Metadata
-	for k, v := range kv {
-		m.set(k, v)
-	}
-	return m
-}
-
 // set stores a plain value under key (redacted when printed only if the
 // key is sensitive).
 func (m *Metadata) set(key, value string) { m.put(key, metadataValue{v: value}) }
@@ -293,13 +284,11 @@ var sensitiveKeyParts = [...]string{
 	"signature", "csrf", "xsrf",
 }
 
-// SensitiveMetadataKeyParts returns the fragments that make a key
-// sensitive (a fresh copy): a key is sensitive when, lower-cased and with
-// '-', '_', '.' and spaces removed, it contains one of them.
-func SensitiveMetadataKeyParts() []string { return slices.Clone(sensitiveKeyParts[:]) }
-
 // IsSensitiveMetadataKey reports whether values under key are redacted
-// whatever their type (see SensitiveMetadataKeyParts). "X-Api-Key",
+// whatever their type: a key is sensitive when, lower-cased and with '-',
+// '_', '.' and spaces removed, it contains a fragment of a credential's
+// name (token, secret, pass..., pwd, apikey, auth, bearer, cookie,
+// credential, session, refresh, jwt, signature, csrf, ...). "X-Api-Key",
 // "refresh_token", "DB.Password" and "pwd" are sensitive.
 func IsSensitiveMetadataKey(key string) bool {
 	k := strings.Map(func(r rune) rune {
