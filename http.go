@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	mrand "math/rand/v2"
 	"mime"
@@ -178,8 +177,8 @@ type StreamableHTTPOptions struct {
 type StreamableHTTPStats struct {
 	// Sessions is the number of live legacy sessions.
 	Sessions int
-	// SessionsRejected counts initialize requests refused with 503 because
-	// MaxSessions was reached.
+	// SessionsRejected counts requests refused with 503 because
+	// MaxSessions was reached (Refusals["max_sessions"]).
 	SessionsRejected uint64
 	// SessionsExpired counts sessions ended by the idle timeout.
 	SessionsExpired uint64
@@ -196,6 +195,19 @@ type StreamableHTTPStats struct {
 	// Resumptions counts GET requests that resumed a stream with
 	// Last-Event-ID.
 	Resumptions uint64
+	// Refusals counts the requests the transport refused with an HTTP
+	// error status, by reason. The keys are a fixed set, every one
+	// present: host and origin (403), unauthenticated (401, or the
+	// 4xx of an AuthError), insufficient_scope and no_principal (403),
+	// session_required (400), session_not_found (404), header_mismatch,
+	// protocol_version, body_unreadable, invalid_message, duplicate_id
+	// and last_event_id (400), method (405), media_type (415),
+	// not_acceptable (406), body_too_large (413), and the 503s
+	// max_sessions, max_in_flight, max_listen_streams, shutting_down,
+	// replica_unreachable and session_store. JSON-RPC errors of requests
+	// that were served (an unknown method, invalid params) are not
+	// refusals.
+	Refusals map[string]uint64
 }
 
 // StreamableHTTPHandler serves a Server over Streamable HTTP, both eras at
@@ -253,10 +265,10 @@ type StreamableHTTPHandler struct {
 	inFlight  atomic.Int64
 	listens   atomic.Int64
 	dropped   atomic.Uint64
-	rejected  atomic.Uint64
 	expired   atomic.Uint64
 	resumed   atomic.Uint64
 	storeErrs atomic.Uint64
+	refusals  refusalCounts
 }
 
 // NewStreamableHTTPHandler returns a handler serving s. The zero opts
@@ -332,12 +344,13 @@ func (h *StreamableHTTPHandler) ctxShard() context.Context {
 func (h *StreamableHTTPHandler) Stats() StreamableHTTPStats {
 	return StreamableHTTPStats{
 		Sessions:             int(h.nSessions.Load()),
-		SessionsRejected:     h.rejected.Load(),
+		SessionsRejected:     h.refusals[reasonMaxSessions].Load(),
 		SessionsExpired:      h.expired.Load(),
 		InFlight:             h.inFlight.Load(),
 		ListenStreams:        h.listens.Load(),
 		DroppedNotifications: h.dropped.Load(),
 		Resumptions:          h.resumed.Load(),
+		Refusals:             h.refusals.snapshot(),
 	}
 }
 
@@ -432,28 +445,6 @@ type authResult struct {
 // principal is who the request's state is bound to (see principalOf).
 func (a authResult) principal() (string, bool) { return principalOf(a.info, a.ctx) }
 
-// bodyState is the request body of one ServeHTTP call. A body that is not
-// read to its end, because reading it failed or timed out or because the
-// request was refused first, must not be drained by net/http afterwards:
-// it would do so without a deadline, and a client sending a byte now and
-// then would hold the connection (and a graceful shutdown) indefinitely.
-type bodyState struct {
-	rc      *http.ResponseController
-	pending bool // the request has a body not read to its end
-}
-
-// aLongTimeAgo is a read deadline in the past: reads fail at once.
-var aLongTimeAgo = time.Unix(1, 0)
-
-// settle runs when ServeHTTP returns. A body still pending gets a read
-// deadline in the past, so net/http's attempt to drain it fails at once
-// and the connection is closed instead of reused.
-func (b *bodyState) settle() {
-	if b.pending {
-		_ = b.rc.SetReadDeadline(aLongTimeAgo)
-	}
-}
-
 // ServeHTTP implements http.Handler.
 func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body bodyState
@@ -476,12 +467,12 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		}
 	}
 	if !h.hostAllowed(r) {
-		writeTransportError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, hostForbidden)
+		refuseHostForbidden.write(w, &h.refusals, noID)
 		return
 	}
 	origin := r.Header.Get("Origin")
 	if origin != "" && !h.originAllowed(origin) {
-		writeTransportError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: Origin not allowed")
+		refuseOriginForbidden.write(w, &h.refusals, noID)
 		return
 	}
 	if h.opts.CORS && origin != "" {
@@ -492,7 +483,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		}
 	}
 	if !h.begin() {
-		writeTransportError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server is shutting down")
+		refuseShuttingDown.write(w, &h.refusals, noID)
 		return
 	}
 	defer h.end()
@@ -504,7 +495,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		info, actx, err := h.opts.Authenticate(r)
 		if err != nil {
 			logAuthRefusal(r.Context(), h.s.logger, r, err, "")
-			writeAuthError(w, err)
+			writeAuthError(w, &h.refusals, err)
 			return
 		}
 		auth = authResult{info: info, ctx: actx}
@@ -513,9 +504,8 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 	case http.MethodPost:
 		h.servePost(w, r, auth, &body)
 	case http.MethodGet, http.MethodDelete:
-		if v, ok := headerValue(r.Header, headerProtocolVersion); ok && IsModernVersion(v) {
-			w.Header().Set("Allow", http.MethodPost)
-			writeTransportError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed: the 2026-07-28 protocol only uses POST")
+		if classify(httpEraInput(r, eraInput{})) == EraModern {
+			refuseModernOnlyPOST.write(w, &h.refusals, noID)
 			return
 		}
 		if r.Method == http.MethodGet {
@@ -524,20 +514,18 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 			h.legacyDelete(w, r, auth)
 		}
 	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		writeTransportError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed")
+		refuseMethod.write(w, &h.refusals, noID)
 	}
 }
 
 // servePost reads, decodes and routes one POSTed JSON-RPC message.
 func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request, auth authResult, bs *bodyState) {
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
-		writeTransportError(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
+		refuseMediaType.write(w, &h.refusals, noID)
 		return
 	}
-	body, status, msg := h.readBody(w, r, bs)
-	if status != 0 {
-		writeTransportError(w, status, jsonrpc.CodeInvalidRequest, msg)
+	body, ok := h.readBody(w, r, bs)
+	if !ok {
 		return
 	}
 	h.rewindBody(r, body)
@@ -546,19 +534,17 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		var de *jsonrpc.DecodeError
 		if errors.As(err, &de) {
 			if resp := de.Response(); resp != nil {
-				writeResponse(w, http.StatusBadRequest, resp)
+				refuseBadMessage.write(w, &h.refusals, resp.ID, resp.Error)
 				return
 			}
 		}
-		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "invalid JSON-RPC message")
+		refuseInvalidMessage.write(w, &h.refusals, noID)
 		return
 	}
-	hv, hasHV := headerValue(r.Header, headerProtocolVersion)
-	headerModern := hasHV && IsModernVersion(hv)
 	switch m := m.(type) {
 	case *jsonrpc.Response:
-		if headerModern {
-			writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "clients do not send responses in the 2026-07-28 protocol")
+		if classify(httpEraInput(r, eraInput{})) == EraModern {
+			refuseModernResponse.write(w, &h.refusals, noID)
 			return
 		}
 		h.legacyClientResponse(w, r, m, auth)
@@ -570,68 +556,17 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		rs.env.state = rs
 		rs.env.httpReq = r
 		rs.env.params = &rs.params
+		// The era is decided once, here, and stored for the dispatcher
+		// and the access log.
+		rs.era = classify(httpEraInput(r, rs.params.eraInput(m.Method)))
 		pk := rs.params.peek(m.Method)
-		if pk.modern || (headerModern && m.Method != MethodInitialize) {
+		if rs.era == EraModern {
 			h.serveModern(w, r, m, &pk, auth, rs)
 			return
 		}
 		h.legacyPost(w, r, m, auth, rs)
 	}
 }
-
-// readBody reads the whole body within the size cap and the read timeout
-// (armed by ServeHTTP). A non-zero status reports a failure to send back;
-// the connection is then closed after the reply (see bodyState).
-func (h *StreamableHTTPHandler) readBody(w http.ResponseWriter, r *http.Request, bs *bodyState) ([]byte, int, string) {
-	max := h.opts.MaxBodyBytes
-	if max > 0 && r.ContentLength > max {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", max)
-	}
-	if !bs.pending {
-		return nil, 0, "" // no body
-	}
-	src := r.Body
-	if max > 0 {
-		src = http.MaxBytesReader(w, r.Body, max)
-	}
-	// The declared length sizes the buffer, up to bodyPrealloc: a client
-	// that declares a large body and sends little of it pins no more.
-	size := 512
-	if r.ContentLength > 0 {
-		size = int(min(r.ContentLength+1, bodyPrealloc)) // +1 so EOF needs no growth
-	}
-	buf := make([]byte, 0, size)
-	for {
-		n, err := src.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			// Clear the deadline: the server's background read of a
-			// long-lived stream must not time out.
-			bs.pending = false
-			if h.opts.BodyReadTimeout > 0 {
-				_ = bs.rc.SetReadDeadline(time.Time{})
-			}
-			return buf, 0, ""
-		}
-		if err != nil {
-			// The deadline stays (settle moves it to the past): what is
-			// left of the body is never read without one.
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", max)
-			}
-			return nil, http.StatusBadRequest, "cannot read the request body"
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-	}
-}
-
-// bodyPrealloc caps the buffer readBody allocates from a declared
-// Content-Length before any byte arrives; larger bodies grow it as they
-// are read.
-const bodyPrealloc = 64 << 10
 
 func isJSONContentType(ct string) bool {
 	if ct == "application/json" {
@@ -693,20 +628,6 @@ func newSessionID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// writeTransportError writes an HTTP error with a JSON-RPC error body
-// whose id is null.
-func writeTransportError(w http.ResponseWriter, status int, code int64, msg string) {
-	writeResponse(w, status, &jsonrpc.Response{Error: &jsonrpc.Error{Code: code, Message: msg}})
-}
-
-func writeResponse(w http.ResponseWriter, status int, resp *jsonrpc.Response) {
-	b, err := jsonrpc.AppendMessage(make([]byte, 0, 128), resp)
-	if err != nil {
-		b, _ = jsonrpc.AppendMessage(nil, &jsonrpc.Response{ID: resp.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot encode the response")})
-	}
-	writeJSONBody(w, status, b)
 }
 
 func writeJSONBody(w http.ResponseWriter, status int, b []byte) {
@@ -792,4 +713,14 @@ func marshalParams(method string, params any) (jsontext.Value, error) {
 		return nil, nil
 	}
 	return b, nil
+}
+
+// notificationOf builds the middleware view of an HTTP notification.
+// It is nil when there is no notification middleware.
+func (h *StreamableHTTPHandler) notificationOf(r *http.Request, req *jsonrpc.Request, auth authResult, sessionID string) *Notification {
+	if h.s.nchain == nil {
+		return nil
+	}
+	return &Notification{Method: req.Method, Params: req.Params, SessionID: sessionID, AuthInfo: auth.info, AuthContext: auth.ctx,
+		Transport: httpTransportInfo(r), Header: r.Header}
 }
