@@ -34,10 +34,10 @@ const (
 	// notification handlers. When it is full the newest notification is
 	// dropped and counted in ClientStats.DroppedNotifications.
 	defaultClientNotificationQueue = 256
-	// maxPeerStringBytes caps every server-controlled string (error
+	// MaxPeerStringBytes caps every server-controlled string (error
 	// messages, tool names, versions) before it enters an error or a log
 	// record.
-	maxPeerStringBytes = 1024
+	MaxPeerStringBytes = 1024
 )
 
 // SamplingHandler answers a server's sampling/createMessage: a real

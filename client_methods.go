@@ -264,7 +264,7 @@ func resultText(res *CallToolResult) string {
 				b = append(b, '\n')
 			}
 			b = append(b, t.Text...)
-			if len(b) > maxPeerStringBytes {
+			if len(b) > MaxPeerStringBytes {
 				break
 			}
 		}
