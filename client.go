@@ -19,21 +19,21 @@ const (
 	// DefaultClientCallTimeout bounds each request a client sends when the
 	// caller's ctx has no deadline of its own.
 	DefaultClientCallTimeout = 60 * time.Second
-	// DefaultProbeTimeout bounds the server/discover probe that decides the
+	// defaultProbeTimeout bounds the server/discover probe that decides the
 	// era on a stream transport. A server that does not answer in time is
 	// treated as a legacy server (the spec's rule for stdio).
-	DefaultProbeTimeout = 5 * time.Second
-	// DefaultClientMaxInputRounds caps the input_required rounds one
+	defaultProbeTimeout = 5 * time.Second
+	// defaultClientMaxInputRounds caps the input_required rounds one
 	// modern-era call may go through before the client gives up.
-	DefaultClientMaxInputRounds = 8
-	// DefaultMaxPages caps the pages the list iterators and the All*
+	defaultClientMaxInputRounds = 8
+	// defaultMaxPages caps the pages the list iterators and the All*
 	// helpers fetch for one listing.
-	DefaultMaxPages = 1000
-	// DefaultClientNotificationQueue is the capacity of the bounded queue
+	defaultMaxPages = 1000
+	// defaultClientNotificationQueue is the capacity of the bounded queue
 	// between the connection's read loop and the worker that runs the
 	// notification handlers. When it is full the newest notification is
 	// dropped and counted in ClientStats.DroppedNotifications.
-	DefaultClientNotificationQueue = 256
+	defaultClientNotificationQueue = 256
 	// MaxPeerStringBytes caps every server-controlled string (error
 	// messages, tool names, versions) before it enters an error or a log
 	// record.
@@ -63,8 +63,8 @@ type ProgressHandler func(ctx context.Context, p *ProgressParams)
 // field may be nil (the notification is then ignored).
 //
 // They run one at a time, in arrival order, on a worker goroutine owned by
-// the session and fed by a bounded queue (see
-// DefaultClientNotificationQueue), so they may call the session (for
+// the session and fed by a bounded queue (ClientOptions.NotificationQueue,
+// 256 by default), so they may call the session (for
 // example ListTools after a list change) but should not take long: while
 // one runs, later notifications wait and, once the queue is full, are
 // dropped. Their ctx ends when the session closes.
@@ -125,7 +125,7 @@ type ClientOptions struct {
 	// ignores them all.
 	Notifications ClientNotificationHandlers
 	// NotificationQueue is the capacity of the notification queue. Zero
-	// means DefaultClientNotificationQueue.
+	// means 256.
 	NotificationQueue int
 	// SyncLogMessages runs Notifications.LogMessage on the connection's
 	// read loop, as progress is, instead of the notification worker: the
@@ -155,8 +155,7 @@ type ClientOptions struct {
 	// server/discover, fall back to initialize. EraModern skips the
 	// fallback; EraLegacy skips the probe.
 	Era Era
-	// ProbeTimeout bounds the server/discover probe. Zero means
-	// DefaultProbeTimeout.
+	// ProbeTimeout bounds the server/discover probe. Zero means 5 s.
 	ProbeTimeout time.Duration
 	// CallTimeout bounds each request whose ctx has no deadline. Zero
 	// means DefaultClientCallTimeout; negative means no bound. In the
@@ -165,10 +164,10 @@ type ClientOptions struct {
 	// share one timer: a call may run up to 1/64 of CallTimeout longer.
 	CallTimeout time.Duration
 	// MaxInputRounds caps the input_required rounds of one modern call.
-	// Zero means DefaultClientMaxInputRounds.
+	// Zero means 8.
 	MaxInputRounds int
 	// MaxPages caps the pages fetched by the list iterators and the All*
-	// helpers. Zero means DefaultMaxPages.
+	// helpers. Zero means 1,000.
 	MaxPages int
 
 	// Logger receives the client's diagnostics (dropped notifications,
@@ -185,7 +184,7 @@ type ClientOptions struct {
 	// capabilities.tasks for the handlers it has, answers such a request
 	// with a CreateTaskResult, runs the handler in the background and
 	// serves tasks/get, tasks/result, tasks/list and tasks/cancel. At most
-	// DefaultMaxHostedTasks run at once; they end with the session.
+	// 16 run at once; they end with the session.
 	HostTasks bool
 }
 
@@ -269,21 +268,21 @@ func (c *Client) callTimeout() time.Duration {
 
 func (c *Client) probeTimeout() time.Duration {
 	if c.opts.ProbeTimeout <= 0 {
-		return DefaultProbeTimeout
+		return defaultProbeTimeout
 	}
 	return c.opts.ProbeTimeout
 }
 
 func (c *Client) maxInputRounds() int {
 	if c.opts.MaxInputRounds <= 0 {
-		return DefaultClientMaxInputRounds
+		return defaultClientMaxInputRounds
 	}
 	return c.opts.MaxInputRounds
 }
 
 func (c *Client) maxPages() int {
 	if c.opts.MaxPages <= 0 {
-		return DefaultMaxPages
+		return defaultMaxPages
 	}
 	return c.opts.MaxPages
 }
@@ -394,7 +393,7 @@ func (c *Client) connect(ctx context.Context, st jsonrpc.Stream, cfg connectConf
 	}
 	n := c.opts.NotificationQueue
 	if n <= 0 {
-		n = DefaultClientNotificationQueue
+		n = defaultClientNotificationQueue
 	}
 	s.queue = make(chan clientEvent, n)
 	s.logLevel.Store(uint32(c.logLevel))

@@ -23,19 +23,19 @@ const (
 	// DefaultHTTPMaxMessageBytes caps one message the server sends over
 	// HTTP: a JSON response body, or the data of one server-sent event.
 	DefaultHTTPMaxMessageBytes = 16 << 20
-	// DefaultHTTPMaxReconnects is how many times in a row the client
+	// defaultHTTPMaxReconnects is how many times in a row the client
 	// reconnects a legacy SSE stream that broke (by GET with
 	// Last-Event-ID) before giving up on it.
-	DefaultHTTPMaxReconnects = 5
-	// DefaultHTTPRetry is the reconnection delay when the server announced
+	defaultHTTPMaxReconnects = 5
+	// defaultHTTPRetry is the reconnection delay when the server announced
 	// none with an SSE "retry:" field.
-	DefaultHTTPRetry = time.Second
-	// DefaultHTTPDialTimeout and DefaultHTTPTLSHandshakeTimeout bound
+	defaultHTTPRetry = time.Second
+	// defaultHTTPDialTimeout and defaultHTTPTLSHandshakeTimeout bound
 	// connection set-up of the client's own http.Client (when
 	// HTTPClientOptions.HTTPClient is nil). Requests are bounded by the
 	// session's call timeout (ClientOptions.CallTimeout).
-	DefaultHTTPDialTimeout         = 30 * time.Second
-	DefaultHTTPTLSHandshakeTimeout = 10 * time.Second
+	defaultHTTPDialTimeout         = 30 * time.Second
+	defaultHTTPTLSHandshakeTimeout = 10 * time.Second
 	// httpErrorBodyBytes caps how much of an error response is read.
 	httpErrorBodyBytes = 64 << 10
 	// httpCloseTimeout bounds the DELETE that ends a legacy session.
@@ -123,10 +123,10 @@ type HTTPClientOptions struct {
 	// one SSE event). Zero means DefaultHTTPMaxMessageBytes.
 	MaxMessageBytes int
 	// MaxReconnects caps consecutive reconnections of a legacy SSE stream.
-	// Zero means DefaultHTTPMaxReconnects; negative disables reconnection.
+	// Zero means 5; negative disables reconnection.
 	MaxReconnects int
 	// DefaultRetry is the reconnection delay when the server gave none.
-	// Zero means DefaultHTTPRetry.
+	// Zero means 1 s.
 	DefaultRetry time.Duration
 	// NoStandaloneStream stops a legacy session from opening the GET
 	// stream on which a server sends requests and notifications unrelated
@@ -332,16 +332,16 @@ func newHTTPTransport(endpoint string, o *HTTPClientOptions, log *slog.Logger) (
 		t.maxMsg = DefaultHTTPMaxMessageBytes
 	}
 	if t.maxReconnects == 0 {
-		t.maxReconnects = DefaultHTTPMaxReconnects
+		t.maxReconnects = defaultHTTPMaxReconnects
 	}
 	if t.retry <= 0 {
-		t.retry = DefaultHTTPRetry
+		t.retry = defaultHTTPRetry
 	}
 	if t.client == nil {
 		t.own = &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: DefaultHTTPDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   DefaultHTTPTLSHandshakeTimeout,
+			DialContext:           (&net.Dialer{Timeout: defaultHTTPDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   defaultHTTPTLSHandshakeTimeout,
 			MaxIdleConnsPerHost:   8,
 			IdleConnTimeout:       90 * time.Second,
 			ExpectContinueTimeout: time.Second,

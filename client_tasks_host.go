@@ -11,9 +11,9 @@ import (
 	"github.com/gopmcp/pmcp/tasks"
 )
 
-// DefaultMaxHostedTasks bounds the client-hosted tasks running at once in
+// defaultMaxHostedTasks bounds the client-hosted tasks running at once in
 // one session; a server asking for more gets -32603.
-const DefaultMaxHostedTasks = 16
+const defaultMaxHostedTasks = 16
 
 // hostedOwner owns every task a session hosts: the one server it talks to.
 const hostedOwner = "server"
@@ -105,7 +105,7 @@ func (s *ClientSession) hostTask(req *jsonrpc.Request) (any, error) {
 	h.mu.Lock()
 	running := len(h.cancels)
 	h.mu.Unlock()
-	if running >= DefaultMaxHostedTasks {
+	if running >= defaultMaxHostedTasks {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many client-hosted tasks"}
 	}
 	t, err := st.Create(context.Background(), hostedOwner, spec)

@@ -53,10 +53,11 @@
 //   - An options struct is passed by value, and its zero value is ready to
 //     use: it means every default. (memory.NewPipe takes it as an optional
 //     trailing argument; omitting it is the zero value.)
-//   - A numeric or duration field's zero value is its default, which is an
-//     exported Default* constant for every bound (DefaultMaxBodyBytes,
-//     DefaultClientCallTimeout, ...). A bound that is off by default says
-//     so (transport/command's MaxStderrBytes).
+//   - A numeric or duration field's zero value is its default, which the
+//     field's documentation states; bounds that other packages or
+//     operators must agree with are also exported Default* constants
+//     (DefaultMaxBodyBytes, DefaultClientCallTimeout, ...). A bound that is
+//     off by default says so (transport/command's MaxStderrBytes).
 //   - A negative value switches a bound or timeout off where the field
 //     says so ("negative disables"); where a field gives it no meaning, a
 //     negative value is the same as zero, never an error.

@@ -32,29 +32,29 @@ const (
 	// DefaultSessionIdleTimeout ends a legacy session that has served no
 	// request and held no stream for this long.
 	DefaultSessionIdleTimeout = 10 * time.Minute
-	// DefaultNotificationBuffer is the capacity of the bounded queue of
+	// defaultNotificationBuffer is the capacity of the bounded queue of
 	// progress and log notifications of one request (and of the standalone
 	// GET stream). When it is full the newest notification is dropped and
 	// counted in StreamableHTTPStats.DroppedNotifications.
-	DefaultNotificationBuffer = 64
-	// DefaultKeepAliveInterval is the period of the ": keep-alive" SSE
+	defaultNotificationBuffer = 64
+	// defaultKeepAliveInterval is the period of the ": keep-alive" SSE
 	// comments on idle streams.
-	DefaultKeepAliveInterval = 15 * time.Second
-	// DefaultSSERetry is the reconnection delay announced with "retry:" in
+	defaultKeepAliveInterval = 15 * time.Second
+	// defaultSSERetry is the reconnection delay announced with "retry:" in
 	// the priming event of every legacy SSE stream.
-	DefaultSSERetry = time.Second
-	// DefaultMaxListenStreams caps the open subscriptions/listen streams of
+	defaultSSERetry = time.Second
+	// defaultMaxListenStreams caps the open subscriptions/listen streams of
 	// one handler; more get 503.
-	DefaultMaxListenStreams = 1024
-	// DefaultBodyReadTimeout bounds reading one request body, from the
+	defaultMaxListenStreams = 1024
+	// defaultBodyReadTimeout bounds reading one request body, from the
 	// moment the handler is called. A body not read to its end by then
 	// (or not read at all, because the request was refused) is not
 	// drained: the connection is closed after the reply.
-	DefaultBodyReadTimeout = 30 * time.Second
-	// DefaultStreamWriteTimeout bounds each write to a client (one SSE
+	defaultBodyReadTimeout = 30 * time.Second
+	// defaultStreamWriteTimeout bounds each write to a client (one SSE
 	// batch or one JSON reply); a client that stops reading for longer
 	// loses the stream (a legacy client can resume it).
-	DefaultStreamWriteTimeout = 30 * time.Second
+	defaultStreamWriteTimeout = 30 * time.Second
 )
 
 // StreamableHTTPOptions configures a StreamableHTTPHandler. The zero value
@@ -75,31 +75,30 @@ type StreamableHTTPOptions struct {
 	// DefaultSessionIdleTimeout; negative disables expiry.
 	SessionIdleTimeout time.Duration
 	// NotificationBuffer is the per-request notification queue capacity.
-	// Zero or negative means DefaultNotificationBuffer.
+	// Zero or negative means 64.
 	NotificationBuffer int
 	// KeepAliveInterval is the period of SSE keep-alive comments. Zero
-	// means DefaultKeepAliveInterval; negative disables them.
+	// means 15 s; negative disables them.
 	KeepAliveInterval time.Duration
 	// SSERetry is the "retry:" value of legacy priming events. Zero or
-	// negative means DefaultSSERetry.
+	// negative means 1 s.
 	SSERetry time.Duration
 	// MaxListenStreams caps open subscriptions/listen streams. Zero means
-	// DefaultMaxListenStreams; negative disables the cap.
+	// 1,024; negative disables the cap.
 	MaxListenStreams int
-	// BodyReadTimeout bounds reading a request body. Zero means
-	// DefaultBodyReadTimeout; negative disables it (a body left unread
+	// BodyReadTimeout bounds reading a request body. Zero means 30 s;
+	// negative disables it (a body left unread
 	// still closes the connection rather than being drained).
 	BodyReadTimeout time.Duration
-	// StreamWriteTimeout bounds each write to a client. Zero means
-	// DefaultStreamWriteTimeout; negative disables it.
+	// StreamWriteTimeout bounds each write to a client. Zero means 30 s;
+	// negative disables it.
 	StreamWriteTimeout time.Duration
 	// DetachListenStreams serves subscriptions/listen streams without a
 	// goroutine or net/http buffers of their own, for servers holding many
 	// thousands of them: once a stream (one without taskIds) is
 	// acknowledged, its connection is hijacked, the handler returns, and
-	// DefaultDetachedWriters goroutines write the events of every such
-	// stream, each write within StreamWriteTimeout (DefaultStreamWriteTimeout
-	// if that is negative). The response carries the headers a middleware
+	// 4 goroutines write the events of every such stream, each write
+	// within StreamWriteTimeout (30 s if that is negative). The response carries the headers a middleware
 	// set, Connection: close, and ends when the connection closes.
 	// Trade-offs: HTTP/1.x only, and only when the ResponseWriter can be
 	// hijacked (http.ResponseController); otherwise, as for streams with
@@ -119,7 +118,8 @@ type StreamableHTTPOptions struct {
 	// that died, and mints replica-named session ids. Nil means one
 	// process. Set it with SessionRouter, a shared EventStore and the
 	// server's shared RequestStateKeys (package redis has all four; see
-	// "Running several replicas" in the README).
+	// "Running several replicas" in the README). A call made outside a
+	// request (a sweep, a close) is bounded by 5 s.
 	SessionStore SessionStore
 	// SessionRouter serves the requests naming a session another replica
 	// holds, by forwarding them there. Nil means such requests are
@@ -285,22 +285,22 @@ func NewStreamableHTTPHandler(s *Server, opts StreamableHTTPOptions) *Streamable
 		o.SessionIdleTimeout = DefaultSessionIdleTimeout
 	}
 	if o.NotificationBuffer <= 0 {
-		o.NotificationBuffer = DefaultNotificationBuffer
+		o.NotificationBuffer = defaultNotificationBuffer
 	}
 	if o.KeepAliveInterval == 0 {
-		o.KeepAliveInterval = DefaultKeepAliveInterval
+		o.KeepAliveInterval = defaultKeepAliveInterval
 	}
 	if o.SSERetry <= 0 {
-		o.SSERetry = DefaultSSERetry
+		o.SSERetry = defaultSSERetry
 	}
 	if o.MaxListenStreams == 0 {
-		o.MaxListenStreams = DefaultMaxListenStreams
+		o.MaxListenStreams = defaultMaxListenStreams
 	}
 	if o.BodyReadTimeout == 0 {
-		o.BodyReadTimeout = DefaultBodyReadTimeout
+		o.BodyReadTimeout = defaultBodyReadTimeout
 	}
 	if o.StreamWriteTimeout == 0 {
-		o.StreamWriteTimeout = DefaultStreamWriteTimeout
+		o.StreamWriteTimeout = defaultStreamWriteTimeout
 	}
 	h := &StreamableHTTPHandler{
 		s:           s,

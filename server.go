@@ -19,20 +19,20 @@ import (
 
 // Defaults for ServerOptions.
 const (
-	DefaultPageSize           = 100
-	DefaultPeerRequestTimeout = 60 * time.Second
-	// DefaultProgressRate is the sustained number of progress notifications
-	// per second a request may send; DefaultProgressBurst updates may go out
+	defaultPageSize           = 100
+	defaultPeerRequestTimeout = 60 * time.Second
+	// defaultProgressRate is the sustained number of progress notifications
+	// per second a request may send; defaultProgressBurst updates may go out
 	// back to back. A final update (progress >= total) always goes out.
-	DefaultProgressRate  = 10
-	DefaultProgressBurst = 10
-	// DefaultNotificationQueue bounds the resource-updated notifications
+	defaultProgressRate  = 10
+	defaultProgressBurst = 10
+	// defaultNotificationQueue bounds the resource-updated notifications
 	// pending for one listener (a legacy session, a stream connection, a
 	// subscriptions/listen stream). When it is full the newest is dropped
 	// and counted (see Server.Stats). List-changed notifications need no
 	// queue: changes of one list that the client has not been told of yet
 	// become one notification.
-	DefaultNotificationQueue = 64
+	defaultNotificationQueue = 64
 	// DefaultMaxConcurrentRequests is the number of requests one stream
 	// connection or one legacy HTTP session serves at once when
 	// ServerOptions.MaxConcurrentRequests is 0; the connection stops
@@ -50,11 +50,10 @@ type ServerOptions struct {
 	Title string
 	// Instructions is sent in the initialize and server/discover results.
 	Instructions string
-	// PageSize is how many items a list page holds. Zero means
-	// DefaultPageSize.
+	// PageSize is how many items a list page holds. Zero means 100.
 	PageSize int
 	// PeerRequestTimeout bounds each server-to-client request (legacy era).
-	// Zero means DefaultPeerRequestTimeout; negative disables.
+	// Zero means 60 s; negative disables.
 	PeerRequestTimeout time.Duration
 	// RequestStateKeys seal the modern-era requestState. Keys[0] seals, all
 	// keys verify. Empty means one random key per Server: fine for a single
@@ -86,19 +85,19 @@ type ServerOptions struct {
 	// DefaultMaxConcurrentRequests; negative disables.
 	MaxConcurrentRequests int
 	// NotificationQueue bounds the distinct resource-updated notifications
-	// pending per listener. Zero or negative means DefaultNotificationQueue.
+	// pending per listener. Zero or negative means 64.
 	NotificationQueue int
 	// MaxResourceSubscriptions caps the URIs of one subscriptions/listen
 	// resourceSubscriptions filter and the resources/subscribe set of one
-	// legacy session (-32602 beyond). Zero means
-	// DefaultMaxResourceSubscriptions; negative disables the cap.
+	// legacy session (-32602 beyond). Zero means 1,024; negative disables
+	// the cap.
 	MaxResourceSubscriptions int
 	// MaxResourceURIBytes caps the length of one subscribed URI. Zero
-	// means DefaultMaxResourceURIBytes; negative disables the cap.
+	// means 2,048; negative disables the cap.
 	MaxResourceURIBytes int
 	// MaxResourceSubscriptionBytes caps the summed length of the URIs of
-	// one listen filter or one legacy session. Zero means
-	// DefaultMaxResourceSubscriptionBytes; negative disables the cap.
+	// one listen filter or one legacy session. Zero means 64 KiB; negative
+	// disables the cap.
 	MaxResourceSubscriptionBytes int
 
 	// Middleware wraps every incoming request (see Middleware). The first
@@ -131,8 +130,8 @@ type ServerOptions struct {
 	// ProgressRate is the sustained number of progress notifications per
 	// second one request may send, and ProgressBurst how many may go out
 	// back to back; the updates above them are dropped (a final update,
-	// progress >= total, always goes out). Zero means DefaultProgressRate
-	// and DefaultProgressBurst; a negative value of either lifts the limit
+	// progress >= total, always goes out). Zero means 10 per
+	// second and a burst of 10; a negative value of either lifts the limit
 	// (every increasing update goes out).
 	ProgressRate, ProgressBurst int
 
@@ -151,7 +150,8 @@ type ServerOptions struct {
 	// NewServer, for the bus's lifetime, so give each Server its own bus
 	// value. Nil means this process's listeners only. A bus means
 	// replicas: NewServer then requires RequestStateKeys (shared by every
-	// replica) and returns ErrSharedKeysRequired without them.
+	// replica) and returns ErrSharedKeysRequired without them. Each
+	// Publish the Server makes is bounded by 5 s.
 	EventBus EventBus
 
 	// Capabilities, when not nil, is declared at initialize and
@@ -277,7 +277,7 @@ func (s *Server) pageSize() int {
 	if s.opts.PageSize > 0 {
 		return s.opts.PageSize
 	}
-	return DefaultPageSize
+	return defaultPageSize
 }
 
 func (s *Server) maxRounds() int {
@@ -289,7 +289,7 @@ func (s *Server) maxRounds() int {
 
 func (s *Server) peerTimeout() time.Duration {
 	if s.opts.PeerRequestTimeout == 0 {
-		return DefaultPeerRequestTimeout
+		return defaultPeerRequestTimeout
 	}
 	return s.opts.PeerRequestTimeout
 }

@@ -1,7 +1,5 @@
 package pmcp
 
-import "context"
-
 // Hooks for servers whose features live elsewhere (package proxy serves an
 // upstream session's tools, prompts and resources through a middleware).
 
@@ -18,37 +16,3 @@ func (s *Server) NotifyPromptsListChanged() { s.notifyListChanged(listPrompts) }
 // NotifyResourcesListChanged is NotifyToolsListChanged for resources and
 // resource templates.
 func (s *Server) NotifyResourcesListChanged() { s.notifyListChanged(listResources) }
-
-// SessionKey identifies a legacy session within its Server. It is
-// comparable and opaque; the zero value means "no session".
-type SessionKey struct{ s *session }
-
-// IsZero reports whether k names no session.
-func (k SessionKey) IsZero() bool { return k.s == nil }
-
-// SessionKey returns the key of the legacy session the request belongs to
-// (a stdio or in-memory connection, or a Streamable HTTP session): the same
-// for every request of the session and different from every other
-// session's. It is the zero SessionKey in the modern era, which has no
-// sessions. Use it to keep per-session state, dropped in OnSessionEnd.
-func (e *RequestHandlerExtra) SessionKey() SessionKey {
-	if e == nil {
-		return SessionKey{}
-	}
-	return SessionKey{e.session}
-}
-
-// TaskStatusNotifier returns a function that sends
-// notifications/tasks/status about a task on the request's 2025-11-25
-// session, as the server does for its own tasks. It stays usable after
-// the request ended, until the session ends (it then fails). Nil when the
-// request has no such session: the 2026-07-28 era pushes task status on
-// subscriptions/listen instead (see ServerOptions.WatchTask). It is for a
-// middleware that serves tasks of its own (package proxy).
-func (e *RequestHandlerExtra) TaskStatusNotifier() func(ctx context.Context, t *Task) error {
-	if e == nil || e.session == nil || e.session.notify == nil || e.Era() != EraLegacy {
-		return nil
-	}
-	notify := e.session.notify
-	return func(ctx context.Context, t *Task) error { return notify(ctx, NotificationTasksStatus, t) }
-}

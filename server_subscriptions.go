@@ -6,14 +6,14 @@ import "strings"
 // modern subscriptions/listen stream, and the resources/subscribe set of
 // one legacy session. Beyond them the request fails with -32602.
 const (
-	// DefaultMaxResourceSubscriptions caps the URIs of one listen filter or
+	// defaultMaxResourceSubscriptions caps the URIs of one listen filter or
 	// one legacy session.
-	DefaultMaxResourceSubscriptions = 1024
-	// DefaultMaxResourceURIBytes caps the length of one subscribed URI.
-	DefaultMaxResourceURIBytes = 2048
-	// DefaultMaxResourceSubscriptionBytes caps the summed length of the
+	defaultMaxResourceSubscriptions = 1024
+	// defaultMaxResourceURIBytes caps the length of one subscribed URI.
+	defaultMaxResourceURIBytes = 2048
+	// defaultMaxResourceSubscriptionBytes caps the summed length of the
 	// URIs of one listen filter or one legacy session (64 KiB).
-	DefaultMaxResourceSubscriptionBytes = 64 << 10
+	defaultMaxResourceSubscriptionBytes = 64 << 10
 )
 
 // subLimits are the resolved subscription bounds; 0 means unbounded.
@@ -32,9 +32,9 @@ func (s *Server) subLimits() subLimits {
 		return v
 	}
 	return subLimits{
-		count:    pick(s.opts.MaxResourceSubscriptions, DefaultMaxResourceSubscriptions),
-		uriBytes: pick(s.opts.MaxResourceURIBytes, DefaultMaxResourceURIBytes),
-		total:    pick(s.opts.MaxResourceSubscriptionBytes, DefaultMaxResourceSubscriptionBytes),
+		count:    pick(s.opts.MaxResourceSubscriptions, defaultMaxResourceSubscriptions),
+		uriBytes: pick(s.opts.MaxResourceURIBytes, defaultMaxResourceURIBytes),
+		total:    pick(s.opts.MaxResourceSubscriptionBytes, defaultMaxResourceSubscriptionBytes),
 	}
 }
 

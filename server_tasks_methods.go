@@ -294,8 +294,8 @@ func modernTask(t tasks.Task, detailed bool) *DetailedTask {
 	return out
 }
 
-// DefaultMaxListenTaskIDs bounds the taskIds of one subscriptions/listen.
-const DefaultMaxListenTaskIDs = 64
+// defaultMaxListenTaskIDs bounds the taskIds of one subscriptions/listen.
+const defaultMaxListenTaskIDs = 64
 
 // watchTasks starts watching the tasks a modern listen asked for and
 // returns the channel their snapshots arrive on (nil when none) and a
@@ -310,8 +310,8 @@ func (s *Server) watchTasks(ctx context.Context, extra *RequestHandlerExtra, ids
 	if s.tasks == nil && hook == nil || !hasTasksExtension(extra.ClientCapabilities()) {
 		return nil, nil, missingTasksExtension().rpcError()
 	}
-	if len(ids) > DefaultMaxListenTaskIDs {
-		return nil, nil, invalidParams("more than %d taskIds", DefaultMaxListenTaskIDs)
+	if len(ids) > defaultMaxListenTaskIDs {
+		return nil, nil, invalidParams("more than %d taskIds", defaultMaxListenTaskIDs)
 	}
 	var owner string
 	if s.tasks != nil {
