@@ -202,14 +202,7 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	for {
 		if s.br.Buffered() == 0 {
-			// The read below may block the thread (a blocking standard
-			// input cannot use the poller), and with it the processor
-			// until the runtime takes it back. Let the goroutines that
-			// are ready (handlers with replies to write) run first, then
-			// write the replies they left in the open batch, as its
-			// leader might not get the processor before the read returns.
-			runtime.Gosched()
-			s.flushOpen()
+			s.yieldToWriters()
 		}
 		line, err := s.readLine()
 		if err != nil {
@@ -421,11 +414,10 @@ func (s *Stream) Write(ctx context.Context, m jsonrpc.Message) error {
 	}
 
 	// Leader. While other requests are being served, let the goroutines
-	// that are ready (handlers with their responses) join first. The batch
-	// is written by the leader, or by the read loop if it gets there first
-	// (Read flushes the open batch before it blocks), so yielding never
-	// leaves the batch waiting on a read. Whoever wrote it held wmu, so
-	// once the leader has wmu the batch is out.
+	// that are ready (handlers with their responses) join first. Only the
+	// leader writes the batch; the read loop yields to it before a read
+	// that may block the thread (Read's yieldToWriters), so yielding here
+	// does not leave the batch waiting on a read.
 	if others > 0 {
 		runtime.Gosched()
 	}
@@ -449,17 +441,33 @@ func (s *Stream) writeQueued(b *wbatch) {
 	s.wmu.Unlock()
 }
 
-// flushOpen writes the open batch, if there is one and no write is under
-// way (that writer's batch comes first, and its leader will follow).
-func (s *Stream) flushOpen() {
-	s.qmu.Lock()
-	b := s.cur
-	s.qmu.Unlock()
-	if b == nil || !s.wmu.TryLock() {
-		return
+// maxReadYields bounds the yields of yieldToWriters to the open batch's
+// writer.
+const maxReadYields = 4
+
+// yieldToWriters is called by Read before a read that may wait. That read
+// may block the thread (a blocking standard input cannot use the poller),
+// and with it the processor until the runtime takes it back; so the
+// goroutines that are ready (handlers with replies to write) run first,
+// and then, while a batch is open, its writer (the leader, which yielded
+// to let them join, or a queued notification's goroutine) gets the
+// processor to write it before the read, not after it returns.
+//
+// Read only yields, a bounded number of times, and never writes nor waits
+// for a write: a write may wait for the peer to read (a full pipe, or an
+// in-memory one such as io.Pipe that has no buffer at all), and a peer
+// whose read loop is doing the same would never read again.
+func (s *Stream) yieldToWriters() {
+	runtime.Gosched()
+	for range maxReadYields {
+		s.qmu.Lock()
+		open := s.cur != nil
+		s.qmu.Unlock()
+		if !open {
+			return
+		}
+		runtime.Gosched()
 	}
-	s.writeBatch(b)
-	s.wmu.Unlock()
 }
 
 // writeBatch writes b unless it was taken already. s.wmu is held.
