@@ -324,10 +324,9 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 
 // wbatch is the lines of concurrent Writes, written together.
 type wbatch struct {
-	buf   *[]byte
-	taken bool          // being written (or written): closed to joiners
-	done  chan struct{} // closed once buf was written; made by the first joiner
-	err   error         // the write's result, set before done is closed
+	buf  *[]byte
+	done chan struct{} // closed once buf was written; made by the first joiner
+	err  error         // the write's result, set before done is closed
 }
 
 // Write encodes m as one line and writes it to the underlying writer.
@@ -430,8 +429,7 @@ func (s *Stream) Write(ctx context.Context, m jsonrpc.Message) error {
 	return err
 }
 
-// writeQueued writes batch b, opened by a queued notification, unless
-// another writer took it first.
+// writeQueued writes batch b, opened by a queued notification.
 func (s *Stream) writeQueued(b *wbatch) {
 	if s.unanswered.Load() > 0 {
 		runtime.Gosched()
@@ -470,14 +468,11 @@ func (s *Stream) yieldToWriters() {
 	}
 }
 
-// writeBatch writes b unless it was taken already. s.wmu is held.
+// writeBatch closes b to joiners and writes it. Only the Write that
+// opened b (its leader, or writeQueued for it) calls it, once. s.wmu is
+// held.
 func (s *Stream) writeBatch(b *wbatch) {
 	s.qmu.Lock()
-	if b.taken {
-		s.qmu.Unlock()
-		return
-	}
-	b.taken = true
 	if s.cur == b {
 		s.cur = nil
 	}
@@ -496,7 +491,7 @@ func (s *Stream) writeBatch(b *wbatch) {
 		s.werr = err
 	}
 	b.err = err
-	done := b.done // no joiner can come any more: taken
+	done := b.done // no joiner can come any more: b is no longer s.cur
 	s.qmu.Unlock()
 	putBuf(b.buf)
 	if done != nil {
