@@ -430,7 +430,7 @@ func TestMiddlewareAuthIsTheRequestsAuth(t *testing.T) {
 	if res["cacheScope"] != CacheScopePrivate {
 		t.Fatalf("cacheScope %v for an authenticated caller", res["cacheScope"])
 	}
-	if r := recordFor(t, accessRecords(t, &buf), MethodToolsList, "1"); r[AccessKeyPrincipal] != "bob" {
+	if r := recordFor(t, accessRecords(t, &buf), MethodToolsList, "1"); r["principal"] != "bob" {
 		t.Fatalf("record %v", r)
 	}
 }
