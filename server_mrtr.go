@@ -15,7 +15,9 @@ import (
 )
 
 // Bounds on client-supplied inputResponses (modern era). They are checked at
-// ingress, before any handler runs.
+// ingress, before any handler runs. DefaultMaxInputResponses and
+// DefaultMaxInputTotalBytes also bound a tasks/update (its inputResponses
+// and its params), in the server and in proxy.
 const (
 	DefaultMaxInputResponses     = 64
 	DefaultMaxInputResponseBytes = 64 << 10
