@@ -75,9 +75,6 @@ func (m Metadata) getSecret(key string) (Secret, bool) {
 	return Secret(v.v), ok
 }
 
-// IsSecret reports whether the value under key was stored as a secret.
-func (m Metadata) IsSecret(key string) bool { return m.m[key].secret }
-
 // Delete removes key.
 func (m *Metadata) Delete(key string) { delete(m.m, key) }
 
