@@ -84,8 +84,8 @@ func (m Metadata) Len() int { return len(m.m) }
 // Keys returns the keys, sorted.
 func (m Metadata) Keys() []string { return slices.Sorted(maps.Keys(m.m)) }
 
-// Clone returns an independent copy.
-func (m Metadata) Clone() Metadata {
+// clone returns an independent copy (RequestHandlerExtra.Clone uses it).
+func (m Metadata) clone() Metadata {
 	if m.m == nil {
 		return Metadata{}
 	}
