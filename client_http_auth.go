@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/gopmcp/pmcp/internal/resourceuri"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // Without HTTPClientOptions.OAuth, a 401 gets the first, read-only step of
@@ -121,9 +121,9 @@ func sameOrigin(a, b *url.URL) bool {
 // sameResource reports whether the resource identifier res designates the
 // endpoint u: the same resource, or one whose path is a prefix of the
 // endpoint's at a segment boundary, compared in the one canonical form of
-// resources (internal/resourceuri) the server's token checks use too.
+// resources (package oauth) the server's token checks use too.
 func sameResource(res string, u *url.URL) bool {
-	return resourceuri.Covers(res, u.String())
+	return oauth.Covers(res, u.String())
 }
 
 // authParam extracts an auth-param of a WWW-Authenticate challenge

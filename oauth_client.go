@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gopmcp/pmcp/internal/resourceuri"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // OAuthGrant selects how an OAuth client obtains its access tokens.
@@ -386,7 +386,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []authChallen
 		// 2025-03-26: no protected resource metadata; the MCP server's
 		// origin is the authorization server.
 		issuer = o.endpoint.Scheme + "://" + o.endpoint.Host
-		if fs.resource, err = resourceuri.CanonicalURL(o.endpoint); err != nil {
+		if fs.resource, err = oauth.CanonicalURL(o.endpoint); err != nil {
 			return fmt.Errorf("%w: the endpoint is not a resource URI: %w", ErrOAuthMetadata, err)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gopmcp/pmcp/internal/resourceuri"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // ErrInvalidResource: a resource URI is not an absolute http(s) URI
@@ -21,8 +21,8 @@ var ErrInvalidResource = errors.New("auth: invalid resource URI")
 // same iff their canonical forms are equal. The pmcp client and the pmcp
 // CLI compare resources by the same rule.
 func CanonicalResource(resource string) (string, error) {
-	c, err := resourceuri.Canonical(resource)
-	if e := (*resourceuri.Error)(nil); errors.As(err, &e) {
+	c, err := oauth.Canonical(resource)
+	if e := (*oauth.Error)(nil); errors.As(err, &e) {
 		return "", fmt.Errorf("%w: %q: %s", ErrInvalidResource, e.URI, e.Reason)
 	}
 	return c, nil
@@ -34,6 +34,6 @@ func sameResource(a, canon string) bool {
 	if a == canon {
 		return true
 	}
-	c, err := resourceuri.Canonical(a)
+	c, err := oauth.Canonical(a)
 	return err == nil && c == canon
 }

@@ -1,13 +1,12 @@
-// Package resourceuri is the one canonical form of an OAuth protected
-// resource URI (an MCP server's RFC 8707 resource, the RFC 9728 metadata's
-// "resource", a token's audience) and the comparisons built on it. The
-// server's token checks (package auth), the client's OAuth flow and its
-// protected-resource-metadata check (package pmcp) and the pmcp CLI's
-// credential store all compare resources with it, so a resource one of
-// them accepts is the resource every other one accepts.
-//
-// It is a leaf: package auth imports package pmcp, so pmcp cannot import
-// auth; both import this.
+package oauth
+
+// Resource URIs. The one canonical form of an OAuth protected resource URI
+// (an MCP server's RFC 8707 resource, the RFC 9728 metadata's "resource",
+// a token's audience) and the comparisons built on it. The server's token
+// checks (package auth), the client's OAuth flow and its
+// protected-resource-metadata check and the pmcp CLI's credential store
+// all compare resources with it, so a resource one of them accepts is the
+// resource every other one accepts.
 //
 // The canonical form (RFC 3986 §6.2.2 and §6.2.3 normalisation as RFC 8707
 // §2 and the MCP authorization rules ask):
@@ -23,7 +22,6 @@
 //   - the query, if any, kept; an empty one dropped.
 //
 // Two resources are the same iff their canonical forms are equal strings.
-package resourceuri
 
 import (
 	"fmt"
