@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // Limits of authorization server metadata discovery.
@@ -122,31 +123,18 @@ func fetchIssuerMetadata(ctx context.Context, client *http.Client, u string) (*I
 	return &m, nil
 }
 
-// checkIssuerURL accepts an absolute https URL without query or fragment,
-// or an http one whose host is a loopback address.
+// checkIssuerURL is oauth.CheckIssuerURL with the error of this file.
 func checkIssuerURL(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%w: %q is not an absolute URL without query or fragment", ErrIssuerMetadata, s)
+	u, err := oauth.CheckIssuerURL(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrIssuerMetadata, err)
 	}
-	switch u.Scheme {
-	case "https":
-		return u, nil
-	case "http":
-		if IsLoopbackHost(u.Hostname()) {
-			return u, nil
-		}
-		return nil, fmt.Errorf("%w: %q: http is accepted only on a loopback address", ErrIssuerMetadata, s)
-	}
-	return nil, fmt.Errorf("%w: %q is not https", ErrIssuerMetadata, s)
+	return u, nil
 }
 
 // IsLoopbackHost reports whether host (without port or brackets) is
 // "localhost" or a loopback IP address.
-func IsLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+//
+// Deprecated: use oauth.IsLoopbackHost, the one loopback rule of OAuth
+// URLs; this wrapper goes in the next release.
+func IsLoopbackHost(host string) bool { return oauth.IsLoopbackHost(host) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/auth"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // authDiscoveryTimeout bounds finding the issuer's keys at startup.
@@ -96,7 +97,7 @@ func (s *serveSecurity) apply(ctx context.Context, addr string, mux *http.ServeM
 	hopts.Authenticate = authn.Authenticate
 	hopts.InsufficientScope = authn.InsufficientScope
 	// Clients reach the server by its canonical name.
-	if u, err := url.Parse(resource); err == nil && !auth.IsLoopbackHost(u.Hostname()) {
+	if u, err := url.Parse(resource); err == nil && !oauth.IsLoopbackHost(u.Hostname()) {
 		hopts.AllowedHosts = append(hopts.AllowedHosts, u.Host)
 	}
 	return nil
