@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // Default limits of the resource server. Each option that uses one says
@@ -146,7 +147,7 @@ func NewAuthenticator(opts Options) (*Authenticator, error) {
 		a.maxToken = DefaultMaxTokenBytes
 	}
 	for _, s := range opts.Scopes {
-		if s == "" || joinTokens([]string{s}) != s {
+		if !oauth.IsScopeToken(s) {
 			return nil, fmt.Errorf("auth: Options.Scopes: %q is not a valid scope", s)
 		}
 		if s == "offline_access" {
