@@ -133,13 +133,13 @@ func NewAuthenticator(opts Options) (*Authenticator, error) {
 	if opts.Verifier == nil {
 		return nil, errors.New("auth: Options.Verifier is required")
 	}
-	res, err := CanonicalResource(opts.Resource)
+	res, err := oauth.Canonical(opts.Resource)
 	if err != nil {
 		return nil, fmt.Errorf("auth: Options.Resource: %w", err)
 	}
 	a := &Authenticator{verifier: opts.Verifier, resource: res, prmURL: opts.ResourceMetadataURL, maxToken: opts.MaxTokenBytes, dpopMode: opts.DPoP}
 	if a.prmURL == "" {
-		if a.prmURL, err = MetadataURL(res); err != nil {
+		if a.prmURL, err = oauth.ProtectedResourceMetadataURL(res); err != nil {
 			return nil, err
 		}
 	}

@@ -21,7 +21,7 @@
 //	if err != nil { ... }
 //	mux := http.NewServeMux()
 //	// /.well-known/oauth-protected-resource/mcp and the root form.
-//	if _, err := auth.MountProtectedResourceMetadata(mux, &auth.ProtectedResourceMetadata{
+//	if _, err := auth.MountProtectedResourceMetadata(mux, &oauth.ProtectedResourceMetadata{
 //		Resource:             resource,
 //		AuthorizationServers: []string{"https://as.example.com"},
 //		ScopesSupported:      []string{"mcp:tools"},

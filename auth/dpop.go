@@ -16,6 +16,8 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // Default limits of DPoP proof checking (RFC 9449).
@@ -95,7 +97,7 @@ func normalizeHTU(s string) (string, error) {
 		return "", err
 	}
 	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
-	return CanonicalResource(u.String())
+	return oauth.Canonical(u.String())
 }
 
 type dpopClaims struct {

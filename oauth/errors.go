@@ -19,6 +19,10 @@ var (
 	// that does not cover the endpoint (RFC 9728 §3.3). An error with it
 	// also wraps ErrMetadata.
 	ErrResourceMismatch = errors.New("oauth: protected resource metadata names another resource")
+	// ErrInvalidResource: a resource URI is not an absolute http(s) URI
+	// with a host, without user information or fragment; every *Error
+	// matches it.
+	ErrInvalidResource = errors.New("oauth: invalid resource URI")
 	// ErrCredentialURL: a URL that credentials or tokens would be sent
 	// to, or keys read from, is neither https nor http to a loopback host
 	// (see CheckCredentialURL).

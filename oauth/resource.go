@@ -36,7 +36,12 @@ type Error struct {
 	Reason string // for example "has a fragment"
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("invalid resource URI %q: %s", e.URI, e.Reason) }
+func (e *Error) Error() string {
+	return fmt.Sprintf("oauth: invalid resource URI %s: %s", quoted(e.URI), e.Reason)
+}
+
+// Is reports ErrInvalidResource, so every resource error matches it.
+func (e *Error) Is(target error) bool { return target == ErrInvalidResource }
 
 // Canonical returns the canonical form of resource (see the package
 // documentation). Canonical(Canonical(s)) == Canonical(s).
@@ -94,6 +99,21 @@ func Same(a, b string) bool {
 	}
 	cb, err := Canonical(b)
 	return err == nil && ca == cb
+}
+
+// AudienceHas reports whether a token's audience list aud names the
+// canonical resource canon (a value equal to it, or one whose canonical
+// form is).
+func AudienceHas(aud []string, canon string) bool {
+	for _, a := range aud {
+		if a == canon {
+			return true
+		}
+		if c, err := Canonical(a); err == nil && c == canon {
+			return true
+		}
+	}
+	return false
 }
 
 // Covers reports whether resource designates endpoint: the same resource,
