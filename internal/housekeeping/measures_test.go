@@ -65,9 +65,9 @@ var limits = []limit{
 }
 
 // wellKnownOwner is the directory (relative to the repository root) of the
-// one package that may spell the OAuth well-known paths. None today; the
-// OAuth leaf package of issue 19 ("oauth") once it exists.
-const wellKnownOwner = ""
+// one package that may spell the OAuth well-known paths: the OAuth leaf
+// package of issue 19.
+const wellKnownOwner = "oauth"
 
 // ownerPrefix says which files may hold the methods of the root's main
 // types (issue 19: a file's name says its owner).
