@@ -12,7 +12,7 @@ import (
 // This file holds the client side of the 2026-07-28 header mirroring
 // (SEP-2243): which headers a modern request carries, how values are
 // encoded, and how tools with invalid x-mcp-header annotations are
-// dropped (the rules themselves are in mcpheader.go).
+// dropped (the rules themselves are in headers_params.go).
 
 // headerSafe reports whether s can travel as a header value as it is:
 // printable ASCII only (internal spaces allowed), no leading or trailing

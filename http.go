@@ -564,7 +564,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		h.legacyClientResponse(w, r, m, auth)
 	case *jsonrpc.Request:
 		// The params are read once here, for the transport and for the
-		// dispatcher (see dispatch_params.go).
+		// dispatcher (see server_params.go).
 		rs := new(reqState)
 		rs.params.scan(m.Params)
 		rs.env.state = rs

@@ -189,7 +189,7 @@ type Server struct {
 	listeners listenerSet
 
 	droppedNotifications atomic.Uint64
-	// scoped is set once a registration with Scopes exists (see scopes.go).
+	// scoped is set once a registration with Scopes exists (see server_scopes.go).
 	scoped atomic.Bool
 
 	// chain and nchain are the composed middleware, nil when there is

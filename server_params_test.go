@@ -9,7 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// The one-pass scan of dispatch_params.go must agree with the decodes it
+// The one-pass scan of server_params.go must agree with the decodes it
 // replaces whenever it claims a result; when it does not, the dispatcher
 // runs those decodes itself.
 

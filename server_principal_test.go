@@ -223,7 +223,7 @@ func TestUnboundPrincipalRefused(t *testing.T) {
 }
 
 // wantTokenPrincipal is the principal of a bearer token, computed here
-// independently of principal.go.
+// independently of server_principal.go.
 func wantTokenPrincipal(tok string) string {
 	sum := sha256.Sum256([]byte(tok))
 	return "token-sha256:" + hex.EncodeToString(sum[:])

@@ -17,7 +17,7 @@ import (
 // decodes: whenever its result is not conclusive (a syntax error, a
 // duplicate name, a member of an unexpected JSON type, a member it does
 // not read itself), the dispatcher runs the original decodes, unchanged,
-// so every error keeps its code and wording. dispatch_params_test.go
+// so every error keeps its code and wording. server_params_test.go
 // checks the equivalence.
 
 // reqParams is what one pass over a request's params found. Raw values are

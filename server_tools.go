@@ -32,7 +32,7 @@ type serverTool struct {
 	output  *schema.Compiled
 	handler ToolHandler
 	// headers is the x-mcp-header mapping of the input schema, computed
-	// once here for the Streamable HTTP transport (see mcpheader.go).
+	// once here for the Streamable HTTP transport (see headers_params.go).
 	headers []paramBinding
 	// flat is the fast acceptance check of simple input schemas, nil for
 	// other schemas (see tools_validate.go).

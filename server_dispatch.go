@@ -60,7 +60,7 @@ type requestEnv struct {
 	// the request keeps running (see RequestHandlerExtra.CloseStream).
 	closeStream func() bool
 	// params, when not nil, is the transport's scan of the request's
-	// params (see dispatch_params.go); handle scans them itself otherwise.
+	// params (see server_params.go); handle scans them itself otherwise.
 	params *reqParams
 	// state, when not nil, is the per-request state the transport
 	// allocated (it holds this env); handle allocates one otherwise.
@@ -202,9 +202,9 @@ type reqState struct {
 	mrtr       mrtrIn
 	mrtrPeer   mrtrPeer
 	// out is the result sent: never the handler's value itself (see
-	// result_own.go).
+	// server_result.go).
 	out resultCopy
-	// mreq is the middleware's view of the request (middleware.go);
+	// mreq is the middleware's view of the request (server_middleware.go);
 	// accessStart is when handle began, zero when the access log is off.
 	mreq        Request
 	accessStart time.Time
