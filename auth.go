@@ -1,15 +1,10 @@
 package pmcp
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
-
-	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
 // Secret holds a credential such as a bearer token. Every printed form
@@ -135,74 +130,4 @@ func (e *AuthError) status() int {
 		return http.StatusUnauthorized
 	}
 	return e.Status
-}
-
-// logAuthRefusal logs a request that Authenticate or the scope check
-// refused, at Info: the status, the reason (the cause, with the request's
-// credentials cut out should an authenticator have put them in it,
-// capped), the client id when known (AuthError.ClientID, else client),
-// and the HTTP peer. The token is never logged.
-func logAuthRefusal(ctx context.Context, log *slog.Logger, r *http.Request, err error, client string) {
-	// A request with no credentials at all is how every OAuth client
-	// starts (the 401 tells it where to get a token): Debug. A credential
-	// that was refused is what an operator looks for: Info.
-	level := slog.LevelInfo
-	if r.Header.Get("Authorization") == "" {
-		level = slog.LevelDebug
-	}
-	if !log.Enabled(ctx, level) {
-		return
-	}
-	status, clientID, cause := http.StatusUnauthorized, client, err
-	var ae *AuthError
-	if errors.As(err, &ae) {
-		status = ae.status()
-		if ae.ClientID != "" {
-			clientID = ae.ClientID
-		}
-		if ae.Err != nil {
-			cause = ae.Err
-		}
-	}
-	reason := "refused"
-	if cause != nil {
-		reason = cause.Error()
-	}
-	for _, v := range r.Header.Values("Authorization") {
-		_, cred, _ := strings.Cut(strings.TrimSpace(v), " ")
-		if cred = strings.TrimSpace(cred); len(cred) >= 8 {
-			reason = strings.ReplaceAll(reason, cred, "[REDACTED]")
-		}
-	}
-	attrs := make([]slog.Attr, 0, 6)
-	attrs = append(attrs, slog.Int("status", status), slog.String("reason", capPeerString(reason)))
-	if clientID != "" {
-		attrs = append(attrs, slog.String("client_id", capPeerString(clientID)))
-	}
-	attrs = append(attrs, slog.String("http_method", r.Method), slog.String("path", capPeerString(r.URL.Path)), slog.String("remote", r.RemoteAddr))
-	log.LogAttrs(ctx, level, "pmcp: request refused by authorization", attrs...)
-}
-
-// writeAuthError answers a request that Authenticate refused.
-func writeAuthError(w http.ResponseWriter, err error) {
-	status := setChallenges(w, err)
-	writeTransportError(w, status, jsonrpc.CodeInvalidRequest, http.StatusText(status))
-}
-
-// setChallenges sets the WWW-Authenticate challenges of an authorization
-// refusal and returns its HTTP status: err's, when it is an *AuthError,
-// else 401 with a bare Bearer challenge.
-func setChallenges(w http.ResponseWriter, err error) int {
-	status, challenges := http.StatusUnauthorized, []string{"Bearer"}
-	var ae *AuthError
-	if errors.As(err, &ae) {
-		status = ae.status()
-		if len(ae.Challenges) > 0 {
-			challenges = ae.Challenges
-		}
-	}
-	for _, c := range challenges {
-		w.Header().Add("WWW-Authenticate", c)
-	}
-	return status
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	mrand "math/rand/v2"
 	"mime"
@@ -432,28 +431,6 @@ type authResult struct {
 // principal is who the request's state is bound to (see principalOf).
 func (a authResult) principal() (string, bool) { return principalOf(a.info, a.ctx) }
 
-// bodyState is the request body of one ServeHTTP call. A body that is not
-// read to its end, because reading it failed or timed out or because the
-// request was refused first, must not be drained by net/http afterwards:
-// it would do so without a deadline, and a client sending a byte now and
-// then would hold the connection (and a graceful shutdown) indefinitely.
-type bodyState struct {
-	rc      *http.ResponseController
-	pending bool // the request has a body not read to its end
-}
-
-// aLongTimeAgo is a read deadline in the past: reads fail at once.
-var aLongTimeAgo = time.Unix(1, 0)
-
-// settle runs when ServeHTTP returns. A body still pending gets a read
-// deadline in the past, so net/http's attempt to drain it fails at once
-// and the connection is closed instead of reused.
-func (b *bodyState) settle() {
-	if b.pending {
-		_ = b.rc.SetReadDeadline(aLongTimeAgo)
-	}
-}
-
 // ServeHTTP implements http.Handler.
 func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body bodyState
@@ -476,12 +453,12 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		}
 	}
 	if !h.hostAllowed(r) {
-		writeTransportError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, hostForbidden)
+		refuseHostForbidden.write(w, noID)
 		return
 	}
 	origin := r.Header.Get("Origin")
 	if origin != "" && !h.originAllowed(origin) {
-		writeTransportError(w, http.StatusForbidden, jsonrpc.CodeInvalidRequest, "Forbidden: Origin not allowed")
+		refuseOriginForbidden.write(w, noID)
 		return
 	}
 	if h.opts.CORS && origin != "" {
@@ -492,7 +469,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		}
 	}
 	if !h.begin() {
-		writeTransportError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "server is shutting down")
+		refuseShuttingDown.write(w, noID)
 		return
 	}
 	defer h.end()
@@ -514,8 +491,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		h.servePost(w, r, auth, &body)
 	case http.MethodGet, http.MethodDelete:
 		if v, ok := headerValue(r.Header, headerProtocolVersion); ok && IsModernVersion(v) {
-			w.Header().Set("Allow", http.MethodPost)
-			writeTransportError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed: the 2026-07-28 protocol only uses POST")
+			refuseModernOnlyPOST.write(w, noID)
 			return
 		}
 		if r.Method == http.MethodGet {
@@ -524,20 +500,18 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 			h.legacyDelete(w, r, auth)
 		}
 	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		writeTransportError(w, http.StatusMethodNotAllowed, jsonrpc.CodeInvalidRequest, "Method Not Allowed")
+		refuseMethod.write(w, noID)
 	}
 }
 
 // servePost reads, decodes and routes one POSTed JSON-RPC message.
 func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request, auth authResult, bs *bodyState) {
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
-		writeTransportError(w, http.StatusUnsupportedMediaType, jsonrpc.CodeInvalidRequest, "Unsupported Media Type: Content-Type must be application/json")
+		refuseMediaType.write(w, noID)
 		return
 	}
-	body, status, msg := h.readBody(w, r, bs)
-	if status != 0 {
-		writeTransportError(w, status, jsonrpc.CodeInvalidRequest, msg)
+	body, ok := h.readBody(w, r, bs)
+	if !ok {
 		return
 	}
 	h.rewindBody(r, body)
@@ -546,11 +520,11 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		var de *jsonrpc.DecodeError
 		if errors.As(err, &de) {
 			if resp := de.Response(); resp != nil {
-				writeResponse(w, http.StatusBadRequest, resp)
+				refuseBadMessage.write(w, resp.ID, resp.Error)
 				return
 			}
 		}
-		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "invalid JSON-RPC message")
+		refuseInvalidMessage.write(w, noID)
 		return
 	}
 	hv, hasHV := headerValue(r.Header, headerProtocolVersion)
@@ -558,7 +532,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 	switch m := m.(type) {
 	case *jsonrpc.Response:
 		if headerModern {
-			writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "clients do not send responses in the 2026-07-28 protocol")
+			refuseModernResponse.write(w, noID)
 			return
 		}
 		h.legacyClientResponse(w, r, m, auth)
@@ -578,60 +552,6 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		h.legacyPost(w, r, m, auth, rs)
 	}
 }
-
-// readBody reads the whole body within the size cap and the read timeout
-// (armed by ServeHTTP). A non-zero status reports a failure to send back;
-// the connection is then closed after the reply (see bodyState).
-func (h *StreamableHTTPHandler) readBody(w http.ResponseWriter, r *http.Request, bs *bodyState) ([]byte, int, string) {
-	max := h.opts.MaxBodyBytes
-	if max > 0 && r.ContentLength > max {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", max)
-	}
-	if !bs.pending {
-		return nil, 0, "" // no body
-	}
-	src := r.Body
-	if max > 0 {
-		src = http.MaxBytesReader(w, r.Body, max)
-	}
-	// The declared length sizes the buffer, up to bodyPrealloc: a client
-	// that declares a large body and sends little of it pins no more.
-	size := 512
-	if r.ContentLength > 0 {
-		size = int(min(r.ContentLength+1, bodyPrealloc)) // +1 so EOF needs no growth
-	}
-	buf := make([]byte, 0, size)
-	for {
-		n, err := src.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			// Clear the deadline: the server's background read of a
-			// long-lived stream must not time out.
-			bs.pending = false
-			if h.opts.BodyReadTimeout > 0 {
-				_ = bs.rc.SetReadDeadline(time.Time{})
-			}
-			return buf, 0, ""
-		}
-		if err != nil {
-			// The deadline stays (settle moves it to the past): what is
-			// left of the body is never read without one.
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request Entity Too Large: the body exceeds %d bytes", max)
-			}
-			return nil, http.StatusBadRequest, "cannot read the request body"
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-	}
-}
-
-// bodyPrealloc caps the buffer readBody allocates from a declared
-// Content-Length before any byte arrives; larger bodies grow it as they
-// are read.
-const bodyPrealloc = 64 << 10
 
 func isJSONContentType(ct string) bool {
 	if ct == "application/json" {
@@ -693,20 +613,6 @@ func newSessionID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// writeTransportError writes an HTTP error with a JSON-RPC error body
-// whose id is null.
-func writeTransportError(w http.ResponseWriter, status int, code int64, msg string) {
-	writeResponse(w, status, &jsonrpc.Response{Error: &jsonrpc.Error{Code: code, Message: msg}})
-}
-
-func writeResponse(w http.ResponseWriter, status int, resp *jsonrpc.Response) {
-	b, err := jsonrpc.AppendMessage(make([]byte, 0, 128), resp)
-	if err != nil {
-		b, _ = jsonrpc.AppendMessage(nil, &jsonrpc.Response{ID: resp.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot encode the response")})
-	}
-	writeJSONBody(w, status, b)
 }
 
 func writeJSONBody(w http.ResponseWriter, status int, b []byte) {
@@ -792,4 +698,14 @@ func marshalParams(method string, params any) (jsontext.Value, error) {
 		return nil, nil
 	}
 	return b, nil
+}
+
+// notificationOf builds the middleware view of an HTTP notification.
+// It is nil when there is no notification middleware.
+func (h *StreamableHTTPHandler) notificationOf(r *http.Request, req *jsonrpc.Request, auth authResult, sessionID string) *Notification {
+	if h.s.nchain == nil {
+		return nil
+	}
+	return &Notification{Method: req.Method, Params: req.Params, SessionID: sessionID, AuthInfo: auth.info, AuthContext: auth.ctx,
+		Transport: httpTransportInfo(r), Header: r.Header}
 }

@@ -132,17 +132,13 @@ func (h *StreamableHTTPHandler) initSession(id, principal string) *httpSession {
 	return sess
 }
 
-// msgRepeatedVersion is the 400 message for an MCP-Protocol-Version
-// header sent on more than one field line (see headerRepeated).
-const msgRepeatedVersion = "Bad Request: MCP-Protocol-Version header sent more than once"
-
 // lookupSession finds the session of a request, or answers 400 (no id, or
 // a repeated or non-legacy MCP-Protocol-Version) or 404 (unknown, ended,
 // or bound to another principal) and returns nil.
 func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Request, auth authResult) *httpSession {
 	id, ok := headerValue(r.Header, headerSessionID)
 	if !ok || id == "" {
-		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required (send initialize first, or per-request _meta for protocol 2026-07-28)")
+		refuseNoSession.write(w, noID)
 		return nil
 	}
 	var sess *httpSession
@@ -155,15 +151,15 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 		}
 	}
 	if sess == nil || !principalMatches(sess.principal, auth.info, auth.ctx) {
-		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
+		refuseSessionNotFound.write(w, noID)
 		return nil
 	}
 	if headerRepeated(r.Header, headerProtocolVersion) {
-		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, msgRepeatedVersion)
+		refuseRepeatedVersion.write(w, noID)
 		return nil
 	}
 	if v, ok := headerValue(r.Header, headerProtocolVersion); ok && !IsLegacyVersion(v) {
-		writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: unsupported MCP-Protocol-Version "+strconv.Quote(v))
+		refuseVersion.write(w, noID, v)
 		return nil
 	}
 	sess.touch()
@@ -536,16 +532,8 @@ func (sess *httpSession) callOn(st *eventStream, waiting *atomic.Int32) func(ctx
 			p.Forget(id)
 			return nil, err
 		}
-		if !st.send(b, false) {
-			// The request is over: a back-channel kept beyond it reaches
-			// the client on the session's standalone GET stream, where a
-			// server may send requests unrelated to the client's, when
-			// the client has one open.
-			if sa := sess.standaloneOrNil(); sa == nil || sa == st || !sa.send(b, false) {
-				p.Forget(id)
-				return nil, errStreamDone
-			}
-		}
+		// The slot is freed before the call is sent: the client may answer
+		// it, or send another request, as soon as it arrives.
 		if sess.maxRunning > 0 {
 			if waiting.Add(1) == 1 {
 				sess.running.Add(-1)
@@ -555,6 +543,16 @@ func (sess *httpSession) callOn(st *eventStream, waiting *atomic.Int32) func(ctx
 					sess.running.Add(1)
 				}
 			}()
+		}
+		if !st.send(b, false) {
+			// The request is over: a back-channel kept beyond it reaches
+			// the client on the session's standalone GET stream, where a
+			// server may send requests unrelated to the client's, when
+			// the client has one open.
+			if sa := sess.standaloneOrNil(); sa == nil || sa == st || !sa.send(b, false) {
+				p.Forget(id)
+				return nil, errStreamDone
+			}
 		}
 		return p.Await(ctx, id, ch)
 	}
@@ -589,24 +587,23 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 	jsonOK, sseOK := accepts(r)
 	useSSE := sseOK && !h.opts.JSONResponse
 	if !useSSE && !jsonOK {
-		writeTransportError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: accept application/json or text/event-stream")
+		refuseNotAcceptable.write(w, noID)
 		return
 	}
 	isInit := req.Method == MethodInitialize
 	var sess *httpSession
 	if isInit {
 		if headerRepeated(r.Header, headerProtocolVersion) {
-			writeResponse(w, http.StatusBadRequest, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, msgRepeatedVersion)})
+			refuseInitRepeatedVersion.write(w, req.ID)
 			return
 		}
 		principal, bindable := auth.principal()
 		if !bindable {
-			writeResponse(w, http.StatusForbidden, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Forbidden: the credentials name no principal a session can be bound to")})
+			refuseNoPrincipal.write(w, req.ID)
 			return
 		}
 		if sess = h.newSession(principal); sess == nil {
-			w.Header().Set("Retry-After", "5")
-			writeResponse(w, http.StatusServiceUnavailable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")})
+			refuseTooManySessions.write(w, req.ID)
 			return
 		}
 	} else if sess = h.lookupSession(w, r, auth); sess == nil {
@@ -616,15 +613,14 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	if !sess.acquire() {
-		w.Header().Set("Retry-After", "1")
-		writeResponse(w, http.StatusServiceUnavailable, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "Service Unavailable: too many requests in flight on this session")})
+		refuseTooManyInFlight.write(w, req.ID)
 		return
 	}
 	ctx, cancel := sess.requestCtx(r)
 	if !sess.track(req.ID, cancel) {
 		cancel()
 		sess.release()
-		writeResponse(w, http.StatusBadRequest, &jsonrpc.Response{ID: req.ID, Error: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "duplicate request id: a request with this id is still in flight")})
+		refuseDuplicateID.write(w, req.ID)
 		return
 	}
 	env := &rs.env
@@ -693,17 +689,6 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 	sess.touch()
 }
 
-// logDrops logs once per request how many notifications a slow client
-// missed.
-func (st *eventStream) logDrops(req *jsonrpc.Request) {
-	st.mu.Lock()
-	n := st.drops
-	st.mu.Unlock()
-	if n > 0 {
-		st.sess.h.log.Warn("pmcp: dropped notifications for a slow HTTP client", "session", st.sess.id, "method", req.Method, "id", req.ID.String(), "dropped", n)
-	}
-}
-
 // legacyNotification handles a client notification; it must stay quick.
 func (h *StreamableHTTPHandler) legacyNotification(sess *httpSession, req *jsonrpc.Request) {
 	switch req.Method {
@@ -733,116 +718,4 @@ func (h *StreamableHTTPHandler) legacyClientResponse(w http.ResponseWriter, r *h
 		p.Resolve(resp)
 	}
 	w.WriteHeader(http.StatusAccepted)
-}
-
-// legacyGet opens the standalone SSE stream, or resumes a stream with
-// Last-Event-ID.
-func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request, auth authResult) {
-	sess := h.lookupSession(w, r, auth)
-	if sess == nil {
-		return
-	}
-	if _, sse := accepts(r); !sse {
-		writeTransportError(w, http.StatusNotAcceptable, jsonrpc.CodeInvalidRequest, "Not Acceptable: the GET stream needs Accept: text/event-stream")
-		return
-	}
-	sess.active.Add(1)
-	defer func() {
-		sess.active.Add(-1)
-		sess.touch()
-	}()
-	sw := newSSEWriter(w, h.opts.StreamWriteTimeout)
-	if last, ok := headerValue(r.Header, headerLastEventID); ok {
-		sid, n, ok := parseEventID(last)
-		if !ok {
-			writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: malformed Last-Event-ID")
-			return
-		}
-		h.resume(w, r, sw, sess, sid, n)
-		return
-	}
-	st, l := sess.standaloneStream()
-	if st == nil {
-		writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
-		return
-	}
-	a, _, floor := st.attach()
-	sw.start(sess.id)
-	sw.priming(eventID(st.id, floor), h.opts.SSERetry)
-	h.pump(r.Context(), sw, st, a, pumpOptions{written: floor, events: l, idle: true})
-	st.detach(a)
-}
-
-// resume serves a GET with Last-Event-ID n of stream sid. A live stream
-// is replayed from the event store and taken over: its previous writer
-// ends, so resumptions never hold more than one response per stream (as
-// plain GETs of the standalone stream). A stream that has ended is
-// replayed from the store and the response ends; an id the session never
-// issued, or whose events are no longer stored, gets 400 at once.
-func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, sw *sseWriter, sess *httpSession, sid string, n uint64) {
-	st := sess.liveStream(sid)
-	var events *listener
-	if sid == standaloneStreamID && st == nil && n == 0 {
-		// Resuming the standalone stream before it was ever opened.
-		if st, events = sess.standaloneStream(); st == nil {
-			writeTransportError(w, http.StatusNotFound, jsonrpc.CodeInvalidRequest, "Session not found")
-			return
-		}
-	}
-	if st != nil && n > st.lastSeq() {
-		st = nil // an id this stream never issued
-	}
-	if st == nil {
-		evs, err := h.store.After(r.Context(), sess.id, sid, n)
-		if err != nil {
-			h.log.Warn("pmcp: event store replay failed", "session", sess.id, "stream", sid, "error", err)
-		}
-		if len(evs) == 0 {
-			writeTransportError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: nothing to resume after this Last-Event-ID: the id is unknown, or its stream has ended and its events are no longer stored")
-			return
-		}
-		h.resumed.Add(1)
-		sw.start(sess.id)
-		sw.priming(eventID(sid, n), h.opts.SSERetry)
-		for _, ev := range evs {
-			sw.event(eventID(sid, ev.Seq), ev.Data)
-		}
-		_ = sw.last()
-		return
-	}
-	h.resumed.Add(1)
-	sw.start(sess.id)
-	sw.priming(eventID(sid, n), h.opts.SSERetry)
-	a, upTo, _ := st.attach()
-	defer st.detach(a)
-	written := n
-	evs, err := h.store.After(r.Context(), sess.id, sid, n)
-	if err != nil {
-		h.log.Warn("pmcp: event store replay failed", "session", sess.id, "stream", sid, "error", err)
-	}
-	for _, ev := range evs {
-		if ev.Seq > upTo {
-			break
-		}
-		sw.event(eventID(sid, ev.Seq), ev.Data)
-		written = ev.Seq
-	}
-	po := pumpOptions{written: written}
-	if sid == standaloneStreamID {
-		if events == nil {
-			_, events = sess.standaloneStream()
-		}
-		po.events, po.idle = events, true
-	}
-	h.pump(r.Context(), sw, st, a, po)
-}
-
-// legacyDelete ends a session.
-func (h *StreamableHTTPHandler) legacyDelete(w http.ResponseWriter, r *http.Request, auth authResult) {
-	sess := h.lookupSession(w, r, auth)
-	if sess == nil {
-		return
-	}
-	h.endSession(sess)
-	w.WriteHeader(http.StatusOK)
 }

@@ -122,10 +122,6 @@ func (h *StreamableHTTPHandler) hostAllowed(r *http.Request) bool {
 	return false
 }
 
-// hostForbidden is the message of the 403 answer to a refused Host.
-const hostForbidden = "Forbidden: Host not allowed (by default only localhost, 127.0.0.0/8 and [::1], with an optional port, are accepted; " +
-	"list other names in StreamableHTTPOptions.AllowedHosts)"
-
 // originAllowed checks a present Origin header: loopback origins and the
 // configured ones pass.
 func (h *StreamableHTTPHandler) originAllowed(origin string) bool {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -105,15 +104,6 @@ func (h *StreamableHTTPHandler) replicated() bool {
 	return h.opts.SessionRouter != nil || h.opts.SessionStore != nil
 }
 
-// rewindBody makes a POST's body, already read, readable again for a
-// SessionRouter.
-func (h *StreamableHTTPHandler) rewindBody(r *http.Request, body []byte) {
-	if h.opts.SessionRouter != nil && r.Header.Get(headerSessionID) != "" {
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-	}
-}
-
 // remoteSession finds a session this replica does not hold: the router
 // serves the request (handled), or the session is adopted, or it is
 // unknown (nil, false).
@@ -142,13 +132,11 @@ func (h *StreamableHTTPHandler) remoteSession(w http.ResponseWriter, r *http.Req
 	case errors.Is(err, ErrNoSession):
 		return nil, false
 	case errors.Is(err, ErrSessionOwned):
-		w.Header().Set("Retry-After", "1")
-		writeTransportError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: the session's replica cannot be reached")
+		refuseReplicaUnreachable.write(w, noID)
 		return nil, true
 	case err != nil:
 		h.log.Warn("pmcp: session store unavailable", "session", id, "error", err)
-		w.Header().Set("Retry-After", "1")
-		writeTransportError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: the session store is unavailable")
+		refuseSessionStore.write(w, noID)
 		return nil, true
 	}
 	if rec.ID != id {
@@ -156,8 +144,7 @@ func (h *StreamableHTTPHandler) remoteSession(w http.ResponseWriter, r *http.Req
 	}
 	sess = h.adopt(r.Context(), rec)
 	if sess == nil {
-		w.Header().Set("Retry-After", "5")
-		writeTransportError(w, http.StatusServiceUnavailable, jsonrpc.CodeInternalError, "Service Unavailable: too many sessions")
+		refuseTooManySessionsAdopting.write(w, noID)
 		return nil, true
 	}
 	return sess, false
@@ -217,8 +204,9 @@ func (h *StreamableHTTPHandler) saveSession(ctx context.Context, sess *httpSessi
 	return true
 }
 
-// errSessionStore fails an initialize whose session could not be recorded.
-var errSessionStore = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the session store is unavailable; retry later"}
+// errSessionStore fails an initialize whose session could not be recorded
+// (refuseSessionNotSaved).
+var errSessionStore = refuseSessionNotSaved.rpcError()
 
 // forgetSession deletes the record of a session that ended for good.
 func (h *StreamableHTTPHandler) forgetSession(id string) {

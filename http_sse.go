@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
 // sseWriter frames server-sent events onto one HTTP response. It is used
@@ -458,3 +460,14 @@ var legacyListChanged = func() (m [resourceUpdated][]byte) {
 	}
 	return m
 }()
+
+// logDrops logs once per request how many notifications a slow client
+// missed.
+func (st *eventStream) logDrops(req *jsonrpc.Request) {
+	st.mu.Lock()
+	n := st.drops
+	st.mu.Unlock()
+	if n > 0 {
+		st.sess.h.log.Warn("pmcp: dropped notifications for a slow HTTP client", "session", st.sess.id, "method", req.Method, "id", req.ID.String(), "dropped", n)
+	}
+}

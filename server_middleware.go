@@ -377,13 +377,3 @@ func (s *Server) notification(ctx context.Context, n *Notification, builtin func
 		s.logger.DebugContext(ctx, "pmcp: notification middleware failed", "method", n.Method, "error", err)
 	}
 }
-
-// notificationOf builds the middleware view of an HTTP notification.
-// It is nil when there is no notification middleware.
-func (h *StreamableHTTPHandler) notificationOf(r *http.Request, req *jsonrpc.Request, auth authResult, sessionID string) *Notification {
-	if h.s.nchain == nil {
-		return nil
-	}
-	return &Notification{Method: req.Method, Params: req.Params, SessionID: sessionID, AuthInfo: auth.info, AuthContext: auth.ctx,
-		Transport: httpTransportInfo(r), Header: r.Header}
-}

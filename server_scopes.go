@@ -2,7 +2,6 @@ package pmcp
 
 import (
 	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -160,59 +159,4 @@ func (s *Server) subscriptionScopes(uris []string) []string {
 		}
 	}
 	return out
-}
-
-// httpScopeCheck is the HTTP transport's check, before dispatch, of the
-// scopes the request's operation needs (requiredScopes, subscriptionScopes:
-// the rule the dispatcher applies too). It runs after the transport's
-// header and session checks and before any handler or middleware. It
-// answers the request and returns false when the caller lacks one: 403
-// with the step-up challenge (StreamableHTTPOptions.InsufficientScope,
-// else a Bearer challenge without resource_metadata) and, as body, the
-// JSON-RPC error a stream transport answers (scopeRefusal); the refusal is
-// logged as every authorization refusal is (logAuthRefusal).
-func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, era Era, req *jsonrpc.Request, rs *reqState, auth authResult) bool {
-	if !h.s.scoped.Load() || !rs.params.ok {
-		return true // the dispatcher refuses params it cannot read
-	}
-	if era == EraModern && methodsRemovedInModern[req.Method] || era == EraLegacy && methodsModernOnly[req.Method] {
-		return true // the dispatcher answers that the era has no such method
-	}
-	var required []string
-	if req.Method == MethodSubscriptionsListen {
-		p, err := decodeParams[ListenParams](req.Params)
-		if err != nil {
-			return true
-		}
-		if _, err := newURISet(p.Notifications.ResourceSubscriptions, h.s.subLimits()); err != nil {
-			return true // over the limits: refused before any lookup
-		}
-		required = h.s.subscriptionScopes(p.Notifications.ResourceSubscriptions)
-	} else if _, target := rs.params.target(req.Method); target != "" {
-		required = h.s.requiredScopes(req.Method, target)
-	}
-	if len(required) == 0 || hasScopes(required, grantedScopes(auth.info, auth.ctx)) {
-		return true
-	}
-	var err error
-	if h.opts.InsufficientScope != nil {
-		err = h.opts.InsufficientScope(auth.ctx, required...)
-	}
-	var ae *AuthError
-	if !errors.As(err, &ae) || ae.status() != http.StatusForbidden {
-		err = &AuthError{
-			Status:     http.StatusForbidden,
-			Challenges: []string{`Bearer error="insufficient_scope", scope="` + strings.Join(required, " ") + `"`},
-			Err:        ErrInsufficientScope,
-		}
-	}
-	client := ""
-	if auth.ctx != nil {
-		client = auth.ctx.ClientID
-	} else if auth.info != nil {
-		client = auth.info.ClientID
-	}
-	logAuthRefusal(rs.env.httpReq.Context(), h.s.logger, rs.env.httpReq, err, client)
-	writeResponse(w, setChallenges(w, err), &jsonrpc.Response{ID: req.ID, Error: scopeRefusal(required)})
-	return false
 }

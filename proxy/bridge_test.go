@@ -28,21 +28,31 @@ var translations = []eraCase{
 }
 
 // forEachBridge runs f as a subtest for every era pair (translations),
-// downstream transport and upstream transport; upDial serves an upstream
-// server over that upstream transport.
+// downstream transport and upstream transport (see forEachTransport).
 func forEachBridge(t *testing.T, f func(t *testing.T, tc eraCase, down string, upDial func(*pmcp.Server, *sync.WaitGroup) DialFunc)) {
 	for _, tc := range translations {
-		for _, down := range []string{"stream", "http"} {
-			for _, upT := range []string{"stream", "http"} {
-				t.Run(tc.name+"/down-"+down+"/up-"+upT, func(t *testing.T) {
-					f(t, tc, down, func(srv *pmcp.Server, wg *sync.WaitGroup) DialFunc {
-						if upT == "http" {
-							return httpDial(t, srv)
-						}
-						return memDial(srv, wg)
-					})
+		t.Run(tc.name, func(t *testing.T) {
+			forEachTransport(t, func(t *testing.T, down string, upDial func(*pmcp.Server, *sync.WaitGroup) DialFunc) {
+				f(t, tc, down, upDial)
+			})
+		})
+	}
+}
+
+// forEachTransport runs f as a subtest for every downstream transport and
+// upstream transport; upDial serves an upstream server over that upstream
+// transport.
+func forEachTransport(t *testing.T, f func(t *testing.T, down string, upDial func(*pmcp.Server, *sync.WaitGroup) DialFunc)) {
+	for _, down := range []string{"stream", "http"} {
+		for _, upT := range []string{"stream", "http"} {
+			t.Run("down-"+down+"/up-"+upT, func(t *testing.T) {
+				f(t, down, func(srv *pmcp.Server, wg *sync.WaitGroup) DialFunc {
+					if upT == "http" {
+						return httpDial(t, srv)
+					}
+					return memDial(srv, wg)
 				})
-			}
+			})
 		}
 	}
 }

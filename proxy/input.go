@@ -44,6 +44,9 @@ type job struct {
 	round atomic.Pointer[round]
 	// asking counts the requests for input the job is waiting on.
 	asking atomic.Int32
+	// ended is set by Proxy.endJob, under Proxy.parked.mu: no request
+	// parks on the job any more.
+	ended bool
 }
 
 type jobKey struct{}
@@ -56,8 +59,20 @@ type round struct {
 }
 
 type ask struct {
-	req   *pmcp.InputRequest
-	reply chan answer // buffered, 1
+	req *pmcp.InputRequest
+	// guessed: the request carries no link to its call (a legacy
+	// upstream's), so slot.jobFor chose the job by guess; when that job
+	// ends before the request is answered, the request is routed again.
+	guessed bool
+	reply   chan answer // buffered, 1: see answer
+	once    sync.Once
+}
+
+// answer replies to the request; only the first reply counts, so a request
+// that was routed away from a parked round (Proxy.endJob) may still be
+// answered there by a client coming back late, without effect.
+func (a *ask) answer(x answer) {
+	a.once.Do(func() { a.reply <- x })
 }
 
 type answer struct {
@@ -65,11 +80,17 @@ type answer struct {
 	err error
 }
 
+// errCallEnded is the reply to a request for input routed to a call that
+// ended before answering it (see Proxy.endJob); slot.askAs routes a
+// guessed one again.
+var errCallEnded = errors.New("proxy: the downstream call this request for input was routed to ended before answering it")
+
 // ask hands req to the downstream request waiting for the job and waits
-// for the answer; handed reports whether the job took req. The caller
-// counted req in j.asking (see slot.jobFor).
-func (j *job) ask(ctx context.Context, req *pmcp.InputRequest) (_ jsontext.Value, handed bool, _ error) {
-	a := &ask{req: req, reply: make(chan answer, 1)}
+// for the answer; handed reports whether the job took req and answered it
+// (false when the job ended first). The caller counted req in j.asking
+// (see slot.jobFor); guessed is whether it chose j by guess.
+func (j *job) ask(ctx context.Context, req *pmcp.InputRequest, guessed bool) (_ jsontext.Value, handed bool, _ error) {
+	a := &ask{req: req, guessed: guessed, reply: make(chan answer, 1)}
 	defer j.asking.Add(-1)
 	select {
 	case j.asks <- a:
@@ -87,11 +108,14 @@ func (j *job) ask(ctx context.Context, req *pmcp.InputRequest) (_ jsontext.Value
 	// taking one at a time, and by Options.MaxParked.
 	defer rpcconn.Wait(ctx)()
 	// Every driver that took a replies to it (at once, or when its parked
-	// round is resumed, times out or the proxy closes), so the job's end
-	// is not waited for here: a legacy upstream's request routed to a call
-	// that was not its own must outlive that call.
+	// round is resumed, times out or the proxy closes), and the job's end
+	// replies errCallEnded to a guessed request still parked on it (see
+	// Proxy.endJob), so the job's end is not waited for here.
 	select {
 	case r := <-a.reply:
+		if errors.Is(r.err, errCallEnded) {
+			return nil, false, r.err
+		}
 		return r.raw, true, r.err
 	case <-ctx.Done():
 		return nil, true, ctx.Err()
@@ -119,10 +143,31 @@ func (p *Proxy) startJob(parent context.Context, sl *slot, r *round, call func(c
 		j.res, j.err = call(j.ctx, j)
 		// Leave the slot first: from now on no request may be routed here.
 		sl.removeJob(j)
+		p.endJob(j)
 		close(j.done)
 		cancel(nil)
 	}()
 	return j, nil
+}
+
+// endJob hands back the guessed requests for input still parked on the
+// rounds of j, whose call has ended: such a request belongs to another
+// call, which waits for it, while j's client need not come back for j's
+// result (it may be out of rounds, or gone). Each is answered
+// errCallEnded, so slot.askAs routes it to a call still in flight. The
+// entry stays parked: j's client, coming back, resumes it to get j's
+// result, its late answer going nowhere (ask.answer). From now on park
+// refuses j, so no guessed request waits on an ended call.
+func (p *Proxy) endJob(j *job) {
+	pk := &p.parked
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	j.ended = true
+	for _, e := range pk.m {
+		if e.j == j && e.a.guessed {
+			e.a.answer(answer{err: errCallEnded})
+		}
+	}
 }
 
 // driveLegacy waits for the job, answering its requests for input through
@@ -133,7 +178,7 @@ func (p *Proxy) driveLegacy(ctx context.Context, extra *pmcp.RequestHandlerExtra
 		case <-j.done:
 			return j.res, j.err
 		case a := <-j.asks:
-			a.reply <- legacyAnswer(ctx, extra.Peer, a.req)
+			a.answer(legacyAnswer(ctx, extra.Peer, a.req))
 		case <-ctx.Done():
 			j.cancel()
 			<-j.done
@@ -201,6 +246,9 @@ func (p *Proxy) park(j *job, a *ask) (string, error) {
 	if pk.closed {
 		return "", ErrUpstreamGone
 	}
+	if j.ended {
+		return "", errCallEnded
+	}
 	if len(pk.m) >= p.maxParked() {
 		return "", ErrTooManyParked
 	}
@@ -210,7 +258,7 @@ func (p *Proxy) park(j *job, a *ask) (string, error) {
 	e := &parked{j: j, a: a}
 	e.timer = time.AfterFunc(p.parkTimeout(), func() {
 		if x := p.unpark(id); x != nil {
-			x.a.reply <- answer{err: errors.New("proxy: the downstream client did not answer in time")}
+			x.a.answer(answer{err: errors.New("proxy: the downstream client did not answer in time")})
 			x.j.cancel()
 		}
 	})
@@ -240,7 +288,7 @@ func (p *Proxy) closeParked() {
 	pk.mu.Unlock()
 	for _, e := range m {
 		e.timer.Stop()
-		e.a.reply <- answer{err: ErrUpstreamGone}
+		e.a.answer(answer{err: ErrUpstreamGone})
 		e.j.cancel()
 	}
 }
@@ -307,7 +355,7 @@ func (p *Proxy) resume(b reqstate.Binding, mp *mrtrParams, r *round) (*job, erro
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the bridged request is no longer waiting for input (answered already, timed out, or the proxy restarted)"}
 	}
 	e.j.round.Store(r) // before the upstream can go on and report
-	e.a.reply <- answer{raw: raw}
+	e.a.answer(answer{raw: raw})
 	return e.j, nil
 }
 
@@ -321,12 +369,16 @@ func (p *Proxy) driveModern(ctx context.Context, req *pmcp.Request, b reqstate.B
 			return j.res, j.err
 		case a := <-j.asks:
 			if err := missingCapability(caps, a.req); err != nil {
-				a.reply <- answer{err: err}
+				a.answer(answer{err: err})
 				continue
 			}
 			id, err := p.park(j, a)
+			if errors.Is(err, errCallEnded) {
+				a.answer(answer{err: err}) // routed again; j.done is next
+				continue
+			}
 			if err != nil {
-				a.reply <- answer{err: err}
+				a.answer(answer{err: err})
 				j.cancel()
 				<-j.done
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
@@ -340,17 +392,19 @@ func (p *Proxy) driveModern(ctx context.Context, req *pmcp.Request, b reqstate.B
 				}
 			}
 			if limit := p.maxRounds(); round >= limit {
-				if x := p.unpark(id); x != nil {
-					x.a.reply <- answer{err: errors.New("proxy: too many input rounds")}
-				}
+				// The call ends (endJob routes a guessed request on to
+				// a call that may be its own); its own request fails.
 				j.cancel()
 				<-j.done
+				if x := p.unpark(id); x != nil {
+					x.a.answer(answer{err: errors.New("proxy: too many input rounds")})
+				}
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("too many input rounds (limit %d)", limit)}
 			}
 			tok, err := p.sealer.Seal(b, reqstate.State{Round: uint8(round), Continuation: cont})
 			if err != nil {
 				if x := p.unpark(id); x != nil {
-					x.a.reply <- answer{err: err}
+					x.a.answer(answer{err: err})
 				}
 				j.cancel()
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot seal request state: " + err.Error()}

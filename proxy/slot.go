@@ -336,19 +336,20 @@ func (sl *slot) removeJob(j *job) {
 
 // jobFor finds the call an upstream request for input belongs to and
 // counts the request in its asking: the one whose ctx it carries (a modern
-// upstream asks within the call), else the oldest call in flight on the
-// slot that is not already waiting for an answer, else the oldest (a
-// legacy upstream's requests carry no link to the call they are for; with
-// one call at a time, which a per-session upstream usually sees, the
-// choice is exact). The choice and the count are one step, so concurrent
-// requests go to distinct calls while there are enough.
-func (sl *slot) jobFor(ctx context.Context) *job {
+// upstream asks within the call), or the pump of the task it names, else
+// (guessed) the oldest call in flight on the slot that is not already
+// waiting for an answer, else the oldest (a legacy upstream's requests
+// carry no link to the call they are for; with one call at a time, which
+// a per-session upstream usually sees, the choice is exact). The choice and
+// the count are one step, so concurrent requests go to distinct calls
+// while there are enough.
+func (sl *slot) jobFor(ctx context.Context) (_ *job, guessed bool) {
 	if j, ok := ctx.Value(jobKey{}).(*job); ok {
 		j.asking.Add(1)
-		return j
+		return j, false
 	}
 	if j := sl.p.pumpJob(ctx, sl); j != nil { // a task's, by its related-task _meta
-		return j
+		return j, false
 	}
 	sl.jobsMu.Lock()
 	defer sl.jobsMu.Unlock()
@@ -368,7 +369,7 @@ func (sl *slot) jobFor(ctx context.Context) *job {
 	if pick != nil {
 		pick.asking.Add(1)
 	}
-	return pick
+	return pick, true
 }
 
 // setPeer remembers the back-channel of the latest request of the slot's
@@ -403,7 +404,8 @@ func (sl *slot) rootsOutsideCalls(ctx context.Context) (*pmcp.ListRootsResult, e
 var errNoCall = errors.New("proxy: no downstream request is in flight to ask for this input")
 
 // maxReroutes bounds how often a legacy upstream's request for input is
-// routed to another call because the one it was routed to ended first.
+// routed to another call because the one it was routed to ended before
+// answering it.
 const maxReroutes = 8
 
 func askAs[T any](ctx context.Context, sl *slot, req *pmcp.InputRequest) (*T, error) {
@@ -412,18 +414,17 @@ func askAs[T any](ctx context.Context, sl *slot, req *pmcp.InputRequest) (*T, er
 		err error
 	)
 	for try := 0; ; try++ {
-		j := sl.jobFor(ctx)
+		j, guessed := sl.jobFor(ctx)
 		if j == nil {
 			return nil, errNoCall
 		}
 		var handed bool
-		raw, handed, err = j.ask(ctx, req)
-		_, linked := ctx.Value(jobKey{}).(*job)
-		if handed || linked || ctx.Err() != nil || try == maxReroutes {
+		raw, handed, err = j.ask(ctx, req, guessed)
+		if handed || !guessed || ctx.Err() != nil || try == maxReroutes {
 			break
 		}
 		// A legacy request (no link to its call) was routed to a call
-		// that ended before taking it: another call may be its own.
+		// that ended before answering it: another call may be its own.
 	}
 	if err != nil {
 		return nil, err

@@ -165,7 +165,7 @@ func (tp *taskPump) run(p *Proxy) {
 		case a := <-tp.j.asks:
 			id, err := p.park(tp.j, a)
 			if err != nil {
-				a.reply <- answer{err: err}
+				a.answer(answer{err: err})
 				continue
 			}
 			tp.mu.Lock()
@@ -180,7 +180,7 @@ func (tp *taskPump) run(p *Proxy) {
 			tp.mu.Unlock()
 			for id := range ids {
 				if x := p.unpark(id); x != nil {
-					x.a.reply <- answer{err: ErrUpstreamGone}
+					x.a.answer(answer{err: ErrUpstreamGone})
 				}
 			}
 			return
@@ -218,7 +218,7 @@ func (p *Proxy) updateLegacyTask(req *pmcp.Request, sl *slot, id string, respons
 			continue
 		}
 		if x := p.unpark(id); x != nil {
-			x.a.reply <- answer{raw: raw}
+			x.a.answer(answer{raw: raw})
 		}
 	}
 	return nil

@@ -34,8 +34,8 @@ var limits = []limit{
 	{Name: "root non-test files"},
 	// today 20,016
 	{Name: "root non-test lines"},
-	// today 1 (http_legacy.go, 823 lines)
-	{Name: "root files over 800 lines", Max: 0},
+	// today 1 (http_legacy.go, 823 lines); 0 since R2b split it
+	{Name: "root files over 800 lines", Max: 0, On: true},
 	// today 1,182 = 174 types + 32 funcs + 193 methods of exported types +
 	// 162 consts + 29 vars + 573 fields of exported structs + 19 methods
 	// of exported interfaces; report only (the target is on the next)
@@ -57,9 +57,9 @@ var limits = []limit{
 	// today 23; report only
 	{Name: "root comparisons with MCP method names"},
 	// today 30 call sites (plus statuses returned to a caller that writes
-	// them); refusals become rows of one table, written by one writer that
-	// takes the status as a variable
-	{Name: "root inline HTTP error writes", Max: 0},
+	// them); 0 since H2: refusals are rows of one table (http_refusals.go),
+	// written by one writer that takes the status as a variable
+	{Name: "root inline HTTP error writes", Max: 0, On: true},
 	// today 14 (9 in the root, 5 in auth); set wellKnownOwner first
 	{Name: "OAuth well-known path spellings outside one package", Max: 0},
 }

@@ -1,0 +1,195 @@
+package pmcp
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/gopmcp/pmcp/jsonrpc"
+)
+
+// httpRefusal is one way the Streamable HTTP transport refuses a
+// request: the HTTP status, and the JSON-RPC error response that is the
+// body. Every refusal is a named value below, written by write, the one
+// writer; no status is spelled at a call site. TestHTTPRefusals records
+// the bytes each one writes.
+type httpRefusal struct {
+	status int
+	code   int64
+	// msg is the error message; a refusal that takes arguments has fmt
+	// verbs in it, filled by write's args.
+	msg string
+	// withID: the body carries the id passed to write (the request's);
+	// else its id is null. Which refusals carry it is a fact of each row,
+	// kept as clients see it today.
+	withID bool
+	// given: the body's error is write's one argument, a *jsonrpc.Error
+	// built by its owner (the decoder, scopeRefusal); code and msg are
+	// unused.
+	given bool
+	// allow and retryAfter are the Allow and Retry-After headers; empty
+	// means none.
+	allow      string
+	retryAfter string
+}
+
+// The refusals of ServeHTTP and servePost, before a message is decoded.
+var (
+	refuseHostForbidden = httpRefusal{status: http.StatusForbidden, code: jsonrpc.CodeInvalidRequest,
+		msg: "Forbidden: Host not allowed (by default only localhost, 127.0.0.0/8 and [::1], with an optional port, are accepted; " +
+			"list other names in StreamableHTTPOptions.AllowedHosts)"}
+	refuseOriginForbidden = httpRefusal{status: http.StatusForbidden, code: jsonrpc.CodeInvalidRequest, msg: "Forbidden: Origin not allowed"}
+	// refuseShuttingDown: Shutdown or Close has begun (no Retry-After: the
+	// client goes to another server).
+	refuseShuttingDown   = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, msg: "server is shutting down"}
+	refuseModernOnlyPOST = httpRefusal{status: http.StatusMethodNotAllowed, code: jsonrpc.CodeInvalidRequest, allow: http.MethodPost,
+		msg: "Method Not Allowed: the 2026-07-28 protocol only uses POST"}
+	refuseMethod = httpRefusal{status: http.StatusMethodNotAllowed, code: jsonrpc.CodeInvalidRequest, allow: "GET, POST, DELETE",
+		msg: "Method Not Allowed"}
+	refuseMediaType = httpRefusal{status: http.StatusUnsupportedMediaType, code: jsonrpc.CodeInvalidRequest,
+		msg: "Unsupported Media Type: Content-Type must be application/json"}
+	// refuseTooLarge takes the limit (MaxBodyBytes).
+	refuseTooLarge = httpRefusal{status: http.StatusRequestEntityTooLarge, code: jsonrpc.CodeInvalidRequest,
+		msg: "Request Entity Too Large: the body exceeds %d bytes"}
+	// refuseBadBody: reading the body failed or timed out.
+	refuseBadBody = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, msg: "cannot read the request body"}
+	// refuseBadMessage: the decoder's own answer (jsonrpc.DecodeError's
+	// Response): its error, with the id it could read (null or the
+	// request's).
+	refuseBadMessage = httpRefusal{status: http.StatusBadRequest, withID: true, given: true}
+	// refuseInvalidMessage: a message the decoder refused without an
+	// answer of its own.
+	refuseInvalidMessage = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, msg: "invalid JSON-RPC message"}
+	refuseModernResponse = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest,
+		msg: "clients do not send responses in the 2026-07-28 protocol"}
+)
+
+// The refusals of legacy sessions (http_legacy.go, http_legacy_stream.go).
+// Those found before the request is looked at (the session checks, the
+// GET stream's) carry a null id; those of a request being admitted carry
+// its id.
+var (
+	refuseNoSession = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest,
+		msg: "Bad Request: Mcp-Session-Id header is required (send initialize first, or per-request _meta for protocol 2026-07-28)"}
+	// refuseSessionNotFound: unknown, ended, or bound to another principal.
+	refuseSessionNotFound = httpRefusal{status: http.StatusNotFound, code: jsonrpc.CodeInvalidRequest, msg: "Session not found"}
+	refuseRepeatedVersion = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, msg: msgRepeatedVersion}
+	// refuseVersion takes the MCP-Protocol-Version header's value.
+	refuseVersion = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest,
+		msg: "Bad Request: unsupported MCP-Protocol-Version %q"}
+	// refuseNotAcceptable: a legacy POST; its id is null, unlike
+	// refuseModernNotAcceptable's.
+	refuseNotAcceptable = httpRefusal{status: http.StatusNotAcceptable, code: jsonrpc.CodeInvalidRequest, msg: msgNotAcceptable}
+	// refuseInitRepeatedVersion: an initialize; with its id, unlike
+	// refuseRepeatedVersion.
+	refuseInitRepeatedVersion = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, withID: true, msg: msgRepeatedVersion}
+	refuseNoPrincipal         = httpRefusal{status: http.StatusForbidden, code: jsonrpc.CodeInvalidRequest, withID: true,
+		msg: "Forbidden: the credentials name no principal a session can be bound to"}
+	// refuseTooManySessions: an initialize over MaxSessions; with its id,
+	// unlike refuseTooManySessionsAdopting.
+	refuseTooManySessions = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, withID: true, retryAfter: "5",
+		msg: msgTooManySessions}
+	// refuseTooManyInFlight: MaxConcurrentRequests of the session.
+	refuseTooManyInFlight = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, withID: true, retryAfter: "1",
+		msg: "Service Unavailable: too many requests in flight on this session"}
+	refuseDuplicateID = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, withID: true,
+		msg: "duplicate request id: a request with this id is still in flight"}
+	refuseGETNotAcceptable = httpRefusal{status: http.StatusNotAcceptable, code: jsonrpc.CodeInvalidRequest,
+		msg: "Not Acceptable: the GET stream needs Accept: text/event-stream"}
+	refuseBadLastEventID  = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest, msg: "Bad Request: malformed Last-Event-ID"}
+	refuseNothingToResume = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeInvalidRequest,
+		msg: "Bad Request: nothing to resume after this Last-Event-ID: the id is unknown, or its stream has ended and its events are no longer stored"}
+)
+
+// The refusals of modern (2026-07-28) requests (http_modern.go) and of the
+// scope check (http_auth.go): all carry the request's id.
+var (
+	// refuseHeaderMismatch takes the error of checkModernHeaders.
+	refuseHeaderMismatch      = httpRefusal{status: http.StatusBadRequest, code: jsonrpc.CodeHeaderMismatch, withID: true, msg: "%v"}
+	refuseModernNotAcceptable = httpRefusal{status: http.StatusNotAcceptable, code: jsonrpc.CodeInvalidRequest, withID: true, msg: msgNotAcceptable}
+	// refuseSubscriptionStreams: MaxListenStreams.
+	refuseSubscriptionStreams = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, withID: true, retryAfter: "5",
+		msg: "Service Unavailable: too many subscription streams"}
+	// refuseInsufficientScope: httpScopeCheck; the body is scopeRefusal's
+	// error (with its data), the status setChallenges' (403).
+	refuseInsufficientScope = httpRefusal{status: http.StatusForbidden, withID: true, given: true}
+	// refuseAuthenticate: Authenticate refused the request
+	// (writeAuthError). The status is the AuthError's (401 unless it says
+	// 400-499) and the message that status's text, the argument;
+	// setChallenges sets WWW-Authenticate. Its id is null.
+	refuseAuthenticate = httpRefusal{status: http.StatusUnauthorized, code: jsonrpc.CodeInvalidRequest, msg: "%s"}
+)
+
+// The refusals of sessions shared across replicas (http_sessions_store.go):
+// found before the request is looked at, their id is null.
+var (
+	// refuseReplicaUnreachable: ErrSessionOwned.
+	refuseReplicaUnreachable = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, retryAfter: "1",
+		msg: "Service Unavailable: the session's replica cannot be reached"}
+	// refuseSessionStore: AdoptSession failed.
+	refuseSessionStore = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, retryAfter: "1",
+		msg: "Service Unavailable: the session store is unavailable"}
+	// refuseTooManySessionsAdopting: MaxSessions reached by adopting a
+	// session; the id is null, unlike refuseTooManySessions'.
+	refuseTooManySessionsAdopting = httpRefusal{status: http.StatusServiceUnavailable, code: jsonrpc.CodeInternalError, retryAfter: "5",
+		msg: msgTooManySessions}
+	// refuseSessionNotSaved: SaveSession failed for a session just
+	// initialized (saveSession). Not written by write: the initialize
+	// fails with this error (errSessionStore) in its own reply, status 200
+	// JSON or the last event of its SSE stream, with its id and no
+	// Retry-After, unlike refuseSessionStore's 503.
+	refuseSessionNotSaved = httpRefusal{status: http.StatusOK, code: jsonrpc.CodeInternalError, withID: true,
+		msg: "the session store is unavailable; retry later"}
+)
+
+// Messages of several refusals.
+const (
+	// msgRepeatedVersion: an MCP-Protocol-Version header sent on more than
+	// one field line (see headerRepeated).
+	msgRepeatedVersion = "Bad Request: MCP-Protocol-Version header sent more than once"
+	msgNotAcceptable   = "Not Acceptable: accept application/json or text/event-stream"
+	msgTooManySessions = "Service Unavailable: too many sessions"
+)
+
+// write answers the request with rf: its headers, its status and, as the
+// body, a JSON-RPC error response whose id is id when rf.withID (noID
+// when the request has none), else null. args fill the verbs of rf.msg,
+// or are the one *jsonrpc.Error of a given refusal.
+func (rf httpRefusal) write(w http.ResponseWriter, id jsonrpc.ID, args ...any) {
+	if rf.allow != "" {
+		w.Header().Set("Allow", rf.allow)
+	}
+	if rf.retryAfter != "" {
+		w.Header().Set("Retry-After", rf.retryAfter)
+	}
+	if !rf.withID {
+		id = noID
+	}
+	writeResponse(w, rf.status, &jsonrpc.Response{ID: id, Error: rf.rpcError(args...)})
+}
+
+// withStatus is rf answering with status: for the refusals whose status
+// the error decides (refuseAuthenticate, refuseInsufficientScope).
+func (rf httpRefusal) withStatus(status int) httpRefusal {
+	rf.status = status
+	return rf
+}
+
+// rpcError is the JSON-RPC error of rf with args.
+func (rf httpRefusal) rpcError(args ...any) *jsonrpc.Error {
+	if rf.given {
+		return args[0].(*jsonrpc.Error)
+	}
+	msg := rf.msg
+	if len(args) > 0 {
+		msg = fmt.Sprintf(msg, args...)
+	}
+	return &jsonrpc.Error{Code: rf.code, Message: msg}
+}
+
+func writeResponse(w http.ResponseWriter, status int, resp *jsonrpc.Response) {
+	b, err := jsonrpc.AppendMessage(make([]byte, 0, 128), resp)
+	if err != nil {
+		b, _ = jsonrpc.AppendMessage(nil, &jsonrpc.Response{ID: resp.ID, Error: jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: cannot encode the response")})
+	}
+	writeJSONBody(w, status, b)
+}
