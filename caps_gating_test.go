@@ -495,12 +495,12 @@ func wireCapsCases(t *testing.T, decorated func(Result, *requestEnv) Result) []w
 		{Message: "Authorize calendar access", URL: "https://example.com/connect?s=1", ElicitationID: "el-1"},
 		{Mode: "url", Message: "Approve the payment", URL: "https://pay.example.com/p/7", ElicitationID: "el-2", Meta: Meta{"com.example/k": "v"}},
 	}}
-	legacyURL, _ := urlErr.wireError(EraLegacy, urlCaps).(*jsonrpc.Error)
+	legacyURL, _ := urlErr.eraForm(EraLegacy, urlCaps).(*jsonrpc.Error)
 	if legacyURL == nil || legacyURL.Code != jsonrpc.CodeURLElicitationRequired {
 		t.Fatalf("legacy URLElicitationRequiredError maps to %v", legacyURL)
 	}
 	addMsgNew(L, "URLElicitationRequiredError", "-32042", wireErrorResponse(idS, legacyURL))
-	modernURL, _ := urlErr.wireError(EraModern, urlCaps).(*InputRequiredError)
+	modernURL, _ := urlErr.eraForm(EraModern, urlCaps).(*InputRequiredError)
 	if modernURL == nil {
 		t.Fatal("modern URLElicitationRequiredError is not an input round")
 	}

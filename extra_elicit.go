@@ -55,10 +55,11 @@ var ErrLegacyOnly = errors.New("pmcp: not part of the 2026-07-28 protocol (legac
 // reservedKeyPrefix starts the inputRequests keys the SDK mints itself.
 const reservedKeyPrefix = "pmcp-"
 
-// wireError converts e for a request of era from a client with caps: a
+// eraForm converts e for a request of era from a client with caps: a
 // *MissingCapabilityError, an *InputRequiredError (modern) or the -32042
-// *jsonrpc.Error (legacy).
-func (e *URLElicitationRequiredError) wireError(era Era, caps *ClientCapabilities) error {
+// *jsonrpc.Error (legacy); -32603 when e is malformed. withInput and
+// protocolError (errors_wire.go) call it.
+func (e *URLElicitationRequiredError) eraForm(era Era, caps *ClientCapabilities) error {
 	if len(e.Elicitations) == 0 {
 		return urlElicitationBug("no elicitations")
 	}
@@ -103,17 +104,6 @@ func (e *URLElicitationRequiredError) wireError(era Era, caps *ClientCapabilitie
 
 func urlElicitationBug(format string, args ...any) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "invalid URLElicitationRequiredError: " + fmt.Sprintf(format, args...)}
-}
-
-// handlerWireError maps the handler errors whose wire form depends on the
-// era and the client (today *URLElicitationRequiredError); others are
-// returned unchanged.
-func handlerWireError(extra *RequestHandlerExtra, err error) error {
-	var ue *URLElicitationRequiredError
-	if errors.As(err, &ue) {
-		return ue.wireError(extra.Era(), extra.ClientCapabilities())
-	}
-	return err
 }
 
 // NotifyElicitationComplete tells the client that the out-of-band step of

@@ -490,7 +490,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 	case http.MethodPost:
 		h.servePost(w, r, auth, &body)
 	case http.MethodGet, http.MethodDelete:
-		if v, ok := headerValue(r.Header, headerProtocolVersion); ok && IsModernVersion(v) {
+		if classify(httpEraInput(r, eraInput{})) == EraModern {
 			refuseModernOnlyPOST.write(w, noID)
 			return
 		}
@@ -527,11 +527,9 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		refuseInvalidMessage.write(w, noID)
 		return
 	}
-	hv, hasHV := headerValue(r.Header, headerProtocolVersion)
-	headerModern := hasHV && IsModernVersion(hv)
 	switch m := m.(type) {
 	case *jsonrpc.Response:
-		if headerModern {
+		if classify(httpEraInput(r, eraInput{})) == EraModern {
 			refuseModernResponse.write(w, noID)
 			return
 		}
@@ -544,8 +542,11 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		rs.env.state = rs
 		rs.env.httpReq = r
 		rs.env.params = &rs.params
+		// The era is decided once, here, and stored for the dispatcher
+		// and the access log.
+		rs.era = classify(httpEraInput(r, rs.params.eraInput(m.Method)))
 		pk := rs.params.peek(m.Method)
-		if pk.modern || (headerModern && m.Method != MethodInitialize) {
+		if rs.era == EraModern {
 			h.serveModern(w, r, m, &pk, auth, rs)
 			return
 		}

@@ -67,7 +67,6 @@ func mismatch(format string, args ...any) error {
 
 // peekedRequest is what the transport learnt from one request's params.
 type peekedRequest struct {
-	modern      bool   // decideEra says modern
 	version     string // _meta protocolVersion when it is a string
 	hasVersion  bool
 	name        jsontext.Value // params.name or params.uri, raw

@@ -119,29 +119,30 @@ func isToolErrorResult(res any) bool {
 	return ok && IsToolError(r)
 }
 
-// accessEra returns the era and version of a request, from its handler
-// context when the dispatcher got that far, else from its _meta or its
-// session.
+// accessEra returns the era and version of a request. The era is the one
+// decided for it (reqState.era); a stream request that failed before the
+// dispatcher decided (an unknown method, params or _meta that do not
+// decode) is logged with the era of what the dispatcher had decoded by
+// then (see classify). The version is the request's protocol context's;
+// without one (the request failed before it was built), the modern
+// _meta's, or the negotiated version of the legacy session.
 func accessEra(req *jsonrpc.Request, rs *reqState) (Era, string) {
-	ss := rs.env.session
-	if pc := rs.extra.ProtocolContext; pc != nil {
-		if pc.Era == EraLegacy && pc.ProtocolVersion == "" && ss != nil {
-			if spc := ss.protocol(); spc != nil {
-				return EraLegacy, spc.ProtocolVersion // initialize: the negotiated one
-			}
+	era := rs.era
+	if era == EraUnknown {
+		era = classify(eraInput{method: req.Method, metaVersion: rs.meta.ProtocolVersion != nil, metaCaps: rs.meta.ClientCapabilities != nil})
+	}
+	if pc := rs.extra.ProtocolContext; pc != nil && pc.ProtocolVersion != "" {
+		return era, pc.ProtocolVersion
+	}
+	switch ss := rs.env.session; {
+	case era == EraModern && rs.meta.ProtocolVersion != nil:
+		return era, *rs.meta.ProtocolVersion
+	case era == EraLegacy && ss != nil:
+		if spc := ss.protocol(); spc != nil {
+			return era, spc.ProtocolVersion // initialize: the one it negotiated
 		}
-		return pc.Era, pc.ProtocolVersion
 	}
-	if v := rs.meta.ProtocolVersion; v != nil {
-		return EraModern, *v
-	}
-	if ss == nil || decideEra(req.Method, false, rs.meta.ClientCapabilities != nil) == EraModern {
-		return EraModern, ""
-	}
-	if spc := ss.protocol(); spc != nil {
-		return EraLegacy, spc.ProtocolVersion
-	}
-	return EraLegacy, ""
+	return era, ""
 }
 
 // streamAccess is the access-log step of Serve: it encodes the outcome

@@ -168,24 +168,13 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 		}
 		rawMeta = envl.Meta
 	}
-	if decideEra(req.Method, meta.ProtocolVersion != nil, meta.ClientCapabilities != nil) == EraModern {
+	if rs.era == EraUnknown { // a stream transport: decided here
+		rs.era = classify(eraInput{method: req.Method, metaVersion: meta.ProtocolVersion != nil, metaCaps: meta.ClientCapabilities != nil})
+	}
+	if rs.era == EraModern {
 		return s.handleModern(ctx, req, env, rs, rp, rawMeta)
 	}
 	return s.handleLegacy(ctx, req, env, rs, rp, rawMeta)
-}
-
-// decideEra is the one era decision of a request. The dispatcher makes it
-// from the decoded _meta, the Streamable HTTP transport from the same scan
-// of the params (reqParams.peek), ahead of the dispatcher, to validate the
-// headers of every request the dispatcher will serve as modern; the access
-// log reuses it for requests that failed before. server/discover, or a
-// protocol version or client capabilities in _meta (null counts as
-// absent), make a request modern; anything else is legacy.
-func decideEra(method string, hasVersion, hasCaps bool) Era {
-	if hasVersion || hasCaps || method == MethodDiscover {
-		return EraModern
-	}
-	return EraLegacy
 }
 
 // reqState holds the per-request values of the transport and of the
@@ -215,6 +204,10 @@ type reqState struct {
 	// peerWaiting counts the legacy HTTP request's server-to-client calls
 	// waiting for the client (httpSession.callOn).
 	peerWaiting atomic.Int32
+	// era is the request's era, decided once by classify: by the
+	// Streamable HTTP transport before it routes the request, by the
+	// dispatcher on stream transports (EraUnknown until then).
+	era Era
 }
 
 // notifySink is the LogSink of a request with a back-channel.
@@ -233,9 +226,21 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version: " + requested, Data: data}
 }
 
+// noModernMeta is the error of a request without the modern _meta where
+// there is no legacy session either.
+func noModernMeta() *jsonrpc.Error {
+	return invalidParams("missing required _meta %q: this endpoint serves the 2026-07-28 protocol; send initialize to open a legacy session", MetaProtocolVersion)
+}
+
 func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rs *reqState, rp *reqParams, rawMeta jsontext.Value) (any, error) {
 	meta := &rs.meta
 	if meta.ProtocolVersion == nil {
+		if classify(eraInput{method: req.Method, metaCaps: meta.ClientCapabilities != nil}) == EraLegacy {
+			// Only the MCP-Protocol-Version header made this POST
+			// modern (classify, case 3): its body speaks neither era,
+			// and the message also points at initialize.
+			return nil, noModernMeta()
+		}
 		return nil, invalidParams("missing required _meta %q", MetaProtocolVersion)
 	}
 	if !IsModernVersion(*meta.ProtocolVersion) {
@@ -260,7 +265,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, level)
 	res, err := s.run(ctx, req, env, extra, rs, rp)
 	if err != nil {
-		return nil, err
+		return nil, sendError(err, extra)
 	}
 	return s.finishResult(res, env, rs, EraModern)
 }
@@ -268,7 +273,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *requestEnv, rs *reqState, rp *reqParams, rawMeta jsontext.Value) (any, error) {
 	ss := env.session
 	if ss == nil {
-		return nil, invalidParams("missing required _meta %q: this endpoint serves the 2026-07-28 protocol; send initialize to open a legacy session", MetaProtocolVersion)
+		return nil, noModernMeta()
 	}
 	pc := ss.protocol()
 	if req.Method != MethodInitialize && req.Method != MethodPing {
@@ -285,7 +290,7 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 	extra := s.newExtra(ctx, req, env, rs, rawMeta, pc, LoggingLevel(ss.logLevel.Load()))
 	res, err := s.run(ctx, req, env, extra, rs, rp)
 	if err != nil {
-		return nil, err
+		return nil, sendError(err, extra)
 	}
 	return s.finishResult(res, env, rs, EraLegacy)
 }
@@ -612,7 +617,11 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 	}
 	res, err := fn()
 	if err != nil {
-		err = handlerWireError(extra, err)
+		if ue := asURLElicitation(err); ue != nil {
+			// A URL elicitation takes its era's form first: in the
+			// modern era it is an input request.
+			err = ue.eraForm(extra.Era(), extra.ClientCapabilities())
+		}
 	}
 	if extra.mrtr != nil {
 		var ir *InputRequiredError
@@ -641,25 +650,13 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		}
 	}
 	if err != nil {
-		var mc *MissingCapabilityError
-		if errors.As(err, &mc) {
-			return nil, mc.rpcError()
-		}
-		if asInputRequired(err) != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "handler asked for input outside a modern-era multi-round-trip request"}
+		// The URL elicitation has its form already (EraUnknown).
+		if e := protocolError(err, EraUnknown, nil); e != nil {
+			return nil, e
 		}
 		return nil, err
 	}
 	return res, nil
-}
-
-// asInputRequired returns the *InputRequiredError in err's chain, or nil.
-func asInputRequired(err error) *InputRequiredError {
-	var ir *InputRequiredError
-	if errors.As(err, &ir) {
-		return ir
-	}
-	return nil
 }
 
 func (in *mrtrIn) pendingRequests() map[string]*InputRequest {

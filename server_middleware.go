@@ -2,13 +2,11 @@ package pmcp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -254,14 +252,7 @@ func (s *Server) run(ctx context.Context, req *jsonrpc.Request, env *requestEnv,
 	// results private to caches and names the access log's principal.
 	env.authInfo, env.authCtx = extra.AuthInfo, extra.AuthContext
 	if err != nil {
-		if errors.Is(err, errListenEnded) {
-			err = errListenEnded // transports compare it by identity
-		}
-		var mc *MissingCapabilityError
-		if errors.As(err, &mc) { // from a middleware: -32021, as from a handler
-			err = mc.rpcError()
-		}
-		return nil, err
+		return nil, err // the dispatcher maps it (sendError)
 	}
 	if res == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error: middleware returned no result"}
@@ -315,18 +306,21 @@ func IsToolError(res Result) bool {
 	return ok && r != nil && r.IsError
 }
 
-// ErrorCode returns the JSON-RPC error code err is sent with: the code of
-// the *jsonrpc.Error in its chain, else -32603 (internal error). It is 0
-// for nil and for the error a subscriptions/listen request ends with when
-// the client closed its stream (no response is sent then).
+// ErrorCode returns the JSON-RPC error code err is sent with, by the
+// server's one mapping of errors: -32021 for a *MissingCapabilityError,
+// -32603 for an *InputRequiredError (outside a modern multi-round-trip
+// request), the code of the *jsonrpc.Error in its chain, else -32603
+// (internal error). The code of a *URLElicitationRequiredError depends on
+// the request's era and client, which err does not carry: it is -32603
+// here, while the dispatcher sends its era's form (-32042 in the legacy
+// era). ErrorCode is 0 for nil and for the error a subscriptions/listen
+// request ends with when the client closed its stream (no response is
+// sent then).
 func ErrorCode(err error) int64 {
-	if err == nil || errors.Is(err, errListenEnded) {
-		return 0
-	}
-	if e := rpcconn.AsError(err); e != nil {
+	if e := wireError(err, EraUnknown, nil); e != nil {
 		return e.Code
 	}
-	return jsonrpc.CodeInternalError // as rpcconn.ErrorOf maps it
+	return 0
 }
 
 // NotificationHandler handles one incoming client notification. Nothing

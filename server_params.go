@@ -471,23 +471,33 @@ func (rp *reqParams) target(method string) (jsontext.Value, string) {
 }
 
 // peek derives the transport's view of the request from the scan, for
-// the Streamable HTTP transport; the era is decided by decideEra, as the
-// dispatcher decides it. When the scan failed (params that are not an
-// object, or that the dispatcher's own decode rejects with -32602 before
-// deciding any era) the view is that of a request without params.
+// the Streamable HTTP transport (its era is classify's, from eraInput).
+// When the scan failed (params that are not an object, or that the
+// dispatcher's own decode rejects with -32602 before deciding any era)
+// the view is that of a request without params.
 func (rp *reqParams) peek(method string) peekedRequest {
 	var out peekedRequest
-	var hasVersion, hasCaps bool
 	if rp.ok && rp.present {
 		out.paramsParse = true
 		out.name, _ = rp.target(method)
 		if rp.metaOK {
-			hasVersion, hasCaps = present(rp.version), present(rp.caps)
 			if rp.version.Kind() == '"' {
 				out.version, out.hasVersion = stringValue(rp.version)
 			}
 		}
 	}
-	out.modern = decideEra(method, hasVersion, hasCaps) == EraModern
 	return out
+}
+
+// eraInput returns the facts of the body that the era decision reads, as
+// the scan found them: the method and whether _meta names a protocol
+// version or client capabilities (null counts as absent). A failed scan
+// reads as params without _meta, as in peek: the dispatcher's decode then
+// fails before the era matters.
+func (rp *reqParams) eraInput(method string) eraInput {
+	in := eraInput{method: method}
+	if rp.ok && rp.present && rp.metaOK {
+		in.metaVersion, in.metaCaps = present(rp.version), present(rp.caps)
+	}
+	return in
 }

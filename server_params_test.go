@@ -157,19 +157,22 @@ func normCall(p CallToolParams) callView {
 // scan, with peekReference, an independent decode of the same members.
 func checkPeek(t *testing.T, rp *reqParams, method string, params jsontext.Value) {
 	t.Helper()
-	got, want := rp.peek(method), peekReference(method, params)
-	if got.modern != want.modern || got.version != want.version || got.hasVersion != want.hasVersion ||
+	got := rp.peek(method)
+	want, wantModern := peekReference(method, params)
+	gotModern := classify(rp.eraInput(method)) == EraModern
+	if gotModern != wantModern || got.version != want.version || got.hasVersion != want.hasVersion ||
 		got.paramsParse != want.paramsParse || !bytes.Equal(got.name, want.name) || (got.name == nil) != (want.name == nil) {
-		t.Errorf("%s %q: peek %+v, want %+v", method, params, got, want)
+		t.Errorf("%s %q: peek %+v modern=%v, want %+v modern=%v", method, params, got, gotModern, want, wantModern)
 	}
 }
 
 // peekReference reads the members the transport needs with json.Unmarshal
-// (what the transport did before it reused the dispatcher's scan).
-func peekReference(method string, params jsontext.Value) peekedRequest {
-	out := peekedRequest{modern: method == MethodDiscover}
+// (what the transport did before it reused the dispatcher's scan), and
+// whether they make the request modern.
+func peekReference(method string, params jsontext.Value) (out peekedRequest, modern bool) {
+	modern = method == MethodDiscover
 	if len(params) == 0 || params.Kind() != '{' {
-		return out
+		return out, modern
 	}
 	var p struct {
 		Meta jsontext.Value `json:"_meta"`
@@ -177,7 +180,7 @@ func peekReference(method string, params jsontext.Value) peekedRequest {
 		URI  jsontext.Value `json:"uri"`
 	}
 	if json.Unmarshal(params, &p) != nil {
-		return out
+		return out, modern
 	}
 	out.paramsParse = true
 	// Only the methods that name a target have a name (Mcp-Name).
@@ -188,22 +191,22 @@ func peekReference(method string, params jsontext.Value) peekedRequest {
 		out.name = p.Name
 	}
 	if len(p.Meta) == 0 || p.Meta.Kind() != '{' {
-		return out
+		return out, modern
 	}
 	var m struct {
 		ProtocolVersion    jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
 		ClientCapabilities jsontext.Value `json:"io.modelcontextprotocol/clientCapabilities"`
 	}
 	if json.Unmarshal(p.Meta, &m) != nil {
-		return out
+		return out, modern
 	}
 	if present(m.ProtocolVersion) || present(m.ClientCapabilities) {
-		out.modern = true
+		modern = true
 	}
 	if m.ProtocolVersion.Kind() == '"' {
 		if json.Unmarshal(m.ProtocolVersion, &out.version) == nil {
 			out.hasVersion = true
 		}
 	}
-	return out
+	return out, modern
 }

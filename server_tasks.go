@@ -522,18 +522,16 @@ func (r *taskRunner) settle(extra *RequestHandlerExtra, res Result, err error) {
 	}
 }
 
-// taskErrorOf maps a handler's protocol error to the task's error.
+// taskErrorOf maps a handler's error to the task's error, as the
+// dispatcher would send it (wireError). A task's outcome is stored for
+// whoever asks for it later, not sent in the request's era: a
+// *URLElicitationRequiredError is mapped as any other error (EraUnknown).
 func taskErrorOf(err error) *tasks.Error {
-	var re *jsonrpc.Error
-	var mc *MissingCapabilityError
-	switch {
-	case errors.As(err, &re):
-		return &tasks.Error{Code: int64(re.Code), Message: re.Message, Data: re.Data}
-	case errors.As(err, &mc):
-		e := mc.rpcError()
-		return &tasks.Error{Code: int64(e.Code), Message: e.Message, Data: e.Data}
+	e := wireError(err, EraUnknown, nil)
+	if e == nil { // err is nil: no handler ends a task with errListenEnded
+		e = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
 	}
-	return &tasks.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	return &tasks.Error{Code: e.Code, Message: e.Message, Data: e.Data}
 }
 
 // notifyStatus sends notifications/tasks/status on a legacy session.

@@ -64,7 +64,9 @@ func (o outcome) end(span trace.Span, err error) {
 	span.End()
 }
 
-// rpcError returns the JSON-RPC error in err's chain, nil if none.
+// rpcError returns the JSON-RPC error in err's chain, nil if none: on the
+// client the peer's error; on the server only its message is read, the
+// code being pmcp.ErrorCode's (the server's one mapping of errors).
 func rpcError(err error) *jsonrpc.Error {
 	var e *jsonrpc.Error
 	if errors.As(err, &e) {
