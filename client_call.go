@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -236,24 +236,8 @@ func boundedPeerError(re *jsonrpc.Error) *jsonrpc.Error {
 }
 
 // capPeerString bounds a server-controlled string before it enters an
-// error or a log record: at most MaxPeerStringBytes (cut on a rune
-// boundary, marked with "..."), control characters replaced, invalid
-// UTF-8 repaired.
-func capPeerString(s string) string {
-	if len(s) > MaxPeerStringBytes {
-		cut := MaxPeerStringBytes - 3
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || (r >= 0x20 && r != 0x7f && !(r >= 0x80 && r < 0xa0)) {
-			return r
-		}
-		return ' '
-	}, strings.ToValidUTF8(s, "\uFFFD"))
-}
+// error or a log record: peer.CapString at MaxPeerStringBytes.
+func capPeerString(s string) string { return peer.CapString(s, MaxPeerStringBytes) }
 
 // encodeMeta builds a request's _meta: the caller's members, then the
 // client-managed static members and the progress token. It returns nil

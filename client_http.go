@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gopmcp/pmcp/internal/peer"
+	"github.com/gopmcp/pmcp/internal/wwwauth"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -94,8 +96,8 @@ func (e *HTTPStatusError) Challenge() (code, description string) {
 	if e.WWWAuthenticate == "" {
 		return "", ""
 	}
-	chs := parseWWWAuthenticate([]string{e.WWWAuthenticate})
-	return capPeerString(challengeParam(chs, "error")), capPeerString(challengeParam(chs, "error_description"))
+	chs := wwwauth.Parse([]string{e.WWWAuthenticate})
+	return capPeerString(wwwauth.Param(chs, "error")), capPeerString(wwwauth.Param(chs, "error_description"))
 }
 
 // Unwrap returns the JSON-RPC error of the body, if any.
@@ -132,11 +134,25 @@ type HTTPClientOptions struct {
 	// stream on which a server sends requests and notifications unrelated
 	// to any request (list changes, resource updates).
 	NoStandaloneStream bool
-	// OAuth turns on MCP authorization: on 401 (or 403 with
-	// insufficient_scope) the client obtains a token as OAuthConfig
-	// describes and sends the request again with it. Nil means no OAuth:
-	// a 401 is reported as ErrAuthorizationRequired.
-	OAuth *OAuthConfig
+	// Authorizer turns on authorization of the session's requests, such
+	// as MCP authorization with OAuth (*oauthclient.Config): on 401 (or
+	// 403 with insufficient_scope) the client obtains a token and sends
+	// the request again with it. Nil means none: a 401 is reported as
+	// ErrAuthorizationRequired.
+	Authorizer HTTPAuthorizer
+}
+
+// HTTPAuthorizer authorizes the requests of a Streamable HTTP session
+// (HTTPClientOptions.Authorizer) by wrapping its transport;
+// *oauthclient.Config is one.
+type HTTPAuthorizer interface {
+	// Wrap returns the transport that sends the requests to endpoint
+	// through base (nil means http.DefaultTransport), adding credentials
+	// and obtaining them when the server refuses. ConnectHTTP calls it
+	// before any request, once for every transport it opens (there may
+	// be more than one per session), with the client's logger; an error
+	// (an invalid configuration) ends ConnectHTTP before any request.
+	Wrap(base http.RoundTripper, endpoint string, log *slog.Logger) (http.RoundTripper, error)
 }
 
 // ConnectHTTP opens a session with the MCP server at endpoint (the URL of
@@ -146,9 +162,9 @@ type HTTPClientOptions struct {
 // a modern server, anything else (400, 404 or 405 without a modern body,
 // a legacy error) falls back to initialize. A 401 or 403 ends the attempt
 // at once; a 401 is reported as ErrAuthorizationRequired (or
-// ErrResourceMismatch) wrapping its *HTTPStatusError. With opts.OAuth the
-// client first tries to obtain a token (see OAuthConfig); when that flow
-// fails the error of the request wraps both the refusal (its
+// ErrResourceMismatch) wrapping its *HTTPStatusError. With opts.Authorizer
+// the client first tries to obtain a token (see oauthclient.Config); when
+// that flow fails the error of the request wraps both the refusal (its
 // *HTTPStatusError, and ErrAuthorizationRequired for a 401) and the
 // flow's error. The negotiated era
 // is cached per origin within the Client, so later sessions skip the
@@ -169,7 +185,10 @@ func (c *Client) ConnectHTTP(ctx context.Context, endpoint string, options HTTPC
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("pmcp: ConnectHTTP: %q is not an http(s) URL", endpoint)
 	}
-	if err := validateOAuthConfig(opts.OAuth); err != nil {
+	// The first transport is made before any request, so that a bad
+	// Authorizer (an invalid OAuth configuration) fails here.
+	t, err := newHTTPTransport(u.String(), opts, c.log)
+	if err != nil {
 		return nil, err
 	}
 	origin := strings.ToLower(u.Scheme + "://" + u.Host)
@@ -177,7 +196,7 @@ func (c *Client) ConnectHTTP(ctx context.Context, endpoint string, options HTTPC
 	if c.opts.Era == EraUnknown {
 		hint = c.cachedEra(origin)
 	}
-	s, err := c.connectHTTP(ctx, u.String(), opts, hint)
+	s, err := c.connect(ctx, t, connectConfig{http: t, eraHint: hint})
 	// A cached era that no longer works is forgotten and the era
 	// negotiated afresh, unless the server refused the client (401/403):
 	// that is no sign of another era, and a second probe would only be
@@ -188,9 +207,10 @@ func (c *Client) ConnectHTTP(ctx context.Context, endpoint string, options HTTPC
 	}
 	var se *HTTPStatusError
 	if errors.As(err, &se) && se.StatusCode == http.StatusUnauthorized && ctx.Err() == nil && !errors.Is(err, ErrAuthorizationRequired) {
-		t := newHTTPTransport(u.String(), opts, c.log)
-		err = authError(ctx, t.client, t.header, u.String(), se)
-		_ = t.Close()
+		if t, terr := newHTTPTransport(u.String(), opts, c.log); terr == nil {
+			err = authError(ctx, t.client, t.header, u.String(), se)
+			_ = t.Close()
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -200,7 +220,10 @@ func (c *Client) ConnectHTTP(ctx context.Context, endpoint string, options HTTPC
 }
 
 func (c *Client) connectHTTP(ctx context.Context, endpoint string, opts *HTTPClientOptions, hint Era) (*ClientSession, error) {
-	t := newHTTPTransport(endpoint, opts, c.log)
+	t, err := newHTTPTransport(endpoint, opts, c.log)
+	if err != nil {
+		return nil, err
+	}
 	return c.connect(ctx, t, connectConfig{http: t, eraHint: hint})
 }
 
@@ -290,7 +313,9 @@ type httpTransport struct {
 	closeOnce          sync.Once
 }
 
-func newHTTPTransport(endpoint string, o *HTTPClientOptions, log *slog.Logger) *httpTransport {
+// newHTTPTransport makes the transport of one session; its error is
+// the Authorizer's.
+func newHTTPTransport(endpoint string, o *HTTPClientOptions, log *slog.Logger) (*httpTransport, error) {
 	t := &httpTransport{
 		endpoint:      endpoint,
 		client:        o.HTTPClient,
@@ -326,13 +351,14 @@ func newHTTPTransport(endpoint string, o *HTTPClientOptions, log *slog.Logger) *
 		}
 		t.client = &http.Client{Transport: t.own}
 	}
-	if o.OAuth != nil {
-		// validated by ConnectHTTP
-		if ot, err := newOAuthTransport(t.client.Transport, o.OAuth, endpoint, log); err == nil {
-			c := *t.client
-			c.Transport = ot
-			t.client = &c
+	if o.Authorizer != nil {
+		rt, err := o.Authorizer.Wrap(t.client.Transport, endpoint, log)
+		if err != nil {
+			return nil, err
 		}
+		c := *t.client
+		c.Transport = rt
+		t.client = &c
 	}
 	for k, vs := range o.Header {
 		if managedHeader(k) {
@@ -341,7 +367,7 @@ func newHTTPTransport(endpoint string, o *HTTPClientOptions, log *slog.Logger) *
 		t.header[k] = append([]string(nil), vs...)
 	}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
-	return t
+	return t, nil
 }
 
 // managedHeader reports whether the transport sets header k itself.
@@ -685,11 +711,8 @@ func (t *httpTransport) adoptSession(resp *http.Response) error {
 }
 
 // drainClose reads a little of what is left of a body (so the connection
-// can be reused) and closes it.
-func drainClose(b io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(b, 4<<10))
-	_ = b.Close()
-}
+// can be reused) and closes it (peer.DrainClose).
+func drainClose(b io.ReadCloser) { peer.DrainClose(b) }
 
 // readBody reads a response body of at most max bytes (one more when it
 // is larger, for the caller to report), in one allocation when the

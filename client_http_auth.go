@@ -11,19 +11,20 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/oauth"
 )
 
-// Without HTTPClientOptions.OAuth, a 401 gets the first, read-only step of
-// MCP authorization (RFC 9728 protected resource metadata discovery), so
-// that the error says what the server wants and a metadata document naming
-// another resource is rejected outright; the OAuth flow itself is in
-// oauth_*.go.
+// Without HTTPClientOptions.Authorizer, a 401 gets the first, read-only
+// step of MCP authorization (RFC 9728 protected resource metadata
+// discovery), so that the error says what the server wants and a metadata
+// document naming another resource is rejected outright; the OAuth flow
+// itself is in package oauthclient.
 
 // ErrAuthorizationRequired: the server answered 401. The error names the
 // authorization servers its protected resource metadata lists, when it
-// could be read. Set HTTPClientOptions.OAuth to have the client obtain a
-// token, or pass one with HTTPClientOptions.Header.
+// could be read. Set HTTPClientOptions.Authorizer to have the client
+// obtain a token, or pass one with HTTPClientOptions.Header.
 var ErrAuthorizationRequired = errors.New("pmcp: the server requires authorization")
 
 // ErrResourceMismatch: the server's protected resource metadata names a
@@ -45,7 +46,7 @@ func authError(ctx context.Context, client *http.Client, header http.Header, end
 	}
 	var candidates []string
 	if m := authParam(se.WWWAuthenticate, "resource_metadata"); m != "" {
-		if mu, err := u.Parse(m); err == nil && sameOrigin(u, mu) {
+		if mu, err := u.Parse(m); err == nil && peer.SameOrigin(u, mu) {
 			candidates = append(candidates, mu.String())
 		}
 	}
@@ -74,7 +75,7 @@ func authError(ctx context.Context, client *http.Client, header http.Header, end
 			}
 			servers = append(servers, capPeerString(s))
 		}
-		return fmt.Errorf("%w (OAuth; authorization servers %v; set HTTPClientOptions.OAuth or pass a token in HTTPClientOptions.Header): %w",
+		return fmt.Errorf("%w (OAuth; authorization servers %v; set HTTPClientOptions.Authorizer or pass a token in HTTPClientOptions.Header): %w",
 			ErrAuthorizationRequired, servers, se)
 	}
 	return fmt.Errorf("%w: %w", ErrAuthorizationRequired, se)
@@ -111,11 +112,6 @@ func fetchPRM(ctx context.Context, client *http.Client, header http.Header, u st
 		return nil, false
 	}
 	return &prm, true
-}
-
-// sameOrigin reports whether a and b share scheme and host (with port).
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Host, b.Host)
 }
 
 // sameResource reports whether the resource identifier res designates the

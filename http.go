@@ -177,8 +177,8 @@ type StreamableHTTPOptions struct {
 type StreamableHTTPStats struct {
 	// Sessions is the number of live legacy sessions.
 	Sessions int
-	// SessionsRejected counts initialize requests refused with 503 because
-	// MaxSessions was reached.
+	// SessionsRejected counts requests refused with 503 because
+	// MaxSessions was reached (Refusals["max_sessions"]).
 	SessionsRejected uint64
 	// SessionsExpired counts sessions ended by the idle timeout.
 	SessionsExpired uint64
@@ -195,6 +195,19 @@ type StreamableHTTPStats struct {
 	// Resumptions counts GET requests that resumed a stream with
 	// Last-Event-ID.
 	Resumptions uint64
+	// Refusals counts the requests the transport refused with an HTTP
+	// error status, by reason. The keys are a fixed set, every one
+	// present: host and origin (403), unauthenticated (401, or the
+	// 4xx of an AuthError), insufficient_scope and no_principal (403),
+	// session_required (400), session_not_found (404), header_mismatch,
+	// protocol_version, body_unreadable, invalid_message, duplicate_id
+	// and last_event_id (400), method (405), media_type (415),
+	// not_acceptable (406), body_too_large (413), and the 503s
+	// max_sessions, max_in_flight, max_listen_streams, shutting_down,
+	// replica_unreachable and session_store. JSON-RPC errors of requests
+	// that were served (an unknown method, invalid params) are not
+	// refusals.
+	Refusals map[string]uint64
 }
 
 // StreamableHTTPHandler serves a Server over Streamable HTTP, both eras at
@@ -252,10 +265,10 @@ type StreamableHTTPHandler struct {
 	inFlight  atomic.Int64
 	listens   atomic.Int64
 	dropped   atomic.Uint64
-	rejected  atomic.Uint64
 	expired   atomic.Uint64
 	resumed   atomic.Uint64
 	storeErrs atomic.Uint64
+	refusals  refusalCounts
 }
 
 // NewStreamableHTTPHandler returns a handler serving s. The zero opts
@@ -331,12 +344,13 @@ func (h *StreamableHTTPHandler) ctxShard() context.Context {
 func (h *StreamableHTTPHandler) Stats() StreamableHTTPStats {
 	return StreamableHTTPStats{
 		Sessions:             int(h.nSessions.Load()),
-		SessionsRejected:     h.rejected.Load(),
+		SessionsRejected:     h.refusals[reasonMaxSessions].Load(),
 		SessionsExpired:      h.expired.Load(),
 		InFlight:             h.inFlight.Load(),
 		ListenStreams:        h.listens.Load(),
 		DroppedNotifications: h.dropped.Load(),
 		Resumptions:          h.resumed.Load(),
+		Refusals:             h.refusals.snapshot(),
 	}
 }
 
@@ -453,12 +467,12 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		}
 	}
 	if !h.hostAllowed(r) {
-		refuseHostForbidden.write(w, noID)
+		refuseHostForbidden.write(w, &h.refusals, noID)
 		return
 	}
 	origin := r.Header.Get("Origin")
 	if origin != "" && !h.originAllowed(origin) {
-		refuseOriginForbidden.write(w, noID)
+		refuseOriginForbidden.write(w, &h.refusals, noID)
 		return
 	}
 	if h.opts.CORS && origin != "" {
@@ -469,7 +483,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		}
 	}
 	if !h.begin() {
-		refuseShuttingDown.write(w, noID)
+		refuseShuttingDown.write(w, &h.refusals, noID)
 		return
 	}
 	defer h.end()
@@ -481,7 +495,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		info, actx, err := h.opts.Authenticate(r)
 		if err != nil {
 			logAuthRefusal(r.Context(), h.s.logger, r, err, "")
-			writeAuthError(w, err)
+			writeAuthError(w, &h.refusals, err)
 			return
 		}
 		auth = authResult{info: info, ctx: actx}
@@ -491,7 +505,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		h.servePost(w, r, auth, &body)
 	case http.MethodGet, http.MethodDelete:
 		if classify(httpEraInput(r, eraInput{})) == EraModern {
-			refuseModernOnlyPOST.write(w, noID)
+			refuseModernOnlyPOST.write(w, &h.refusals, noID)
 			return
 		}
 		if r.Method == http.MethodGet {
@@ -500,14 +514,14 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 			h.legacyDelete(w, r, auth)
 		}
 	default:
-		refuseMethod.write(w, noID)
+		refuseMethod.write(w, &h.refusals, noID)
 	}
 }
 
 // servePost reads, decodes and routes one POSTed JSON-RPC message.
 func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request, auth authResult, bs *bodyState) {
 	if !isJSONContentType(r.Header.Get("Content-Type")) {
-		refuseMediaType.write(w, noID)
+		refuseMediaType.write(w, &h.refusals, noID)
 		return
 	}
 	body, ok := h.readBody(w, r, bs)
@@ -520,17 +534,17 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		var de *jsonrpc.DecodeError
 		if errors.As(err, &de) {
 			if resp := de.Response(); resp != nil {
-				refuseBadMessage.write(w, resp.ID, resp.Error)
+				refuseBadMessage.write(w, &h.refusals, resp.ID, resp.Error)
 				return
 			}
 		}
-		refuseInvalidMessage.write(w, noID)
+		refuseInvalidMessage.write(w, &h.refusals, noID)
 		return
 	}
 	switch m := m.(type) {
 	case *jsonrpc.Response:
 		if classify(httpEraInput(r, eraInput{})) == EraModern {
-			refuseModernResponse.write(w, noID)
+			refuseModernResponse.write(w, &h.refusals, noID)
 			return
 		}
 		h.legacyClientResponse(w, r, m, auth)

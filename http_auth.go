@@ -61,7 +61,7 @@ func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, era Era, r
 		client = auth.info.ClientID
 	}
 	logAuthRefusal(rs.env.httpReq.Context(), h.s.logger, rs.env.httpReq, err, client)
-	refuseInsufficientScope.withStatus(setChallenges(w, err)).write(w, req.ID, scopeRefusal(required))
+	refuseInsufficientScope.withStatus(setChallenges(w, err)).write(w, &h.refusals, req.ID, scopeRefusal(required))
 	return false
 }
 
@@ -111,10 +111,11 @@ func logAuthRefusal(ctx context.Context, log *slog.Logger, r *http.Request, err 
 	log.LogAttrs(ctx, level, "pmcp: request refused by authorization", attrs...)
 }
 
-// writeAuthError answers a request that Authenticate refused.
-func writeAuthError(w http.ResponseWriter, err error) {
+// writeAuthError answers a request that Authenticate refused, counted
+// in n.
+func writeAuthError(w http.ResponseWriter, n *refusalCounts, err error) {
 	status := setChallenges(w, err)
-	refuseAuthenticate.withStatus(status).write(w, noID, http.StatusText(status))
+	refuseAuthenticate.withStatus(status).write(w, n, noID, http.StatusText(status))
 }
 
 // setChallenges sets the WWW-Authenticate challenges of an authorization

@@ -37,7 +37,7 @@ func (b *bodyState) settle() {
 func (h *StreamableHTTPHandler) readBody(w http.ResponseWriter, r *http.Request, bs *bodyState) ([]byte, bool) {
 	max := h.opts.MaxBodyBytes
 	if max > 0 && r.ContentLength > max {
-		refuseTooLarge.write(w, noID, max)
+		refuseTooLarge.write(w, &h.refusals, noID, max)
 		return nil, false
 	}
 	if !bs.pending {
@@ -71,10 +71,10 @@ func (h *StreamableHTTPHandler) readBody(w http.ResponseWriter, r *http.Request,
 			// left of the body is never read without one.
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				refuseTooLarge.write(w, noID, max)
+				refuseTooLarge.write(w, &h.refusals, noID, max)
 				return nil, false
 			}
-			refuseBadBody.write(w, noID)
+			refuseBadBody.write(w, &h.refusals, noID)
 			return nil, false
 		}
 		if len(buf) == cap(buf) {

@@ -98,7 +98,6 @@ func (h *StreamableHTTPHandler) newSession(principal string) *httpSession {
 	h.smu.Lock()
 	if max := h.opts.MaxSessions; max > 0 && h.nSessions.Load() >= int64(max) {
 		h.smu.Unlock()
-		h.rejected.Add(1)
 		return nil
 	}
 	h.sessions.Store(sess.id, sess)
@@ -138,7 +137,7 @@ func (h *StreamableHTTPHandler) initSession(id, principal string) *httpSession {
 func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Request, auth authResult) *httpSession {
 	id, ok := headerValue(r.Header, headerSessionID)
 	if !ok || id == "" {
-		refuseNoSession.write(w, noID)
+		refuseNoSession.write(w, &h.refusals, noID)
 		return nil
 	}
 	var sess *httpSession
@@ -151,15 +150,15 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 		}
 	}
 	if sess == nil || !principalMatches(sess.principal, auth.info, auth.ctx) {
-		refuseSessionNotFound.write(w, noID)
+		refuseSessionNotFound.write(w, &h.refusals, noID)
 		return nil
 	}
 	if headerRepeated(r.Header, headerProtocolVersion) {
-		refuseRepeatedVersion.write(w, noID)
+		refuseRepeatedVersion.write(w, &h.refusals, noID)
 		return nil
 	}
 	if v, ok := headerValue(r.Header, headerProtocolVersion); ok && !IsLegacyVersion(v) {
-		refuseVersion.write(w, noID, v)
+		refuseVersion.write(w, &h.refusals, noID, v)
 		return nil
 	}
 	sess.touch()
@@ -587,23 +586,23 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 	jsonOK, sseOK := accepts(r)
 	useSSE := sseOK && !h.opts.JSONResponse
 	if !useSSE && !jsonOK {
-		refuseNotAcceptable.write(w, noID)
+		refuseNotAcceptable.write(w, &h.refusals, noID)
 		return
 	}
 	isInit := req.Method == MethodInitialize
 	var sess *httpSession
 	if isInit {
 		if headerRepeated(r.Header, headerProtocolVersion) {
-			refuseInitRepeatedVersion.write(w, req.ID)
+			refuseInitRepeatedVersion.write(w, &h.refusals, req.ID)
 			return
 		}
 		principal, bindable := auth.principal()
 		if !bindable {
-			refuseNoPrincipal.write(w, req.ID)
+			refuseNoPrincipal.write(w, &h.refusals, req.ID)
 			return
 		}
 		if sess = h.newSession(principal); sess == nil {
-			refuseTooManySessions.write(w, req.ID)
+			refuseTooManySessions.write(w, &h.refusals, req.ID)
 			return
 		}
 	} else if sess = h.lookupSession(w, r, auth); sess == nil {
@@ -613,14 +612,14 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	if !sess.acquire() {
-		refuseTooManyInFlight.write(w, req.ID)
+		refuseTooManyInFlight.write(w, &h.refusals, req.ID)
 		return
 	}
 	ctx, cancel := sess.requestCtx(r)
 	if !sess.track(req.ID, cancel) {
 		cancel()
 		sess.release()
-		refuseDuplicateID.write(w, req.ID)
+		refuseDuplicateID.write(w, &h.refusals, req.ID)
 		return
 	}
 	env := &rs.env

@@ -12,7 +12,7 @@ func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request
 		return
 	}
 	if _, sse := accepts(r); !sse {
-		refuseGETNotAcceptable.write(w, noID)
+		refuseGETNotAcceptable.write(w, &h.refusals, noID)
 		return
 	}
 	sess.active.Add(1)
@@ -24,7 +24,7 @@ func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request
 	if last, ok := headerValue(r.Header, headerLastEventID); ok {
 		sid, n, ok := parseEventID(last)
 		if !ok {
-			refuseBadLastEventID.write(w, noID)
+			refuseBadLastEventID.write(w, &h.refusals, noID)
 			return
 		}
 		h.resume(w, r, sw, sess, sid, n)
@@ -32,7 +32,7 @@ func (h *StreamableHTTPHandler) legacyGet(w http.ResponseWriter, r *http.Request
 	}
 	st, l := sess.standaloneStream()
 	if st == nil {
-		refuseSessionNotFound.write(w, noID)
+		refuseSessionNotFound.write(w, &h.refusals, noID)
 		return
 	}
 	a, _, floor := st.attach()
@@ -54,7 +54,7 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 	if sid == standaloneStreamID && st == nil && n == 0 {
 		// Resuming the standalone stream before it was ever opened.
 		if st, events = sess.standaloneStream(); st == nil {
-			refuseSessionNotFound.write(w, noID)
+			refuseSessionNotFound.write(w, &h.refusals, noID)
 			return
 		}
 	}
@@ -67,7 +67,7 @@ func (h *StreamableHTTPHandler) resume(w http.ResponseWriter, r *http.Request, s
 			h.log.Warn("pmcp: event store replay failed", "session", sess.id, "stream", sid, "error", err)
 		}
 		if len(evs) == 0 {
-			refuseNothingToResume.write(w, noID)
+			refuseNothingToResume.write(w, &h.refusals, noID)
 			return
 		}
 		h.resumed.Add(1)

@@ -26,7 +26,7 @@ func modernStatus(code int64) int {
 // serveModern serves one stateless (2026-07-28) request or notification.
 func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, pk *peekedRequest, auth authResult, rs *reqState) {
 	if err := h.checkModernHeaders(r, req, pk, rs); err != nil {
-		refuseHeaderMismatch.write(w, req.ID, err)
+		refuseHeaderMismatch.write(w, &h.refusals, req.ID, err)
 		return
 	}
 	if req.IsNotification() {
@@ -39,7 +39,7 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 	jsonOK, sseOK := accepts(r)
 	multi := sseOK && !h.opts.JSONResponse
 	if !multi && !jsonOK {
-		refuseModernNotAcceptable.write(w, req.ID)
+		refuseModernNotAcceptable.write(w, &h.refusals, req.ID)
 		return
 	}
 	if !h.httpScopeCheck(w, EraModern, req, rs, auth) {
@@ -49,7 +49,7 @@ func (h *StreamableHTTPHandler) serveModern(w http.ResponseWriter, r *http.Reque
 		n := h.listens.Add(1)
 		defer h.listens.Add(-1)
 		if max := h.opts.MaxListenStreams; max > 0 && n > int64(max) {
-			refuseSubscriptionStreams.write(w, req.ID)
+			refuseSubscriptionStreams.write(w, &h.refusals, req.ID)
 			return
 		}
 	}

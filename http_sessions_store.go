@@ -132,11 +132,11 @@ func (h *StreamableHTTPHandler) remoteSession(w http.ResponseWriter, r *http.Req
 	case errors.Is(err, ErrNoSession):
 		return nil, false
 	case errors.Is(err, ErrSessionOwned):
-		refuseReplicaUnreachable.write(w, noID)
+		refuseReplicaUnreachable.write(w, &h.refusals, noID)
 		return nil, true
 	case err != nil:
 		h.log.Warn("pmcp: session store unavailable", "session", id, "error", err)
-		refuseSessionStore.write(w, noID)
+		refuseSessionStore.write(w, &h.refusals, noID)
 		return nil, true
 	}
 	if rec.ID != id {
@@ -144,7 +144,7 @@ func (h *StreamableHTTPHandler) remoteSession(w http.ResponseWriter, r *http.Req
 	}
 	sess = h.adopt(r.Context(), rec)
 	if sess == nil {
-		refuseTooManySessionsAdopting.write(w, noID)
+		refuseTooManySessionsAdopting.write(w, &h.refusals, noID)
 		return nil, true
 	}
 	return sess, false
@@ -175,7 +175,6 @@ func (h *StreamableHTTPHandler) adopt(ctx context.Context, rec SessionRecord) *h
 	}
 	if max := h.opts.MaxSessions; max > 0 && h.nSessions.Load() >= int64(max) {
 		h.smu.Unlock()
-		h.rejected.Add(1)
 		return nil
 	}
 	h.sessions.Store(rec.ID, sess)

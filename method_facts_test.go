@@ -195,7 +195,10 @@ func clientMirror(t *testing.T, method string, params jsontext.Value) http.Heade
 		got = r.Header.Clone()
 		return &http.Response{StatusCode: http.StatusAccepted, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
 	})
-	tr := newHTTPTransport("http://mirror.invalid/mcp", &HTTPClientOptions{HTTPClient: &http.Client{Transport: rt}}, slog.New(slog.DiscardHandler))
+	tr, err := newHTTPTransport("http://mirror.invalid/mcp", &HTTPClientOptions{HTTPClient: &http.Client{Transport: rt}}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer tr.Close()
 	if err := tr.Write(context.Background(), &jsonrpc.Request{Method: method, Params: params}); err != nil {
 		t.Fatalf("client write %s: %v", method, err)

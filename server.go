@@ -259,11 +259,18 @@ type ServerStats struct {
 	DroppedNotifications uint64
 	// Listeners is the number of live notification listeners.
 	Listeners int
+	// RunningTasks is the number of task handlers running in this process
+	// (at most TaskOptions.MaxRunningTasks).
+	RunningTasks int
 }
 
 // Stats returns a snapshot of the server's counters.
 func (s *Server) Stats() ServerStats {
-	return ServerStats{DroppedNotifications: s.droppedNotifications.Load(), Listeners: s.listeners.len()}
+	st := ServerStats{DroppedNotifications: s.droppedNotifications.Load(), Listeners: s.listeners.len()}
+	if s.tasks != nil {
+		st.RunningTasks = len(s.tasks.sem)
+	}
+	return st
 }
 
 func (s *Server) pageSize() int {

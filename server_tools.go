@@ -17,8 +17,9 @@ import (
 type ToolHandler func(ctx context.Context, extra *RequestHandlerExtra, p *CallToolParams) (*CallToolResult, error)
 
 // TypedToolHandler serves a typed tool: In is decoded from the validated
-// arguments; Out becomes structuredContent (checked against the inferred
-// output schema) plus a JSON text block.
+// arguments; Out becomes the result as AddTool describes (an object type:
+// structuredContent, checked against the inferred output schema, plus a
+// JSON text block; a string: one text block).
 //
 // An error return becomes a result with isError:true whose text is the
 // error message, so the model can correct itself. Protocol errors pass
@@ -80,9 +81,33 @@ func (s *Server) AddRawTool(t *Tool, h ToolHandler) error {
 }
 
 // AddTool registers a typed tool. The input schema is inferred from In (it
-// must be a struct, a map or any) and the output schema from Out when Out is
-// a struct or a pointer to one; both are inferred once, here. If t already
-// carries an InputSchema it is used (verbatim) instead of the inferred one.
+// must be a struct, a map with string keys, or any); both schemas are
+// inferred once, here. If t already carries an InputSchema (OutputSchema)
+// it is used verbatim instead of the inferred one. The jsonschema struct tag
+// gives a field's description or JSON Schema keywords (enum, minimum,
+// pattern, default, ...; see the README's "Typed tools"); a tag that does not
+// fit its field's type is a registration error.
+//
+// What the handler returns decides the result:
+//
+//   - A JSON object type (a struct, a map with string keys such as
+//     map[string]any, a named one, or a pointer to one): the tool lists an
+//     object outputSchema inferred from Out, and each result carries the
+//     value as structuredContent (checked against that schema; a mismatch,
+//     or a nil pointer, is an internal error) plus the same JSON as one
+//     text block.
+//   - string: one text block holding the string as is; no outputSchema, no
+//     structuredContent.
+//   - *CallToolResult: sent as returned; no outputSchema.
+//   - an interface type (such as any) or a map with non-string keys: no
+//     inferred outputSchema (for an interface, t.OutputSchema, if set, is
+//     listed and enforced); a value that encodes as a JSON object is sent
+//     as structuredContent plus a text block, any other value as one text
+//     block of its JSON.
+//   - anything else (slices, arrays, numbers, booleans): one text block of
+//     the value's JSON, no structuredContent, since MCP requires
+//     structuredContent to be an object. To get structured output, return a
+//     struct that holds the value.
 func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error {
 	if t == nil || h == nil {
 		return regErr("nil tool or handler")
@@ -100,8 +125,7 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 	}
 	tool.InputSchema = in.JSON()
 	var out *schema.Compiled
-	if ot := reflect.TypeFor[Out](); isStructType(ot) && ot != reflect.TypeFor[*CallToolResult]() && ot != reflect.TypeFor[CallToolResult]() {
-		// A handler returning a whole CallToolResult has no output schema.
+	if ot := reflect.TypeFor[Out](); isObjectType(ot) || ot.Kind() == reflect.Interface && len(tool.OutputSchema) > 0 {
 		if len(tool.OutputSchema) > 0 {
 			out, err = schema.Compile(tool.OutputSchema, schema.CompileOptions{Label: "structuredContent"})
 		} else {
@@ -150,21 +174,34 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 	return nil
 }
 
-func isStructType(t reflect.Type) bool {
-	if t == nil {
-		return false
-	}
+// isObjectType reports whether a typed tool's output type always encodes
+// as a JSON object whose schema can be inferred: a struct or a map with
+// string keys, or a pointer to one. A handler returning a whole
+// CallToolResult has no output schema. (Maps with other keys encode as
+// objects too, but have no inferred schema: typedResult finds their
+// objects at run time.)
+func isObjectType(t reflect.Type) bool {
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	return t.Kind() == reflect.Struct
+	switch t.Kind() {
+	case reflect.Struct:
+		return t != reflect.TypeFor[CallToolResult]()
+	case reflect.Map:
+		return t.Key().Kind() == reflect.String
+	}
+	return false
 }
 
-// typedResult builds the CallToolResult of a typed tool.
+// typedResult builds the CallToolResult of a typed tool (see AddTool):
+// with an output schema, v is checked and becomes structuredContent;
+// without one, v becomes structuredContent if it encodes as an object.
 func typedResult(v any, out *schema.Compiled) (*CallToolResult, error) {
 	switch r := v.(type) {
 	case *CallToolResult:
 		return r, nil
+	case CallToolResult:
+		return &r, nil
 	case string:
 		return textResult(r), nil
 	case nil:
@@ -179,6 +216,8 @@ func typedResult(v any, out *schema.Compiled) (*CallToolResult, error) {
 		if err := out.ValidateJSON(b); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "tool output does not match its output schema: " + err.Error()}
 		}
+		res.StructuredContent = jsontext.Value(b)
+	} else if jsontext.Value(b).Kind() == '{' {
 		res.StructuredContent = jsontext.Value(b)
 	}
 	return res, nil

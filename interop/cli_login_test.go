@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/oauthclient"
 )
 
 // browserUserEnv makes the test binary a browser (TestMain): it signs in
@@ -135,8 +135,8 @@ func TestCLILoginAgainstZitadel(t *testing.T) {
 	}
 
 	// No output shows a token; the store holds them.
-	fs := pmcp.NewFileTokenStore(store)
-	creds, err := fs.Load(context.Background(), pmcp.TokenKey{Resource: resource, Issuer: issuer})
+	fs := oauthclient.NewFileTokenStore(store)
+	creds, err := fs.Load(context.Background(), oauthclient.TokenKey{Resource: resource, Issuer: issuer})
 	if err != nil || creds == nil || creds.AccessToken == "" || creds.RefreshToken == "" {
 		t.Fatalf("stored credentials: %v", err)
 	}

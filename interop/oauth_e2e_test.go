@@ -16,6 +16,7 @@ import (
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/auth"
+	"github.com/gopmcp/pmcp/oauthclient"
 )
 
 // statusLog records the status and challenge of every answer of the
@@ -67,7 +68,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // resource of the request) as the authorization server; pmcp's
 // StreamableHTTPHandler behind auth.Authenticator, whose JWT verifier
 // finds the provider's keys through DiscoverIssuer, as the resource
-// server; and pmcp.Client with HTTPClientOptions.OAuth, whose Authorize
+// server; and pmcp.Client with HTTPClientOptions.Authorizer, whose Authorize
 // hook signs in at the provider's login page with a scripted HTTP client.
 // In each era: the first call authorizes once; a tool needing a scope the
 // token lacks is answered 403 insufficient_scope and the client steps up
@@ -100,21 +101,21 @@ func TestOAuthEndToEndAgainstZitadel(t *testing.T) {
 
 	type client struct {
 		s              *pmcp.ClientSession
-		store          *pmcp.MemoryTokenStore
+		store          *oauthclient.MemoryTokenStore
 		authorizations atomic.Int64
 	}
 	connect := func(t *testing.T, era pmcp.Era, clientID, user string) (*client, error) {
 		t.Helper()
-		c := &client{store: &pmcp.MemoryTokenStore{}}
+		c := &client{store: &oauthclient.MemoryTokenStore{}}
 		login := acLogin(user)
-		cfg := &pmcp.OAuthConfig{
+		cfg := &oauthclient.Config{
 			ClientID: clientID, ClientSecret: pmcp.Secret(clientID + "-secret"), RedirectURL: redirect, TokenStore: c.store,
 			Authorize: func(ctx context.Context, u string) (string, error) {
 				c.authorizations.Add(1)
 				return login(ctx, u)
 			},
 		}
-		s, err := pmcp.NewClient(pmcp.ClientOptions{Name: "oauth-e2e", Era: era}).ConnectHTTP(ctx, resource, pmcp.HTTPClientOptions{OAuth: cfg, NoStandaloneStream: true})
+		s, err := pmcp.NewClient(pmcp.ClientOptions{Name: "oauth-e2e", Era: era}).ConnectHTTP(ctx, resource, pmcp.HTTPClientOptions{Authorizer: cfg, NoStandaloneStream: true})
 		if err != nil {
 			return c, err
 		}
@@ -122,7 +123,7 @@ func TestOAuthEndToEndAgainstZitadel(t *testing.T) {
 		c.s = s
 		return c, nil
 	}
-	key := pmcp.TokenKey{Resource: resource, Issuer: issuer}
+	key := oauthclient.TokenKey{Resource: resource, Issuer: issuer}
 	accessToken := func(t *testing.T, c *client) string {
 		t.Helper()
 		cr, err := c.store.Load(ctx, key)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/oauthclient"
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/zitadel/oidc/v3/example/server/exampleop"
 	"github.com/zitadel/oidc/v3/example/server/storage"
@@ -174,8 +175,8 @@ func TestOAuthAgainstZitadel(t *testing.T) {
 	defer cancel()
 	var authorizations int
 	login := zitadelLogin(issuer)
-	store := &pmcp.MemoryTokenStore{}
-	cfg := &pmcp.OAuthConfig{
+	store := &oauthclient.MemoryTokenStore{}
+	cfg := &oauthclient.Config{
 		ClientID: "web", ClientSecret: "secret", RedirectURL: zitadelRedirect,
 		Authorize: func(ctx context.Context, u string) (string, error) {
 			authorizations++
@@ -184,7 +185,7 @@ func TestOAuthAgainstZitadel(t *testing.T) {
 		TokenStore: store,
 	}
 	c := pmcp.NewClient(pmcp.ClientOptions{})
-	s, err := c.ConnectHTTP(ctx, mcp.url(), pmcp.HTTPClientOptions{OAuth: cfg})
+	s, err := c.ConnectHTTP(ctx, mcp.url(), pmcp.HTTPClientOptions{Authorizer: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestOAuthAgainstZitadel(t *testing.T) {
 	if authorizations != 1 || tokens != 2 {
 		t.Fatalf("%d authorizations and %d distinct tokens; want 1 (then a refresh) and 2", authorizations, tokens)
 	}
-	creds, err := store.Load(ctx, pmcp.TokenKey{Resource: mcp.url(), Issuer: issuer})
+	creds, err := store.Load(ctx, oauthclient.TokenKey{Resource: mcp.url(), Issuer: issuer})
 	if err != nil || creds == nil || creds.RefreshToken == "" {
 		t.Fatalf("stored credentials: %v, refresh token present %v", err, creds != nil && creds.RefreshToken != "")
 	}

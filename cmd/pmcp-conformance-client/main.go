@@ -159,7 +159,7 @@ func (sc *scenario) connect(ctx context.Context) (*pmcp.ClientSession, error) {
 		if err != nil {
 			return nil, err
 		}
-		opts.OAuth = oc
+		opts.Authorizer = oc
 	}
 	return c.ConnectHTTP(ctx, sc.url, opts)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/oauthclient"
 )
 
 // Fixed values the suite's scenarios expect.
@@ -39,14 +40,14 @@ type authContext struct {
 
 // oauthConfig builds the client's OAuth configuration for an auth/*
 // scenario from its name and context.
-func (sc *scenario) oauthConfig() (*pmcp.OAuthConfig, error) {
+func (sc *scenario) oauthConfig() (*oauthclient.Config, error) {
 	var ac authContext
 	if sc.context != "" {
 		if err := json.Unmarshal([]byte(sc.context), &ac); err != nil {
 			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 	}
-	oc := &pmcp.OAuthConfig{
+	oc := &oauthclient.Config{
 		ClientID:          ac.ClientID,
 		ClientSecret:      pmcp.Secret(ac.ClientSecret),
 		ClientMetadataURL: clientMetadataURL,
@@ -55,7 +56,7 @@ func (sc *scenario) oauthConfig() (*pmcp.OAuthConfig, error) {
 		Authorize:         followAuthorize,
 	}
 	if ac.PrivateKeyPEM != "" {
-		k, err := pmcp.ParsePrivateKeyPEM([]byte(ac.PrivateKeyPEM))
+		k, err := oauthclient.ParsePrivateKeyPEM([]byte(ac.PrivateKeyPEM))
 		if err != nil {
 			return nil, err
 		}
@@ -63,15 +64,15 @@ func (sc *scenario) oauthConfig() (*pmcp.OAuthConfig, error) {
 	}
 	switch sc.name {
 	case "auth/client-credentials-basic", "auth/client-credentials-jwt":
-		oc.Grant = pmcp.OAuthGrantClientCredentials
+		oc.Grant = oauthclient.GrantClientCredentials
 	case "auth/wif-jwt-bearer":
-		oc.Grant = pmcp.OAuthGrantJWTBearer
+		oc.Grant = oauthclient.GrantJWTBearer
 		jwt := pmcp.Secret(ac.ValidJWT)
 		oc.Assertion = func(context.Context) (pmcp.Secret, error) { return jwt, nil }
 	case "auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow":
-		oc.Grant = pmcp.OAuthGrantEnterprise
+		oc.Grant = oauthclient.GrantEnterprise
 		idt := pmcp.Secret(ac.IDPIDToken)
-		oc.Enterprise = &pmcp.OAuthEnterprise{
+		oc.Enterprise = &oauthclient.Enterprise{
 			TokenEndpoint: ac.IDPTokenEndpoint,
 			ClientID:      ac.IDPClientID,
 			IDToken:       func(context.Context) (pmcp.Secret, error) { return idt, nil },

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/oauthclient"
 )
 
 // authFailure words a refusal of the server (401, or 403 when no token
@@ -33,7 +34,7 @@ func authFailure(err error, a *clientArgs) (msg error, ok bool) {
 		// No browser sign-in without a terminal: whatever the flow
 		// tried, the user has to sign in first.
 		return fmt.Errorf("the server requires authorization (%s): run `%s`, or add --login", said, login), true
-	case errors.Is(err, pmcp.ErrOAuthNoRegistration):
+	case errors.Is(err, oauthclient.ErrNoRegistration):
 		return fmt.Errorf("the server requires authorization (%s) and its authorization server registers no clients: give --client-id ID of a client registered with it beforehand", said), true
 	}
 	return nil, false

@@ -120,7 +120,7 @@ func bridge(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	defer p.Close()
 	if f.listen != "" {
-		return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.listen, f.path, &f.sec, logger, stderr, healthRoutes(p, f.path))
+		return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.listen, f.path, &f.sec, logger, stderr, healthRoutes(p, f.path), nil)
 	}
 	if err := serveStdio(ctx, p.Server(), stdin, stdout); err != nil {
 		return v.fail(stderr, exitError, err)

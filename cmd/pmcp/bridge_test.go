@@ -22,6 +22,7 @@ import (
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/internal/everything"
 	"github.com/gopmcp/pmcp/jsonrpc"
+	"github.com/gopmcp/pmcp/oauthclient"
 	"github.com/gopmcp/pmcp/transport/command"
 )
 
@@ -305,7 +306,10 @@ func TestBridgeOAuthConfig(t *testing.T) {
 	if err := f.auth.apply(&o, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	oc := o.OAuth
+	oc, ok := o.Authorizer.(*oauthclient.Config)
+	if !ok {
+		t.Fatalf("authorizer %T", o.Authorizer)
+	}
 	st, ok := oc.TokenStore.(*fileStore)
 	if !ok || st.dir != filepath.Dir(tokens) || !strings.HasPrefix(oc.RedirectURL, "http://127.0.0.1:") || oc.ClientID != "cid" || strings.Join(oc.Scopes, ",") != "a,b" {
 		t.Fatalf("config %+v", oc)

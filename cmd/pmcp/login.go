@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/oauthclient"
 )
 
 // login runs `pmcp login --url URL`: it forgets what is stored for the
@@ -50,7 +50,7 @@ func login(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	errw := &syncWriter{w: stderr}
-	var keys []pmcp.TokenKey
+	var keys []oauthclient.TokenKey
 	in := &interaction{errw: errw, stop: make(chan struct{})}
 	defer in.close()
 	s, _, err := connect(ctx, a, in, errw)

@@ -24,10 +24,10 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/auth"
 	"github.com/gopmcp/pmcp/internal/everything"
+	"github.com/gopmcp/pmcp/oauthclient"
 )
 
 // loginAS is a small authorization server for the CLI tests (cmd/pmcp's
@@ -408,7 +408,7 @@ func TestLoginCommand(t *testing.T) {
 	}
 
 	// The access token stops working: the CLI refreshes, no new login.
-	st := pmcp.NewFileTokenStore(store)
+	st := oauthclient.NewFileTokenStore(store)
 	keys, err := st.Keys(context.Background())
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("stored keys %v %v", keys, err)

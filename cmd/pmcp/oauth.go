@@ -19,6 +19,7 @@ import (
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/oauth"
+	"github.com/gopmcp/pmcp/oauthclient"
 )
 
 // tokenStoreEnv overrides where the CLI keeps OAuth credentials (the
@@ -108,30 +109,30 @@ func (a *authArgs) store() (*fileStore, error) {
 	if err != nil {
 		return &fileStore{err: err}, err
 	}
-	return &fileStore{FileTokenStore: pmcp.NewFileTokenStore(p), dir: filepath.Dir(p)}, nil
+	return &fileStore{FileTokenStore: oauthclient.NewFileTokenStore(p), dir: filepath.Dir(p)}, nil
 }
 
-// fileStore is pmcp's FileTokenStore that creates its directory first.
+// fileStore is oauthclient's FileTokenStore that creates its directory first.
 // Without a place for it (no --token-store, $PMCP_TOKEN_STORE or config
 // directory, as under env -i, the way hosts start commands) FileTokenStore
 // is nil and err says why: nothing is stored, so Load finds nothing, and
 // Save, Delete and Keys fail with err.
 type fileStore struct {
-	*pmcp.FileTokenStore
+	*oauthclient.FileTokenStore
 	dir string
 	err error
 }
 
-// Load implements pmcp.TokenStore.
-func (s *fileStore) Load(ctx context.Context, key pmcp.TokenKey) (*pmcp.OAuthCredentials, error) {
+// Load implements oauthclient.TokenStore.
+func (s *fileStore) Load(ctx context.Context, key oauthclient.TokenKey) (*oauthclient.Credentials, error) {
 	if s.err != nil {
 		return nil, nil
 	}
 	return s.FileTokenStore.Load(ctx, key)
 }
 
-// Save implements pmcp.TokenStore.
-func (s *fileStore) Save(ctx context.Context, key pmcp.TokenKey, c *pmcp.OAuthCredentials) error {
+// Save implements oauthclient.TokenStore.
+func (s *fileStore) Save(ctx context.Context, key oauthclient.TokenKey, c *oauthclient.Credentials) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -141,8 +142,8 @@ func (s *fileStore) Save(ctx context.Context, key pmcp.TokenKey, c *pmcp.OAuthCr
 	return s.FileTokenStore.Save(ctx, key, c)
 }
 
-// Delete implements pmcp.TokenStore.
-func (s *fileStore) Delete(ctx context.Context, key pmcp.TokenKey) error {
+// Delete implements oauthclient.TokenStore.
+func (s *fileStore) Delete(ctx context.Context, key oauthclient.TokenKey) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -150,7 +151,7 @@ func (s *fileStore) Delete(ctx context.Context, key pmcp.TokenKey) error {
 }
 
 // Keys lists the stored keys.
-func (s *fileStore) Keys(ctx context.Context) ([]pmcp.TokenKey, error) {
+func (s *fileStore) Keys(ctx context.Context) ([]oauthclient.TokenKey, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -190,7 +191,7 @@ func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
 	if secret == "" {
 		secret = os.Getenv(clientSecretEnv)
 	}
-	cfg := &pmcp.OAuthConfig{
+	cfg := &oauthclient.Config{
 		ClientID:     a.clientID,
 		ClientSecret: pmcp.Secret(secret),
 		Scopes:       a.scopes,
@@ -213,7 +214,7 @@ func (a *authArgs) apply(o *pmcp.HTTPClientOptions, stderr io.Writer) error {
 			return lb.authorize(ctx, authURL, stderr)
 		},
 	}
-	o.OAuth = cfg
+	o.Authorizer = cfg
 	return nil
 }
 

@@ -93,6 +93,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	defer srv.Close()
 	if *useStdio {
 		// stdout carries protocol messages only; diagnostics go to stderr.
+		tel.observe(srv, nil)
 		if err := serveStdio(ctx, srv, stdin, stdout); err != nil {
 			return v.fail(stderr, exitError, err)
 		}
@@ -101,7 +102,7 @@ func serve(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return serveHTTP(ctx, srv, hopts, *addr, *path, sec, logger, stderr)
+	return serveHTTP(ctx, srv, hopts, *addr, *path, sec, logger, stderr, func(h *pmcp.StreamableHTTPHandler) { tel.observe(srv, h) })
 }
 
 // serveStdio serves srv over stdin/stdout until the input ends or ctx is

@@ -25,14 +25,15 @@ const (
 )
 
 // serveHTTP serves srv over Streamable HTTP at addr and path until ctx is
-// done (SIGINT/SIGTERM), then shuts down gracefully.
-func serveHTTP(ctx context.Context, srv *pmcp.Server, hopts pmcp.StreamableHTTPOptions, addr, path string, sec *serveSecurity, logger *slog.Logger, stderr io.Writer) int {
-	return serveHTTPWith(ctx, srv, hopts, addr, path, sec, logger, stderr, nil)
+// done (SIGINT/SIGTERM), then shuts down gracefully. observe, when not
+// nil, is given the handler before it serves (the --metrics gauges).
+func serveHTTP(ctx context.Context, srv *pmcp.Server, hopts pmcp.StreamableHTTPOptions, addr, path string, sec *serveSecurity, logger *slog.Logger, stderr io.Writer, observe func(*pmcp.StreamableHTTPHandler)) int {
+	return serveHTTPWith(ctx, srv, hopts, addr, path, sec, logger, stderr, nil, observe)
 }
 
 // serveHTTPWith is serveHTTP with more routes: mount, when not nil, adds
 // them to the listener's mux (the bridge's /healthz and /readyz).
-func serveHTTPWith(ctx context.Context, srv *pmcp.Server, hopts pmcp.StreamableHTTPOptions, addr, path string, sec *serveSecurity, logger *slog.Logger, stderr io.Writer, mount func(*http.ServeMux)) int {
+func serveHTTPWith(ctx context.Context, srv *pmcp.Server, hopts pmcp.StreamableHTTPOptions, addr, path string, sec *serveSecurity, logger *slog.Logger, stderr io.Writer, mount func(*http.ServeMux), observe func(*pmcp.StreamableHTTPHandler)) int {
 	if !strings.HasPrefix(path, "/") {
 		fmt.Fprintf(stderr, "pmcp: --path must start with /, got %q\n", path)
 		return exitUsage
@@ -43,6 +44,9 @@ func serveHTTPWith(ctx context.Context, srv *pmcp.Server, hopts pmcp.StreamableH
 		return exitError
 	}
 	h := pmcp.NewStreamableHTTPHandler(srv, hopts)
+	if observe != nil {
+		observe(h)
+	}
 	mux.Handle(path, h)
 	if mount != nil {
 		mount(mux)

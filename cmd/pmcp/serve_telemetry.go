@@ -30,6 +30,8 @@ type telemetry struct {
 	addr    net.Addr // the --metrics listener's address
 	served  chan error
 	logger  *slog.Logger
+	// observed is the registration of observe's gauges and counters.
+	observed interface{ Unregister() error }
 }
 
 // startTelemetry sets up exporters as the environment asks (console output
@@ -98,10 +100,28 @@ func (t *telemetry) instrument(opts *pmcp.ServerOptions) {
 	opts.NotificationMiddleware = append([]pmcp.NotificationMiddleware{pmcpotel.NotificationMiddleware(o)}, opts.NotificationMiddleware...)
 }
 
+// observe exports the operator metrics of srv and h (nil on stdio): the
+// running tasks, sessions, listen streams and refusals by reason (see
+// pmcpotel.ObserveServer), when anything is exported.
+func (t *telemetry) observe(srv *pmcp.Server, h *pmcp.StreamableHTTPHandler) {
+	if !t.tel.Enabled() {
+		return
+	}
+	reg, err := pmcpotel.ObserveServer(t.tel.Instrumentation(), srv, h)
+	if err != nil {
+		t.logger.Warn("pmcp: cannot register the operator metrics", "error", err)
+		return
+	}
+	t.observed = reg
+}
+
 // close stops the metrics listener and flushes the exporters.
 func (t *telemetry) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), telemetryFlushTimeout)
 	defer cancel()
+	if t.observed != nil {
+		_ = t.observed.Unregister()
+	}
 	if t.metrics != nil {
 		_ = t.metrics.Shutdown(ctx)
 		if err := <-t.served; err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -51,9 +51,10 @@
 //     ["null", ...]) but are still required without one of those options:
 //     the tag, not the Go type, decides. (This matches what the SDK writes:
 //     a nil pointer field without omitempty is encoded as null.)
-//   - The jsonschema tag is the property's description:
-//     `json:"city" jsonschema:"the city name"`. It must not be empty or start
-//     with "WORD=" (reserved by jsonschema-go for future use).
+//   - The jsonschema tag is the property's description,
+//     `json:"city" jsonschema:"the city name"`, or, when it begins with
+//     "WORD=" (which jsonschema-go reserves), JSON Schema keywords; see
+//     "Keyword tags" below. It must not be empty.
 //   - Structs become objects with "additionalProperties": false: unknown
 //     arguments are rejected. An empty struct (struct{}) at the root becomes
 //     {"type": "object"}, accepting any object, as for a tool without
@@ -82,6 +83,58 @@
 //     pointer to one of these (a pointer root is treated as its element).
 //     MCP requires "type": "object" at the root of both inputSchema and
 //     outputSchema.
+//
+// # Keyword tags
+//
+// A jsonschema tag that begins with "WORD=" is a list of KEY=VALUE items
+// separated by commas, for example
+//
+//	City  string `json:"city" jsonschema:"description='City, country',minLength=2,pattern=^[A-Z]"`
+//	Days  int    `json:"days,omitempty" jsonschema:"minimum=1,maximum=16,default=3"`
+//	Units string `json:"units,omitempty" jsonschema:"enum=metric,enum=imperial"`
+//
+// The grammar ([TagGrammar] is the short form that errors quote):
+//
+//   - KEY is one of title, description, enum, default, example, minimum,
+//     maximum, exclusiveMinimum, exclusiveMaximum, minLength, maxLength,
+//     pattern and format, each the JSON Schema keyword of that name
+//     (example adds to "examples"). enum and example repeat, one value per
+//     item; any other key given twice is an error. Spaces around items are
+//     ignored.
+//   - VALUE runs to the next comma, or is written in single quotes, in
+//     which a quote is doubled (there is no other escape); see the example
+//     below.
+//   - enum, default and example values are read as the property's JSON
+//     type (after inference, so TypeSchemas and the overrides above count):
+//     the text itself for strings, a JSON number for integers (which must
+//     be integral) and numbers, true or false for booleans, JSON text for
+//     anything else (arrays, objects, unconstrained properties).
+//
+// A quoted value:
+//
+//	Name string `json:"name" jsonschema:"description='Surname, given names',pattern='^[A-Za-z'' ,-]+$'"`
+//
+// Inference fails, with an error naming the field and quoting
+// [TagGrammar], for: an unknown key, a malformed item, minimum, maximum and
+// the exclusive bounds on a property that is not an integer or a number, or
+// with a value that is not a JSON number; minLength, maxLength, pattern and
+// format on a property that is not a string, lengths that are not
+// non-negative integers, a pattern that does not compile (RE2), an empty
+// format; and enum, default or example values that are not of the
+// property's type or do not validate against the property's schema (the
+// Go type's range, the tag's own bounds and enum). minimum and maximum
+// never widen a sized integer's range (the stricter bound is kept). An
+// enum on a property that accepts null (a pointer) also lists null.
+//
+// Validation enforces enum, the bounds, the lengths and pattern; title,
+// description, default, examples and format are annotations (default is
+// not applied to arguments).
+//
+// jsonschema-go refuses "WORD=" tags, so inference runs on a mirror of the
+// type (built with reflect.StructOf) whose keyword tags are markers, and the
+// keywords are then set on the marked properties: every other rule above is
+// jsonschema-go's own, unchanged, and a type without keyword tags is
+// inferred exactly as before.
 //
 // # Supported schemas
 //

@@ -55,9 +55,20 @@ func ForType(t reflect.Type, opts ForOptions) (*Compiled, error) {
 	if err := in.walk(t, t.String()); err != nil {
 		return nil, fmt.Errorf("schema: inferring the schema of %v: %w", t, err)
 	}
-	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: in.out})
+	it := t
+	if len(in.tags) > 0 {
+		m, _, err := in.mirror(t, map[reflect.Type]bool{}, false)
+		if err != nil {
+			return nil, fmt.Errorf("schema: inferring the schema of %v: %w", t, err)
+		}
+		it = m
+	}
+	s, err := jsonschema.ForType(it, &jsonschema.ForOptions{TypeSchemas: in.out})
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
+	}
+	if err := in.applyTags(s); err != nil {
+		return nil, fmt.Errorf("schema: inferring the schema of %v: %w", t, err)
 	}
 	// The root must be an object.
 	switch {
@@ -113,6 +124,11 @@ type inspector struct {
 	user map[reflect.Type]*jsonschema.Schema
 	out  map[reflect.Type]*jsonschema.Schema
 	seen map[reflect.Type]bool
+	// Keyword tags (see tags.go): the parsed tags, the index of each by
+	// declaring struct and field, and the mirror types built so far.
+	tags    []*fieldTag
+	marks   map[tagKey]int
+	mirrors map[reflect.Type]reflect.Type
 }
 
 var durationType = reflect.TypeFor[time.Duration]()
@@ -193,6 +209,9 @@ func (in *inspector) walk(t reflect.Type, where string) error {
 					// omitempty, omitzero and case:... are understood;
 					// json v2 ignores unknown options, and so do we.
 				}
+			}
+			if err := in.readTag(t, f, fwhere); err != nil {
+				return err
 			}
 			if err := in.walk(f.Type, fwhere); err != nil {
 				return err

@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -59,7 +60,9 @@ type Options struct {
 	// OTEL_RESOURCE_ATTRIBUTES do not set one. Empty means "pmcp".
 	ServiceName string
 	// Prometheus adds a Prometheus reader to the meter provider, whatever
-	// OTEL_METRICS_EXPORTER says; Telemetry.PrometheusHandler serves it.
+	// OTEL_METRICS_EXPORTER says; Telemetry.PrometheusHandler serves it,
+	// with the Go runtime (go_*) and process (process_*) metrics of the
+	// Prometheus client's collectors.
 	Prometheus bool
 }
 
@@ -168,6 +171,7 @@ func Setup(ctx context.Context, opts Options) (*Telemetry, error) {
 		}
 		if opts.Prometheus {
 			reg := prometheus.NewRegistry()
+			reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 			exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
 			if err != nil {
 				return fail(fmt.Errorf("otelenv: prometheus exporter: %w", err))

@@ -164,7 +164,8 @@ func TestSetupOTLPHTTP(t *testing.T) {
 }
 
 // Options.Prometheus serves the duration histograms in the Prometheus
-// text format, with the recommended buckets.
+// text format, with the recommended buckets, and the Go runtime and
+// process metrics.
 func TestPrometheusHandler(t *testing.T) {
 	tel, err := otelenv.Setup(context.Background(), otelenv.Options{Getenv: env(nil), Prometheus: true})
 	if err != nil {
@@ -195,6 +196,8 @@ func TestPrometheusHandler(t *testing.T) {
 		`mcp_method_name="tools/call"`,
 		"mcp_client_operation_duration_seconds_count",
 		"mcp_server_session_duration_seconds_count",
+		"go_goroutines ", "go_gc_duration_seconds", "go_memstats_heap_alloc_bytes ",
+		"process_cpu_seconds_total ", "process_resident_memory_bytes ", "process_open_fds ",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("metrics lack %s", want)

@@ -1,4 +1,4 @@
-package pmcp
+package wwwauth
 
 import (
 	"maps"
@@ -10,36 +10,36 @@ import (
 func TestParseWWWAuthenticate(t *testing.T) {
 	for _, tc := range []struct {
 		in   []string
-		want []authChallenge
+		want []Challenge
 	}{
 		{[]string{`Bearer resource_metadata="https://rs.example/.well-known/oauth-protected-resource/mcp", scope="a b"`},
-			[]authChallenge{{"Bearer", map[string]string{"resource_metadata": "https://rs.example/.well-known/oauth-protected-resource/mcp", "scope": "a b"}}}},
+			[]Challenge{{"Bearer", map[string]string{"resource_metadata": "https://rs.example/.well-known/oauth-protected-resource/mcp", "scope": "a b"}}}},
 		{[]string{`Bearer error="insufficient_scope", scope="mcp:write", error_description="need \"write\""`},
-			[]authChallenge{{"Bearer", map[string]string{"error": "insufficient_scope", "scope": "mcp:write", "error_description": `need "write"`}}}},
+			[]Challenge{{"Bearer", map[string]string{"error": "insufficient_scope", "scope": "mcp:write", "error_description": `need "write"`}}}},
 		{[]string{`DPoP algs="ES256 PS256", error=use_dpop_nonce, Bearer realm="x"`},
-			[]authChallenge{{"DPoP", map[string]string{"algs": "ES256 PS256", "error": "use_dpop_nonce"}}, {"Bearer", map[string]string{"realm": "x"}}}},
+			[]Challenge{{"DPoP", map[string]string{"algs": "ES256 PS256", "error": "use_dpop_nonce"}}, {"Bearer", map[string]string{"realm": "x"}}}},
 		{[]string{`Basic abc123==, Bearer Scope="s"`},
-			[]authChallenge{{"Basic", map[string]string{}}, {"Bearer", map[string]string{"scope": "s"}}}},
+			[]Challenge{{"Basic", map[string]string{}}, {"Bearer", map[string]string{"scope": "s"}}}},
 		{[]string{`Bearer`, `DPoP nonce=x`},
-			[]authChallenge{{"Bearer", map[string]string{}}, {"DPoP", map[string]string{"nonce": "x"}}}},
-		{[]string{`Bearer scope="unterminated`}, []authChallenge{{"Bearer", map[string]string{}}}},
-		{[]string{`Bearer scope="first", scope="second"`}, []authChallenge{{"Bearer", map[string]string{"scope": "first"}}}},
+			[]Challenge{{"Bearer", map[string]string{}}, {"DPoP", map[string]string{"nonce": "x"}}}},
+		{[]string{`Bearer scope="unterminated`}, []Challenge{{"Bearer", map[string]string{}}}},
+		{[]string{`Bearer scope="first", scope="second"`}, []Challenge{{"Bearer", map[string]string{"scope": "first"}}}},
 		{[]string{`"quoted"`}, nil},
 	} {
-		got := parseWWWAuthenticate(tc.in)
+		got := Parse(tc.in)
 		if !equalChallenges(got, tc.want) {
 			t.Errorf("%q:\n got %v\nwant %v", tc.in, got, tc.want)
 		}
 	}
-	if v := challengeParam(parseWWWAuthenticate([]string{`Basic realm="r", Bearer resource_metadata="u"`}), "resource_metadata"); v != "u" {
-		t.Errorf("challengeParam = %q", v)
+	if v := Param(Parse([]string{`Basic realm="r", Bearer resource_metadata="u"`}), "resource_metadata"); v != "u" {
+		t.Errorf("Param = %q", v)
 	}
-	if v := challengeParam(parseWWWAuthenticate([]string{`Digest resource_metadata="u"`}), "resource_metadata"); v != "" {
+	if v := Param(Parse([]string{`Digest resource_metadata="u"`}), "resource_metadata"); v != "" {
 		t.Errorf("a non-Bearer/DPoP challenge gave %q", v)
 	}
 }
 
-func equalChallenges(a, b []authChallenge) bool {
+func equalChallenges(a, b []Challenge) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -67,7 +67,7 @@ func FuzzParseWWWAuthenticate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		chs := parseWWWAuthenticate([]string{s, s})
+		chs := Parse([]string{s, s})
 		if len(chs) > maxChallenges {
 			t.Fatalf("%d challenges", len(chs))
 		}

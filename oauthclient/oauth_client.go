@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"context"
@@ -13,55 +13,58 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/peer"
+	"github.com/gopmcp/pmcp/internal/wwwauth"
 	"github.com/gopmcp/pmcp/oauth"
 )
 
-// OAuthGrant selects how an OAuth client obtains its access tokens.
-type OAuthGrant string
+// Grant selects how an OAuth client obtains its access tokens.
+type Grant string
 
 const (
-	// OAuthGrantAuthorizationCode is the default: the authorization code
+	// GrantAuthorizationCode is the default: the authorization code
 	// grant with PKCE, a user agent completing the authorization request
-	// through OAuthConfig.Authorize.
-	OAuthGrantAuthorizationCode OAuthGrant = "authorization_code"
-	// OAuthGrantClientCredentials is the client credentials grant of the
+	// through Config.Authorize.
+	GrantAuthorizationCode Grant = "authorization_code"
+	// GrantClientCredentials is the client credentials grant of the
 	// io.modelcontextprotocol/oauth-client-credentials extension: the
 	// client authenticates with ClientSecret or PrivateKey.
-	OAuthGrantClientCredentials OAuthGrant = "client_credentials"
-	// OAuthGrantJWTBearer is the RFC 7523 JWT bearer grant (workload
+	GrantClientCredentials Grant = "client_credentials"
+	// GrantJWTBearer is the RFC 7523 JWT bearer grant (workload
 	// identity federation, io.modelcontextprotocol/auth/wif): the
-	// assertion comes from OAuthConfig.Assertion.
-	OAuthGrantJWTBearer OAuthGrant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-	// OAuthGrantEnterprise is enterprise-managed authorization
+	// assertion comes from Config.Assertion.
+	GrantJWTBearer Grant = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+	// GrantEnterprise is enterprise-managed authorization
 	// (io.modelcontextprotocol/enterprise-managed-authorization): an
 	// RFC 8693 token exchange of an identity token at the enterprise
 	// identity provider for an ID-JAG, then a JWT bearer grant of that
 	// ID-JAG at the MCP server's authorization server.
-	OAuthGrantEnterprise OAuthGrant = "enterprise"
+	GrantEnterprise Grant = "enterprise"
 )
 
-// OAuthEnterprise configures OAuthGrantEnterprise.
-type OAuthEnterprise struct {
+// Enterprise configures GrantEnterprise.
+type Enterprise struct {
 	// TokenEndpoint is the identity provider's token endpoint.
 	TokenEndpoint string
 	// ClientID and ClientSecret are the client's registration at the
 	// identity provider (the secret may be empty).
 	ClientID     string
-	ClientSecret Secret
+	ClientSecret pmcp.Secret
 	// IDToken returns the user's identity token from the provider.
-	IDToken func(ctx context.Context) (Secret, error)
+	IDToken func(ctx context.Context) (pmcp.Secret, error)
 }
 
-// OAuthConfig turns on MCP authorization in the HTTP client
-// (HTTPClientOptions.OAuth). When the server answers 401, or 403 with
+// Config turns on MCP authorization in the HTTP client
+// (HTTPClientOptions.Authorizer). When the server answers 401, or 403 with
 // error="insufficient_scope", the client discovers the protected resource
 // metadata and the authorization server, registers (pre-registered
 // credentials, then a Client ID Metadata Document, then dynamic
 // registration), obtains a token with the configured grant, and sends the
 // request again with it; later requests carry it.
-type OAuthConfig struct {
-	// Grant selects the grant; empty means OAuthGrantAuthorizationCode.
-	Grant OAuthGrant
+type Config struct {
+	// Grant selects the grant; empty means GrantAuthorizationCode.
+	Grant Grant
 
 	// ClientID and ClientSecret are pre-registered credentials, used
 	// first. They belong to the authorization server ClientIssuer names,
@@ -69,7 +72,7 @@ type OAuthConfig struct {
 	// server moves to another authorization server they are not presented
 	// there (SEP-2352), and the client registers anew if it can.
 	ClientID     string
-	ClientSecret Secret
+	ClientSecret pmcp.Secret
 	ClientIssuer string
 	// ClientMetadataURL is the https URL of the client's Client ID
 	// Metadata Document, used as client_id with authorization servers
@@ -92,7 +95,7 @@ type OAuthConfig struct {
 	// Authorize performs the user-agent step of the authorization code
 	// grant: it takes the user to authURL and returns the URL the
 	// authorization server redirected back to (RedirectURL with code,
-	// state and iss). Required for OAuthGrantAuthorizationCode.
+	// state and iss). Required for GrantAuthorizationCode.
 	Authorize func(ctx context.Context, authURL string) (redirectedURL string, err error)
 
 	// Scopes are requested when neither the server's challenge nor its
@@ -102,10 +105,10 @@ type OAuthConfig struct {
 	// refresh token) when the authorization server lists that scope.
 	NoOfflineAccess bool
 
-	// Assertion returns the JWT of OAuthGrantJWTBearer.
-	Assertion func(ctx context.Context) (Secret, error)
-	// Enterprise configures OAuthGrantEnterprise.
-	Enterprise *OAuthEnterprise
+	// Assertion returns the JWT of GrantJWTBearer.
+	Assertion func(ctx context.Context) (pmcp.Secret, error)
+	// Enterprise configures GrantEnterprise.
+	Enterprise *Enterprise
 
 	// DPoPKey, when set, binds tokens to this key with DPoP (RFC 9449)
 	// where the authorization server advertises a matching
@@ -118,12 +121,11 @@ type OAuthConfig struct {
 	TokenStore TokenStore
 	// MaxAuthorizations caps the authorizations (token requests after a
 	// 401 or 403) made for one request, so that a server that keeps
-	// refusing does not loop the client. Zero means
-	// DefaultOAuthMaxAuthorizations.
+	// refusing does not loop the client. Zero means 3.
 	MaxAuthorizations int
 	// FlowTimeout bounds one authorization (discovery, registration, the
 	// user agent step and the token requests), within the request's own
-	// context. Zero means DefaultOAuthFlowTimeout.
+	// context. Zero means 5 minutes.
 	FlowTimeout time.Duration
 	// HTTPClient sends the requests to authorization servers and metadata
 	// endpoints; nil means one over the session's transport. Redirects
@@ -131,38 +133,38 @@ type OAuthConfig struct {
 	HTTPClient *http.Client
 }
 
-// DefaultOAuthMaxAuthorizations is the default of
-// OAuthConfig.MaxAuthorizations.
-const DefaultOAuthMaxAuthorizations = 3
+// Defaults of Config.MaxAuthorizations and Config.FlowTimeout (their
+// godoc states the values).
+const (
+	defaultMaxAuthorizations = 3
+	defaultFlowTimeout       = 5 * time.Minute
+)
 
-// DefaultOAuthFlowTimeout is the default of OAuthConfig.FlowTimeout.
-const DefaultOAuthFlowTimeout = 5 * time.Minute
-
-// ErrOAuthPKCEUnsupported: the authorization server does not advertise
+// ErrPKCEUnsupported: the authorization server does not advertise
 // PKCE with S256, so the client refuses the authorization code grant.
-var ErrOAuthPKCEUnsupported = errors.New("pmcp: the authorization server does not support PKCE S256")
+var ErrPKCEUnsupported = errors.New("pmcp: the authorization server does not support PKCE S256")
 
-// ErrOAuthNoRegistration: the client has no way to obtain a client id at
+// ErrNoRegistration: the client has no way to obtain a client id at
 // the authorization server (no usable pre-registered credentials, no
 // Client ID Metadata Document support, no registration endpoint).
-var ErrOAuthNoRegistration = errors.New("pmcp: no client registration available for the authorization server")
+var ErrNoRegistration = errors.New("pmcp: no client registration available for the authorization server")
 
-// ErrOAuthAuthorizationResponse: the authorization response (the
+// ErrAuthorizationResponse: the authorization response (the
 // redirect back to the client) is unusable: a wrong state, no code, or
 // not the configured redirect URI.
-var ErrOAuthAuthorizationResponse = errors.New("pmcp: invalid OAuth authorization response")
+var ErrAuthorizationResponse = errors.New("pmcp: invalid OAuth authorization response")
 
-// OAuthError is an error an authorization server answered with (RFC 6749
+// Error is an error an authorization server answered with (RFC 6749
 // §5.2), at the token or registration endpoint or in an authorization
 // response.
-type OAuthError struct {
+type Error struct {
 	Endpoint    string
 	StatusCode  int
 	Code        string
 	Description string
 }
 
-func (e *OAuthError) Error() string {
+func (e *Error) Error() string {
 	s := "pmcp: OAuth error " + e.Code
 	if e.Description != "" {
 		s += ": " + e.Description
@@ -182,7 +184,7 @@ func (e *OAuthError) Error() string {
 type oauthTransport struct {
 	base     http.RoundTripper
 	as       *http.Client
-	cfg      *OAuthConfig
+	cfg      *Config
 	endpoint *url.URL
 	store    TokenStore
 	maxAuth  int
@@ -195,15 +197,15 @@ type oauthTransport struct {
 
 	mu       sync.Mutex
 	key      TokenKey
-	token    Secret
+	token    pmcp.Secret
 	dpopTok  bool // token is DPoP-bound
 	terminal error
 	// preIssuer is the issuer the pre-registered client was first used
-	// with (when OAuthConfig.ClientIssuer is empty).
+	// with (when Config.ClientIssuer is empty).
 	preIssuer string
 }
 
-func newOAuthTransport(base http.RoundTripper, cfg *OAuthConfig, endpoint string, log *slog.Logger) (*oauthTransport, error) {
+func newOAuthTransport(base http.RoundTripper, cfg *Config, endpoint string, log *slog.Logger) (*oauthTransport, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
@@ -214,13 +216,13 @@ func newOAuthTransport(base http.RoundTripper, cfg *OAuthConfig, endpoint string
 	o := &oauthTransport{base: base, cfg: cfg, endpoint: u, store: cfg.TokenStore, maxAuth: cfg.MaxAuthorizations,
 		log: log, now: time.Now, flowSem: make(chan struct{}, 1), timeout: cfg.FlowTimeout}
 	if o.timeout <= 0 {
-		o.timeout = DefaultOAuthFlowTimeout
+		o.timeout = defaultFlowTimeout
 	}
 	if o.store == nil {
 		o.store = &MemoryTokenStore{}
 	}
 	if o.maxAuth <= 0 {
-		o.maxAuth = DefaultOAuthMaxAuthorizations
+		o.maxAuth = defaultMaxAuthorizations
 	}
 	if cfg.DPoPKey != nil {
 		if o.dpop, err = newDPoPSigner(cfg.DPoPKey); err != nil {
@@ -242,7 +244,11 @@ func newOAuthTransport(base http.RoundTripper, cfg *OAuthConfig, endpoint string
 
 func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-func (o *oauthTransport) current() (Secret, bool) {
+// capPeerString bounds a server-controlled string before it enters an
+// error or a log record, as the pmcp client does.
+func capPeerString(s string) string { return peer.CapString(s, pmcp.MaxPeerStringBytes) }
+
+func (o *oauthTransport) current() (pmcp.Secret, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.token, o.dpopTok
@@ -253,7 +259,7 @@ const maxNonceRetries = 2
 
 // RoundTrip implements http.RoundTripper.
 func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !sameOrigin(req.URL, o.endpoint) {
+	if !peer.SameOrigin(req.URL, o.endpoint) {
 		// A redirect elsewhere: the token is for this server only.
 		return o.base.RoundTrip(req)
 	}
@@ -296,11 +302,11 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !replayable {
 			return resp, nil
 		}
-		chs := parseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-		errCode := challengeParam(chs, "error")
+		chs := wwwauth.Parse(resp.Header.Values("WWW-Authenticate"))
+		errCode := wwwauth.Param(chs, "error")
 		if errCode == "use_dpop_nonce" && bound && o.dpop != nil && nonceRetries < maxNonceRetries && resp.Header.Get("DPoP-Nonce") != "" {
 			nonceRetries++
-			drainClose(resp.Body)
+			peer.DrainClose(resp.Body)
 			continue
 		}
 		if resp.StatusCode == http.StatusForbidden && errCode != "insufficient_scope" {
@@ -310,7 +316,7 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		attempts++
-		drainClose(resp.Body)
+		peer.DrainClose(resp.Body)
 		if err := o.authorize(req.Context(), resp.StatusCode, chs, tok); err != nil {
 			return nil, refusal(resp, err)
 		}
@@ -319,21 +325,21 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // refusal is the error of a request the server refused (401, or 403
 // insufficient_scope) when no token could be obtained: what the server
-// said, as an *HTTPStatusError with its challenge (for a 401 wrapped in
-// ErrAuthorizationRequired), and why the flow failed. Reporting only the
+// said, as an *pmcp.HTTPStatusError with its challenge (for a 401 wrapped in
+// pmcp.ErrAuthorizationRequired), and why the flow failed. Reporting only the
 // flow's failure would hide why the server refused in the first place (an
 // expired token, another audience).
 func refusal(resp *http.Response, flowErr error) error {
-	se := &HTTPStatusError{StatusCode: resp.StatusCode, WWWAuthenticate: capPeerString(resp.Header.Get("WWW-Authenticate"))}
+	se := &pmcp.HTTPStatusError{StatusCode: resp.StatusCode, WWWAuthenticate: capPeerString(resp.Header.Get("WWW-Authenticate"))}
 	if resp.StatusCode == http.StatusUnauthorized {
-		return fmt.Errorf("%w: %w; obtaining a token failed: %w", ErrAuthorizationRequired, se, flowErr)
+		return fmt.Errorf("%w: %w; obtaining a token failed: %w", pmcp.ErrAuthorizationRequired, se, flowErr)
 	}
 	return fmt.Errorf("pmcp: %w; obtaining a token failed: %w", se, flowErr)
 }
 
 // authorize obtains a new token after the server refused rejected with
 // status (401 or 403) and challenges chs.
-func (o *oauthTransport) authorize(ctx context.Context, status int, chs []authChallenge, rejected Secret) error {
+func (o *oauthTransport) authorize(ctx context.Context, status int, chs []wwwauth.Challenge, rejected pmcp.Secret) error {
 	select {
 	case o.flowSem <- struct{}{}:
 		defer func() { <-o.flowSem }()
@@ -366,12 +372,12 @@ type flowState struct {
 	prm      *prmDoc
 	meta     *asMetadata
 	key      TokenKey
-	creds    *OAuthCredentials
+	creds    *Credentials
 	resource string
 }
 
-func (o *oauthTransport) flow(ctx context.Context, status int, chs []authChallenge, rejected Secret) error {
-	prm, err := discoverPRM(ctx, o.as, o.endpoint, challengeParam(chs, "resource_metadata"))
+func (o *oauthTransport) flow(ctx context.Context, status int, chs []wwwauth.Challenge, rejected pmcp.Secret) error {
+	prm, err := discoverPRM(ctx, o.as, o.endpoint, wwwauth.Param(chs, "resource_metadata"))
 	if err != nil {
 		return err
 	}
@@ -379,7 +385,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []authChallen
 	var issuer string
 	if prm != nil {
 		if len(prm.AuthorizationServers) == 0 {
-			return fmt.Errorf("%w: the protected resource metadata lists no authorization server", ErrOAuthMetadata)
+			return fmt.Errorf("%w: the protected resource metadata lists no authorization server", ErrMetadata)
 		}
 		issuer, fs.resource = prm.AuthorizationServers[0], prm.Resource
 	} else {
@@ -387,7 +393,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []authChallen
 		// origin is the authorization server.
 		issuer = o.endpoint.Scheme + "://" + o.endpoint.Host
 		if fs.resource, err = oauth.CanonicalURL(o.endpoint); err != nil {
-			return fmt.Errorf("%w: the endpoint is not a resource URI: %w", ErrOAuthMetadata, err)
+			return fmt.Errorf("%w: the endpoint is not a resource URI: %w", ErrMetadata, err)
 		}
 	}
 	if fs.meta, err = discoverAS(ctx, o.as, issuer, prm == nil); err != nil {
@@ -398,7 +404,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []authChallen
 		return err
 	}
 	if fs.creds == nil {
-		fs.creds = &OAuthCredentials{}
+		fs.creds = &Credentials{}
 	}
 	o.mu.Lock()
 	if o.key != fs.key && o.key.Issuer != "" {
@@ -418,7 +424,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []authChallen
 			if err == nil {
 				return nil
 			}
-			var oe *OAuthError
+			var oe *Error
 			if errors.As(err, &oe) && oe.Code == "invalid_grant" {
 				fs.creds.clearTokens()
 				if err := o.store.Save(ctx, fs.key, fs.creds); err != nil {
@@ -431,30 +437,30 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []authChallen
 		}
 	}
 
-	scopes := o.selectScopes(fs, status, challengeParam(chs, "scope"))
+	scopes := o.selectScopes(fs, status, wwwauth.Param(chs, "scope"))
 	grant := o.cfg.Grant
 	if grant == "" {
-		grant = OAuthGrantAuthorizationCode
+		grant = GrantAuthorizationCode
 	}
 	if err := o.ensureClient(ctx, fs, grant); err != nil {
 		return err
 	}
 	var tr *tokenResponse
 	switch grant {
-	case OAuthGrantAuthorizationCode:
+	case GrantAuthorizationCode:
 		tr, err = o.authorizationCode(ctx, fs, scopes)
-	case OAuthGrantClientCredentials:
+	case GrantClientCredentials:
 		tr, err = o.clientCredentials(ctx, fs, scopes)
-	case OAuthGrantJWTBearer:
+	case GrantJWTBearer:
 		tr, err = o.jwtBearer(ctx, fs, scopes)
-	case OAuthGrantEnterprise:
+	case GrantEnterprise:
 		tr, err = o.enterprise(ctx, fs, scopes)
 	default:
 		return fmt.Errorf("pmcp: unknown OAuth grant %q", grant)
 	}
 	if err != nil {
-		var oe *OAuthError
-		if grant != OAuthGrantAuthorizationCode && errors.As(err, &oe) && permanentGrantError(oe.Code) {
+		var oe *Error
+		if grant != GrantAuthorizationCode && errors.As(err, &oe) && permanentGrantError(oe.Code) {
 			// Non-interactive grants are not retried: the same
 			// credentials would be refused again.
 			o.mu.Lock()
@@ -502,7 +508,7 @@ func (o *oauthTransport) selectScopes(fs *flowState, status int, challenged stri
 	offline := slices.Contains(fs.meta.ScopesSupported, "offline_access")
 	scopes = slices.DeleteFunc(scopes, func(s string) bool { return s == "offline_access" && !offline })
 	grant := o.cfg.Grant
-	if offline && !o.cfg.NoOfflineAccess && (grant == "" || grant == OAuthGrantAuthorizationCode) && !slices.Contains(scopes, "offline_access") {
+	if offline && !o.cfg.NoOfflineAccess && (grant == "" || grant == GrantAuthorizationCode) && !slices.Contains(scopes, "offline_access") {
 		scopes = append(scopes, "offline_access")
 	}
 	return scopes
@@ -511,7 +517,7 @@ func (o *oauthTransport) selectScopes(fs *flowState, status int, challenged stri
 // accept stores a token response and makes it the session's token.
 func (o *oauthTransport) accept(ctx context.Context, fs *flowState, tr *tokenResponse) error {
 	c := fs.creds
-	c.AccessToken = Secret(tr.AccessToken)
+	c.AccessToken = pmcp.Secret(tr.AccessToken)
 	c.TokenType = "Bearer"
 	if strings.EqualFold(tr.TokenType, "DPoP") {
 		if o.dpop == nil {
@@ -520,7 +526,7 @@ func (o *oauthTransport) accept(ctx context.Context, fs *flowState, tr *tokenRes
 		c.TokenType = "DPoP"
 	}
 	if tr.RefreshToken != "" {
-		c.RefreshToken = Secret(tr.RefreshToken)
+		c.RefreshToken = pmcp.Secret(tr.RefreshToken)
 	}
 	c.Expiry = time.Time{}
 	if tr.ExpiresIn > 0 {
@@ -533,57 +539,75 @@ func (o *oauthTransport) accept(ctx context.Context, fs *flowState, tr *tokenRes
 	return nil
 }
 
-func (o *oauthTransport) adopt(key TokenKey, c *OAuthCredentials) {
+func (o *oauthTransport) adopt(key TokenKey, c *Credentials) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.key, o.token, o.dpopTok = key, c.AccessToken, c.TokenType == "DPoP"
 }
 
-// validateOAuthConfig reports configuration errors before any request.
-func validateOAuthConfig(cfg *OAuthConfig) error {
+var _ pmcp.HTTPAuthorizer = (*Config)(nil)
+
+// Wrap implements pmcp.HTTPAuthorizer: it checks the configuration and
+// returns the transport that attaches the session's token to requests to
+// endpoint and runs the authorization flow when the server refuses (base,
+// nil meaning http.DefaultTransport, sends the requests). A nil *Config
+// returns base: no OAuth.
+func (cfg *Config) Wrap(base http.RoundTripper, endpoint string, log *slog.Logger) (http.RoundTripper, error) {
+	if cfg == nil {
+		return base, nil
+	}
+	if err := validateConfig(cfg); err != nil {
+		return nil, err
+	}
+	return newOAuthTransport(base, cfg, endpoint, log)
+}
+
+// validateConfig reports configuration errors before any request.
+func validateConfig(cfg *Config) error {
 	if cfg == nil {
 		return nil
 	}
 	if cfg.DPoPKey != nil {
 		if _, err := signingMethod(cfg.DPoPKey); err != nil {
-			return fmt.Errorf("pmcp: OAuthConfig.DPoPKey: %w", err)
+			return fmt.Errorf("pmcp: oauthclient.Config.DPoPKey: %w", err)
 		}
 	}
 	if cfg.PrivateKey != nil {
 		if _, err := signingMethod(cfg.PrivateKey); err != nil {
-			return fmt.Errorf("pmcp: OAuthConfig.PrivateKey: %w", err)
+			return fmt.Errorf("pmcp: oauthclient.Config.PrivateKey: %w", err)
 		}
 	}
 	switch cfg.Grant {
-	case "", OAuthGrantAuthorizationCode:
+	case "", GrantAuthorizationCode:
 		if cfg.Authorize == nil || cfg.RedirectURL == "" {
-			return errors.New("pmcp: OAuthConfig: the authorization code grant needs Authorize and RedirectURL")
+			return errors.New("pmcp: oauthclient.Config: the authorization code grant needs Authorize and RedirectURL")
 		}
-	case OAuthGrantClientCredentials:
+	case GrantClientCredentials:
 		if cfg.ClientID == "" || (cfg.ClientSecret == "" && cfg.PrivateKey == nil) {
-			return errors.New("pmcp: OAuthConfig: the client credentials grant needs ClientID and ClientSecret or PrivateKey")
+			return errors.New("pmcp: oauthclient.Config: the client credentials grant needs ClientID and ClientSecret or PrivateKey")
 		}
-	case OAuthGrantJWTBearer:
+	case GrantJWTBearer:
 		if cfg.Assertion == nil {
-			return errors.New("pmcp: OAuthConfig: the JWT bearer grant needs Assertion")
+			return errors.New("pmcp: oauthclient.Config: the JWT bearer grant needs Assertion")
 		}
-	case OAuthGrantEnterprise:
+	case GrantEnterprise:
 		if cfg.Enterprise == nil || cfg.Enterprise.IDToken == nil || cfg.Enterprise.TokenEndpoint == "" {
-			return errors.New("pmcp: OAuthConfig: enterprise-managed authorization needs Enterprise.TokenEndpoint and Enterprise.IDToken")
+			return errors.New("pmcp: oauthclient.Config: enterprise-managed authorization needs Enterprise.TokenEndpoint and Enterprise.IDToken")
 		}
 	default:
-		return fmt.Errorf("pmcp: OAuthConfig: unknown grant %q", cfg.Grant)
+		return fmt.Errorf("pmcp: oauthclient.Config: unknown grant %q", cfg.Grant)
 	}
 	return nil
 }
 
 // String describes the configuration without its secrets or keys.
-func (c OAuthConfig) String() string {
+func (c Config) String() string {
 	grant := c.Grant
 	if grant == "" {
-		grant = OAuthGrantAuthorizationCode
+		grant = GrantAuthorizationCode
 	}
-	s := fmt.Sprintf("OAuthConfig{Grant:%s ClientID:%q RedirectURL:%q ClientMetadataURL:%q Scopes:%q", grant, c.ClientID, c.RedirectURL, c.ClientMetadataURL, c.Scopes)
+	s := fmt.Sprintf("oauthclient.Config{Grant:%s ClientID:%q RedirectURL:%q ClientMetadataURL:%q Scopes:%q", grant, c.ClientID, c.RedirectURL, c.ClientMetadataURL, c.Scopes)
+	redacted := pmcp.Secret("").String() // the one redaction marker
 	if c.ClientSecret != "" {
 		s += " ClientSecret:" + redacted
 	}
@@ -597,10 +621,10 @@ func (c OAuthConfig) String() string {
 }
 
 // GoString implements fmt.GoStringer, as String.
-func (c OAuthConfig) GoString() string { return c.String() }
+func (c Config) GoString() string { return c.String() }
 
 // Format makes every fmt verb print String.
-func (c OAuthConfig) Format(f fmt.State, _ rune) { fmt.Fprint(f, c.String()) }
+func (c Config) Format(f fmt.State, _ rune) { fmt.Fprint(f, c.String()) }
 
 // LogValue implements slog.LogValuer, as String.
-func (c OAuthConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
+func (c Config) LogValue() slog.Value { return slog.StringValue(c.String()) }

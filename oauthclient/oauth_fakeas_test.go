@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"crypto"
@@ -22,7 +22,7 @@ import (
 )
 
 // ParsePrivateKeyPEM parses a PEM private key (PKCS #8, SEC 1 EC or PKCS
-// #1 RSA) for OAuthConfig.PrivateKey or OAuthConfig.DPoPKey.
+// #1 RSA) for Config.PrivateKey or Config.DPoPKey.
 func ParsePrivateKeyPEM(b []byte) (crypto.Signer, error) {
 	block, _ := pem.Decode(b)
 	if block == nil {

@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"context"
@@ -15,7 +15,7 @@ func TestTokenStoreKeys(t *testing.T) {
 	a, b := TokenKey{"https://a/mcp", "https://as1"}, TokenKey{"https://a/mcp", "https://as2"}
 	fs := NewFileTokenStore(path)
 	for _, k := range []TokenKey{a, b} {
-		if err := fs.Save(ctx, k, &OAuthCredentials{ClientID: "c", AccessToken: "t"}); err != nil {
+		if err := fs.Save(ctx, k, &Credentials{ClientID: "c", AccessToken: "t"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -32,7 +32,7 @@ func TestTokenStoreKeys(t *testing.T) {
 	if keys, _ := ms.Keys(ctx); len(keys) != 0 {
 		t.Fatalf("empty store lists %v", keys)
 	}
-	_ = ms.Save(ctx, b, &OAuthCredentials{})
+	_ = ms.Save(ctx, b, &Credentials{})
 	if keys, _ := ms.Keys(ctx); !slices.Equal(keys, []TokenKey{b}) {
 		t.Fatalf("memory keys %v", keys)
 	}

@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"context"
@@ -11,172 +11,21 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/peer"
+	"github.com/gopmcp/pmcp/oauth"
 )
-
-// authChallenge is one challenge of a WWW-Authenticate header (RFC 9110
-// §11.6.1): an auth-scheme and its auth-params (names lower-cased).
-type authChallenge struct {
-	Scheme string
-	Params map[string]string
-}
-
-// Limits of the WWW-Authenticate parser (the header is peer-controlled).
-const (
-	maxChallenges      = 16
-	maxChallengeParams = 32
-)
-
-// parseWWWAuthenticate parses the challenges of one or more
-// WWW-Authenticate field values. It is lenient (a malformed part ends the
-// parse of its field value, keeping what came before) and bounded.
-func parseWWWAuthenticate(values []string) []authChallenge {
-	var out []authChallenge
-	for _, v := range values {
-		out = parseChallenges(v, out)
-		if len(out) >= maxChallenges {
-			return out[:maxChallenges]
-		}
-	}
-	return out
-}
-
-func parseChallenges(s string, out []authChallenge) []authChallenge {
-	var cur *authChallenge
-	for len(out) < maxChallenges {
-		s = skipSeparators(s)
-		if s == "" {
-			return out
-		}
-		tok, rest := readToken(s)
-		if tok == "" {
-			return out // not a token: malformed
-		}
-		r := strings.TrimLeft(rest, " \t")
-		if strings.HasPrefix(r, "=") && cur != nil && !isToken68Tail(r) {
-			// auth-param of the current challenge
-			val, rest2, ok := readParamValue(strings.TrimLeft(r[1:], " \t"))
-			if !ok {
-				return out
-			}
-			if len(cur.Params) < maxChallengeParams {
-				name := strings.ToLower(tok)
-				if _, dup := cur.Params[name]; !dup {
-					cur.Params[name] = val
-				}
-			}
-			s = rest2
-			continue
-		}
-		// a new challenge: tok is its scheme
-		out = append(out, authChallenge{Scheme: tok, Params: map[string]string{}})
-		cur = &out[len(out)-1]
-		s = rest
-		// a token68 form (Scheme abc123==) is skipped: MCP uses params
-		r = strings.TrimLeft(s, " \t")
-		if t68, rest2 := readToken68(r); t68 != "" {
-			after := strings.TrimLeft(rest2, " \t")
-			if after == "" || after[0] == ',' {
-				s = rest2
-			}
-		}
-	}
-	return out
-}
-
-// isToken68Tail reports whether r (starting with '=') is the padding of a
-// token68 rather than the '=' of an auth-param.
-func isToken68Tail(r string) bool {
-	t := strings.TrimLeft(r, "=")
-	t = strings.TrimLeft(t, " \t")
-	return t == "" || t[0] == ','
-}
-
-func skipSeparators(s string) string {
-	return strings.TrimLeft(s, " \t,")
-}
-
-func isTchar(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
-
-func readToken(s string) (string, string) {
-	i := 0
-	for i < len(s) && isTchar(s[i]) {
-		i++
-	}
-	return s[:i], s[i:]
-}
-
-// readToken68 reads a token68 (RFC 9110 §11.2) at the start of s.
-func readToken68(s string) (string, string) {
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strings.IndexByte("-._~+/", c) >= 0 {
-			i++
-			continue
-		}
-		break
-	}
-	if i == 0 {
-		return "", s
-	}
-	for i < len(s) && s[i] == '=' {
-		i++
-	}
-	return s[:i], s[i:]
-}
-
-// readParamValue reads a token or a quoted-string.
-func readParamValue(s string) (string, string, bool) {
-	if !strings.HasPrefix(s, `"`) {
-		tok, rest := readToken(s)
-		return tok, rest, true
-	}
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '\\':
-			if i+1 < len(s) {
-				i++
-				b.WriteByte(s[i])
-			}
-		case '"':
-			return b.String(), s[i+1:], true
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return "", "", false // unterminated
-}
-
-// challengeParam returns the first value of param among the Bearer and
-// DPoP challenges.
-func challengeParam(chs []authChallenge, param string) string {
-	for _, c := range chs {
-		if strings.EqualFold(c.Scheme, "Bearer") || strings.EqualFold(c.Scheme, "DPoP") {
-			if v, ok := c.Params[param]; ok {
-				return v
-			}
-		}
-	}
-	return ""
-}
 
 // discoveryMaxBytes caps a metadata document.
 const discoveryMaxBytes = 64 << 10
 
-// ErrOAuthMetadata: no usable authorization server metadata.
-var ErrOAuthMetadata = errors.New("pmcp: OAuth authorization server metadata unusable")
+// ErrMetadata: no usable authorization server metadata.
+var ErrMetadata = errors.New("pmcp: OAuth authorization server metadata unusable")
 
-// ErrOAuthIssuerMismatch: an authorization server identified itself with
+// ErrIssuerMismatch: an authorization server identified itself with
 // another issuer, in its metadata or in the iss parameter of an
 // authorization response (RFC 8414 §3.3, RFC 9207). The client stops.
-var ErrOAuthIssuerMismatch = errors.New("pmcp: OAuth issuer mismatch")
+var ErrIssuerMismatch = errors.New("pmcp: OAuth issuer mismatch")
 
 // prmDoc is the part of an RFC 9728 document the client uses.
 type prmDoc struct {
@@ -215,7 +64,7 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) (status 
 	if err != nil {
 		return 0, err
 	}
-	defer drainClose(resp.Body)
+	defer peer.DrainClose(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		return resp.StatusCode, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
@@ -241,7 +90,7 @@ func discoverPRM(ctx context.Context, client *http.Client, endpoint *url.URL, fr
 	if fromChallenge != "" {
 		// Another origin only over https (the document must still name
 		// this endpoint as its resource).
-		if mu, err := endpoint.Parse(fromChallenge); err == nil && (mu.Scheme == "https" || sameOrigin(mu, endpoint)) {
+		if mu, err := endpoint.Parse(fromChallenge); err == nil && (mu.Scheme == "https" || peer.SameOrigin(mu, endpoint)) {
 			candidates = append(candidates, mu.String())
 		}
 	}
@@ -260,8 +109,8 @@ func discoverPRM(ctx context.Context, client *http.Client, endpoint *url.URL, fr
 			}
 			continue
 		}
-		if !sameResource(doc.Resource, endpoint) {
-			return nil, fmt.Errorf("%w: %q (metadata at %s) is not %s", ErrResourceMismatch, capPeerString(doc.Resource), c, endpoint)
+		if !oauth.Covers(doc.Resource, endpoint.String()) {
+			return nil, fmt.Errorf("%w: %q (metadata at %s) is not %s", pmcp.ErrResourceMismatch, capPeerString(doc.Resource), c, endpoint)
 		}
 		return &doc, nil
 	}
@@ -294,7 +143,7 @@ func asMetadataURLs(issuer *url.URL) []string {
 func discoverAS(ctx context.Context, client *http.Client, issuer string, fallback bool) (*asMetadata, error) {
 	iu, err := url.Parse(issuer)
 	if err != nil || iu.Host == "" || (iu.Scheme != "https" && iu.Scheme != "http") || iu.RawQuery != "" || iu.Fragment != "" {
-		return nil, fmt.Errorf("%w: issuer %q is not an http(s) URL without query or fragment", ErrOAuthMetadata, capPeerString(issuer))
+		return nil, fmt.Errorf("%w: issuer %q is not an http(s) URL without query or fragment", ErrMetadata, capPeerString(issuer))
 	}
 	if err := checkASURL(issuer); err != nil {
 		return nil, err
@@ -307,12 +156,12 @@ func discoverAS(ctx context.Context, client *http.Client, issuer string, fallbac
 				return nil, ctx.Err()
 			}
 			if status == http.StatusOK {
-				return nil, fmt.Errorf("%w: %s: %v", ErrOAuthMetadata, u, err)
+				return nil, fmt.Errorf("%w: %s: %v", ErrMetadata, u, err)
 			}
 			continue
 		}
 		if m.Issuer != issuer && !(fallback && sameOriginString(m.Issuer, iu)) {
-			return nil, fmt.Errorf("%w: the metadata at %s names issuer %q, not %q", ErrOAuthIssuerMismatch, u, capPeerString(m.Issuer), issuer)
+			return nil, fmt.Errorf("%w: the metadata at %s names issuer %q, not %q", ErrIssuerMismatch, u, capPeerString(m.Issuer), issuer)
 		}
 		for _, e := range []string{m.AuthorizationEndpoint, m.TokenEndpoint, m.RegistrationEndpoint} {
 			if e == "" {
@@ -323,12 +172,12 @@ func discoverAS(ctx context.Context, client *http.Client, issuer string, fallbac
 			}
 		}
 		if m.TokenEndpoint == "" {
-			return nil, fmt.Errorf("%w: %s lists no token_endpoint", ErrOAuthMetadata, u)
+			return nil, fmt.Errorf("%w: %s lists no token_endpoint", ErrMetadata, u)
 		}
 		return &m, nil
 	}
 	if !fallback {
-		return nil, fmt.Errorf("%w: none found for issuer %s", ErrOAuthMetadata, issuer)
+		return nil, fmt.Errorf("%w: none found for issuer %s", ErrMetadata, issuer)
 	}
 	base := strings.TrimSuffix(issuer, "/")
 	return &asMetadata{
@@ -354,7 +203,7 @@ func sameOriginString(s string, u *url.URL) bool {
 func checkASURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || u.Host == "" {
-		return fmt.Errorf("%w: %q is not an absolute URL", ErrOAuthMetadata, capPeerString(s))
+		return fmt.Errorf("%w: %q is not an absolute URL", ErrMetadata, capPeerString(s))
 	}
 	switch u.Scheme {
 	case "https":
@@ -364,7 +213,7 @@ func checkASURL(s string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: %q is neither https nor a loopback http URL", ErrOAuthMetadata, capPeerString(s))
+	return fmt.Errorf("%w: %q is neither https nor a loopback http URL", ErrMetadata, capPeerString(s))
 }
 
 func isLoopbackHost(h string) bool {

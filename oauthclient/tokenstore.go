@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp"
 )
 
 // TokenKey identifies what an OAuth client holds credentials for: the
@@ -23,24 +24,24 @@ type TokenKey struct {
 	Issuer   string
 }
 
-// OAuthCredentials is what a TokenStore keeps per TokenKey: the client
+// Credentials is what a TokenStore keeps per TokenKey: the client
 // registration at that authorization server and the tokens it issued.
-// Secrets print as "[REDACTED]" in every encoding (see Secret).
-type OAuthCredentials struct {
+// Secrets print as "[REDACTED]" in every encoding (see pmcp.Secret).
+type Credentials struct {
 	// ClientID and ClientSecret are the client's registration at the
 	// issuer (pre-registered, a Client ID Metadata Document URL, or
 	// dynamically registered). ClientSecret is empty for public clients.
 	ClientID     string
-	ClientSecret Secret
+	ClientSecret pmcp.Secret
 	// TokenEndpointAuthMethod is how the client authenticates at the token
 	// endpoint: "none", "client_secret_basic", "client_secret_post" or
 	// "private_key_jwt".
 	TokenEndpointAuthMethod string
 
-	AccessToken Secret
+	AccessToken pmcp.Secret
 	// TokenType is "Bearer" or "DPoP".
 	TokenType    string
-	RefreshToken Secret
+	RefreshToken pmcp.Secret
 	// Expiry is when AccessToken expires; zero means unknown.
 	Expiry time.Time
 	// Scopes are the scopes last requested (the base of the union a
@@ -48,7 +49,7 @@ type OAuthCredentials struct {
 	Scopes []string
 }
 
-func (c *OAuthCredentials) clone() *OAuthCredentials {
+func (c *Credentials) clone() *Credentials {
 	if c == nil {
 		return nil
 	}
@@ -58,7 +59,7 @@ func (c *OAuthCredentials) clone() *OAuthCredentials {
 }
 
 // clearTokens forgets the tokens but keeps the client registration.
-func (c *OAuthCredentials) clearTokens() {
+func (c *Credentials) clearTokens() {
 	c.AccessToken, c.RefreshToken, c.TokenType, c.Expiry = "", "", "", time.Time{}
 }
 
@@ -69,50 +70,52 @@ func (c *OAuthCredentials) clearTokens() {
 type TokenStore interface {
 	// Load returns the credentials stored for key, or nil and no error
 	// when there are none.
-	Load(ctx context.Context, key TokenKey) (*OAuthCredentials, error)
+	Load(ctx context.Context, key TokenKey) (*Credentials, error)
 	// Save replaces the credentials stored for key.
-	Save(ctx context.Context, key TokenKey, c *OAuthCredentials) error
+	Save(ctx context.Context, key TokenKey, c *Credentials) error
 	// Delete forgets the credentials stored for key.
 	Delete(ctx context.Context, key TokenKey) error
 }
 
-// DefaultTokenStoreEntries caps the entries of a MemoryTokenStore (and of
-// a FileTokenStore) when its limit is zero. When the store is full, saving
-// a new key evicts the entry saved longest ago.
-const DefaultTokenStoreEntries = 1024
+// defaultTokenStoreEntries caps the entries of a MemoryTokenStore (and of
+// a FileTokenStore) when its limit is zero; their godoc states the value.
+// When the store is full, saving a new key evicts the entry saved longest
+// ago.
+const defaultTokenStoreEntries = 1024
 
 // MemoryTokenStore is a TokenStore in memory. The zero value works.
 type MemoryTokenStore struct {
-	// MaxEntries caps the entries; zero means DefaultTokenStoreEntries.
+	// MaxEntries caps the entries; zero means 1024. When the store is
+	// full, saving a new key evicts the entry saved longest ago.
 	MaxEntries int
 
 	mu      sync.Mutex
-	entries map[TokenKey]*OAuthCredentials
+	entries map[TokenKey]*Credentials
 	order   []TokenKey // save order, oldest first
 }
 
 // Load implements TokenStore.
-func (s *MemoryTokenStore) Load(_ context.Context, key TokenKey) (*OAuthCredentials, error) {
+func (s *MemoryTokenStore) Load(_ context.Context, key TokenKey) (*Credentials, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.entries[key].clone(), nil
 }
 
 // Save implements TokenStore.
-func (s *MemoryTokenStore) Save(_ context.Context, key TokenKey, c *OAuthCredentials) error {
+func (s *MemoryTokenStore) Save(_ context.Context, key TokenKey, c *Credentials) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.put(key, c.clone())
 	return nil
 }
 
-func (s *MemoryTokenStore) put(key TokenKey, c *OAuthCredentials) {
+func (s *MemoryTokenStore) put(key TokenKey, c *Credentials) {
 	if s.entries == nil {
-		s.entries = make(map[TokenKey]*OAuthCredentials)
+		s.entries = make(map[TokenKey]*Credentials)
 	}
 	max := s.MaxEntries
 	if max <= 0 {
-		max = DefaultTokenStoreEntries
+		max = defaultTokenStoreEntries
 	}
 	if _, ok := s.entries[key]; ok {
 		s.order = slices.DeleteFunc(s.order, func(k TokenKey) bool { return k == key })
@@ -136,7 +139,9 @@ func (s *MemoryTokenStore) Delete(_ context.Context, key TokenKey) error {
 
 // FileTokenStore is a TokenStore kept in one JSON file, readable and
 // writable by the owner only (mode 0600; the file is replaced atomically
-// on every change). It suits one process at a time, such as a CLI.
+// on every change). It suits one process at a time, such as a CLI. It
+// keeps at most 1024 entries: when it is full, saving a new key evicts
+// the entry saved longest ago.
 type FileTokenStore struct {
 	path string
 	mu   sync.Mutex
@@ -187,9 +192,9 @@ func (s *FileTokenStore) load() error {
 		return fmt.Errorf("pmcp: token store %s: %w", s.path, err)
 	}
 	for _, e := range entries {
-		s.mem.put(TokenKey{e.Resource, e.Issuer}, &OAuthCredentials{
-			ClientID: e.ClientID, ClientSecret: Secret(e.ClientSecret), TokenEndpointAuthMethod: e.TokenEndpointAuthMethod,
-			AccessToken: Secret(e.AccessToken), TokenType: e.TokenType, RefreshToken: Secret(e.RefreshToken),
+		s.mem.put(TokenKey{e.Resource, e.Issuer}, &Credentials{
+			ClientID: e.ClientID, ClientSecret: pmcp.Secret(e.ClientSecret), TokenEndpointAuthMethod: e.TokenEndpointAuthMethod,
+			AccessToken: pmcp.Secret(e.AccessToken), TokenType: e.TokenType, RefreshToken: pmcp.Secret(e.RefreshToken),
 			Expiry: e.Expiry, Scopes: e.Scopes,
 		})
 	}
@@ -237,7 +242,7 @@ func (s *FileTokenStore) flush() error {
 }
 
 // Load implements TokenStore.
-func (s *FileTokenStore) Load(ctx context.Context, key TokenKey) (*OAuthCredentials, error) {
+func (s *FileTokenStore) Load(ctx context.Context, key TokenKey) (*Credentials, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.load(); err != nil {
@@ -247,7 +252,7 @@ func (s *FileTokenStore) Load(ctx context.Context, key TokenKey) (*OAuthCredenti
 }
 
 // Save implements TokenStore.
-func (s *FileTokenStore) Save(_ context.Context, key TokenKey, c *OAuthCredentials) error {
+func (s *FileTokenStore) Save(_ context.Context, key TokenKey, c *Credentials) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.load(); err != nil {

@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json"
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/peer"
 	"golang.org/x/oauth2"
 )
 
@@ -61,7 +63,7 @@ func (o *oauthTransport) useDPoP(meta *asMetadata) bool {
 }
 
 // postForm sends a form to an authorization server endpoint and decodes
-// the JSON answer into v. An error answer is an *OAuthError. With dpop,
+// the JSON answer into v. An error answer is an *Error. With dpop,
 // the request carries a proof, and a use_dpop_nonce answer is retried
 // once with the nonce.
 func (o *oauthTransport) postForm(ctx context.Context, endpoint string, form url.Values, auth func(*http.Request), dpop bool, v any) error {
@@ -91,7 +93,7 @@ func (o *oauthTransport) postForm(ctx context.Context, endpoint string, form url
 			return err
 		}
 		b, err := io.ReadAll(io.LimitReader(resp.Body, tokenResponseMaxBytes+1))
-		drainClose(resp.Body)
+		peer.DrainClose(resp.Body)
 		if err != nil {
 			return err
 		}
@@ -100,7 +102,7 @@ func (o *oauthTransport) postForm(ctx context.Context, endpoint string, form url
 		}
 		fresh := dpop && o.dpop.setNonce(eu, resp.Header.Get("DPoP-Nonce"))
 		if resp.StatusCode/100 != 2 {
-			oe := &OAuthError{Endpoint: endpoint, StatusCode: resp.StatusCode}
+			oe := &Error{Endpoint: endpoint, StatusCode: resp.StatusCode}
 			var e struct {
 				Error            string `json:"error"`
 				ErrorDescription string `json:"error_description"`
@@ -155,7 +157,7 @@ func (o *oauthTransport) clientAuth(fs *flowState, form url.Values) (func(*http.
 		form.Set("client_secret", c.ClientSecret.Reveal())
 	case "private_key_jwt":
 		if o.cfg.PrivateKey == nil {
-			return nil, errors.New("pmcp: private_key_jwt needs OAuthConfig.PrivateKey")
+			return nil, errors.New("pmcp: private_key_jwt needs oauthclient.Config.PrivateKey")
 		}
 		a, err := clientAssertion(o.cfg.PrivateKey, o.cfg.PrivateKeyID, c.ClientID, fs.meta.Issuer, o.now())
 		if err != nil {
@@ -198,7 +200,7 @@ func (o *oauthTransport) chooseAuthMethod(meta *asMetadata, hasSecret bool) stri
 // server, in the order MCP prescribes: a registration already stored for
 // this issuer, pre-registered credentials, a Client ID Metadata
 // Document, dynamic registration.
-func (o *oauthTransport) ensureClient(ctx context.Context, fs *flowState, grant OAuthGrant) error {
+func (o *oauthTransport) ensureClient(ctx context.Context, fs *flowState, grant Grant) error {
 	c, meta, cfg := fs.creds, fs.meta, o.cfg
 	if c.ClientID != "" {
 		return nil
@@ -220,26 +222,26 @@ func (o *oauthTransport) ensureClient(ctx context.Context, fs *flowState, grant 
 		c.ClientID, c.ClientSecret = cfg.ClientID, cfg.ClientSecret
 		c.TokenEndpointAuthMethod = o.chooseAuthMethod(meta, cfg.ClientSecret != "")
 		return nil
-	case cfg.ClientMetadataURL != "" && meta.ClientIDMetadataDocumentSupported && grant == OAuthGrantAuthorizationCode:
+	case cfg.ClientMetadataURL != "" && meta.ClientIDMetadataDocumentSupported && grant == GrantAuthorizationCode:
 		c.ClientID, c.ClientSecret = cfg.ClientMetadataURL, ""
 		c.TokenEndpointAuthMethod = "none"
 		if cfg.PrivateKey != nil && slices.Contains(meta.TokenEndpointAuthMethodsSupported, "private_key_jwt") {
 			c.TokenEndpointAuthMethod = "private_key_jwt"
 		}
 		return nil
-	case meta.RegistrationEndpoint != "" && grant == OAuthGrantAuthorizationCode:
+	case meta.RegistrationEndpoint != "" && grant == GrantAuthorizationCode:
 		return o.register(ctx, fs)
 	case cfg.ClientID != "":
-		return fmt.Errorf("%w: the pre-registered client belongs to %s, the server now uses %s", ErrOAuthNoRegistration, bound, meta.Issuer)
+		return fmt.Errorf("%w: the pre-registered client belongs to %s, the server now uses %s", ErrNoRegistration, bound, meta.Issuer)
 	}
-	return fmt.Errorf("%w (%s)", ErrOAuthNoRegistration, meta.Issuer)
+	return fmt.Errorf("%w (%s)", ErrNoRegistration, meta.Issuer)
 }
 
 // register performs RFC 7591 dynamic client registration.
 func (o *oauthTransport) register(ctx context.Context, fs *flowState) error {
 	cfg, meta := o.cfg, fs.meta
 	if cfg.RedirectURL == "" {
-		return errors.New("pmcp: dynamic client registration needs OAuthConfig.RedirectURL")
+		return errors.New("pmcp: dynamic client registration needs oauthclient.Config.RedirectURL")
 	}
 	appType := cfg.ApplicationType
 	if appType == "" {
@@ -280,12 +282,12 @@ func (o *oauthTransport) register(ctx context.Context, fs *flowState) error {
 		return err
 	}
 	rb, err := io.ReadAll(io.LimitReader(resp.Body, tokenResponseMaxBytes+1))
-	drainClose(resp.Body)
+	peer.DrainClose(resp.Body)
 	if err != nil {
 		return err
 	}
 	if resp.StatusCode/100 != 2 {
-		oe := &OAuthError{Endpoint: meta.RegistrationEndpoint, StatusCode: resp.StatusCode, Code: fmt.Sprintf("http_%d", resp.StatusCode)}
+		oe := &Error{Endpoint: meta.RegistrationEndpoint, StatusCode: resp.StatusCode, Code: fmt.Sprintf("http_%d", resp.StatusCode)}
 		var e struct {
 			Error            string `json:"error"`
 			ErrorDescription string `json:"error_description"`
@@ -304,7 +306,7 @@ func (o *oauthTransport) register(ctx context.Context, fs *flowState) error {
 		return fmt.Errorf("pmcp: %s: malformed registration response", meta.RegistrationEndpoint)
 	}
 	c := fs.creds
-	c.ClientID, c.ClientSecret = r.ClientID, Secret(r.ClientSecret)
+	c.ClientID, c.ClientSecret = r.ClientID, pmcp.Secret(r.ClientSecret)
 	switch r.TokenEndpointAuthMethod {
 	case "none", "client_secret_basic", "client_secret_post":
 		c.TokenEndpointAuthMethod = r.TokenEndpointAuthMethod
@@ -322,13 +324,13 @@ func (o *oauthTransport) register(ctx context.Context, fs *flowState) error {
 func (o *oauthTransport) authorizationCode(ctx context.Context, fs *flowState, scopes []string) (*tokenResponse, error) {
 	cfg, meta := o.cfg, fs.meta
 	if cfg.Authorize == nil || cfg.RedirectURL == "" {
-		return nil, errors.New("pmcp: the authorization code grant needs OAuthConfig.Authorize and RedirectURL")
+		return nil, errors.New("pmcp: the authorization code grant needs oauthclient.Config.Authorize and RedirectURL")
 	}
 	if !meta.fallback && !slices.Contains(meta.CodeChallengeMethodsSupported, "S256") {
-		return nil, fmt.Errorf("%w (%s)", ErrOAuthPKCEUnsupported, meta.Issuer)
+		return nil, fmt.Errorf("%w (%s)", ErrPKCEUnsupported, meta.Issuer)
 	}
 	if meta.AuthorizationEndpoint == "" {
-		return nil, fmt.Errorf("%w: %s lists no authorization_endpoint", ErrOAuthMetadata, meta.Issuer)
+		return nil, fmt.Errorf("%w: %s lists no authorization_endpoint", ErrMetadata, meta.Issuer)
 	}
 	verifier := oauth2.GenerateVerifier()
 	state := randomToken(24)
@@ -379,31 +381,31 @@ func (o *oauthTransport) authorizationCode(ctx context.Context, fs *flowState, s
 func (o *oauthTransport) checkAuthorizationResponse(meta *asMetadata, redirected, state string) (string, error) {
 	ru, err := url.Parse(redirected)
 	if err != nil {
-		return "", fmt.Errorf("%w: %v", ErrOAuthAuthorizationResponse, err)
+		return "", fmt.Errorf("%w: %v", ErrAuthorizationResponse, err)
 	}
 	want, err := url.Parse(o.cfg.RedirectURL)
 	if err != nil {
 		return "", err
 	}
 	if !strings.EqualFold(ru.Scheme, want.Scheme) || !strings.EqualFold(ru.Host, want.Host) || ru.Path != want.Path {
-		return "", fmt.Errorf("%w: the redirect is not to %s", ErrOAuthAuthorizationResponse, o.cfg.RedirectURL)
+		return "", fmt.Errorf("%w: the redirect is not to %s", ErrAuthorizationResponse, o.cfg.RedirectURL)
 	}
 	p := ru.Query()
 	switch iss, ok := p["iss"]; {
 	case ok && (len(iss) != 1 || iss[0] != meta.Issuer):
-		return "", fmt.Errorf("%w: the authorization response names issuer %q, not %q", ErrOAuthIssuerMismatch, capPeerString(strings.Join(iss, ",")), meta.Issuer)
+		return "", fmt.Errorf("%w: the authorization response names issuer %q, not %q", ErrIssuerMismatch, capPeerString(strings.Join(iss, ",")), meta.Issuer)
 	case !ok && meta.IssParameterSupported:
-		return "", fmt.Errorf("%w: the authorization response lacks the iss parameter %s advertised", ErrOAuthIssuerMismatch, meta.Issuer)
+		return "", fmt.Errorf("%w: the authorization response lacks the iss parameter %s advertised", ErrIssuerMismatch, meta.Issuer)
 	}
 	if p.Get("state") != state {
-		return "", fmt.Errorf("%w: state mismatch", ErrOAuthAuthorizationResponse)
+		return "", fmt.Errorf("%w: state mismatch", ErrAuthorizationResponse)
 	}
 	if e := p.Get("error"); e != "" {
-		return "", &OAuthError{Endpoint: meta.AuthorizationEndpoint, Code: capPeerString(e), Description: capPeerString(p.Get("error_description"))}
+		return "", &Error{Endpoint: meta.AuthorizationEndpoint, Code: capPeerString(e), Description: capPeerString(p.Get("error_description"))}
 	}
 	code := p.Get("code")
 	if code == "" {
-		return "", fmt.Errorf("%w: no code", ErrOAuthAuthorizationResponse)
+		return "", fmt.Errorf("%w: no code", ErrAuthorizationResponse)
 	}
 	return code, nil
 }
@@ -439,13 +441,13 @@ func (o *oauthTransport) clientCredentials(ctx context.Context, fs *flowState, s
 // assertion.
 func (o *oauthTransport) jwtBearer(ctx context.Context, fs *flowState, scopes []string) (*tokenResponse, error) {
 	if o.cfg.Assertion == nil {
-		return nil, errors.New("pmcp: the JWT bearer grant needs OAuthConfig.Assertion")
+		return nil, errors.New("pmcp: the JWT bearer grant needs oauthclient.Config.Assertion")
 	}
 	a, err := o.cfg.Assertion(ctx)
 	if err != nil {
 		return nil, err
 	}
-	form := url.Values{"grant_type": {string(OAuthGrantJWTBearer)}, "assertion": {a.Reveal()}, "resource": {fs.resource}}
+	form := url.Values{"grant_type": {string(GrantJWTBearer)}, "assertion": {a.Reveal()}, "resource": {fs.resource}}
 	return o.tokenRequest(ctx, fs, scopeForm(form, scopes))
 }
 
@@ -454,7 +456,7 @@ func (o *oauthTransport) jwtBearer(ctx context.Context, fs *flowState, scopes []
 func (o *oauthTransport) enterprise(ctx context.Context, fs *flowState, scopes []string) (*tokenResponse, error) {
 	e := o.cfg.Enterprise
 	if e == nil || e.IDToken == nil || e.TokenEndpoint == "" {
-		return nil, errors.New("pmcp: enterprise-managed authorization needs OAuthConfig.Enterprise with TokenEndpoint and IDToken")
+		return nil, errors.New("pmcp: enterprise-managed authorization needs oauthclient.Config.Enterprise with TokenEndpoint and IDToken")
 	}
 	if err := checkASURL(e.TokenEndpoint); err != nil {
 		return nil, err
@@ -489,6 +491,6 @@ func (o *oauthTransport) enterprise(ctx context.Context, fs *flowState, scopes [
 	if xr.IssuedTokenType != "" && xr.IssuedTokenType != tokenTypeIDJAG {
 		return nil, fmt.Errorf("pmcp: %s: the token exchange issued %q, not an ID-JAG", e.TokenEndpoint, capPeerString(xr.IssuedTokenType))
 	}
-	grant := url.Values{"grant_type": {string(OAuthGrantJWTBearer)}, "assertion": {xr.AccessToken}, "resource": {fs.resource}}
+	grant := url.Values{"grant_type": {string(GrantJWTBearer)}, "assertion": {xr.AccessToken}, "resource": {fs.resource}}
 	return o.tokenRequest(ctx, fs, scopeForm(grant, scopes))
 }

@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gopmcp/pmcp"
 )
 
 // TestOAuthFailureKeepsRefusal: when the server refuses the token (here
@@ -36,12 +38,12 @@ func TestOAuthFailureKeepsRefusal(t *testing.T) {
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := NewClient(ClientOptions{}).ConnectHTTP(ctx, ts.URL+"/mcp", HTTPClientOptions{
-		Header: http.Header{"Authorization": {"Bearer for-someone-else"}},
-		OAuth:  baseConfig(),
+	_, err := pmcp.NewClient(pmcp.ClientOptions{}).ConnectHTTP(ctx, ts.URL+"/mcp", pmcp.HTTPClientOptions{
+		Header:     http.Header{"Authorization": {"Bearer for-someone-else"}},
+		Authorizer: baseConfig(),
 	})
-	var se *HTTPStatusError
-	if !errors.Is(err, ErrAuthorizationRequired) || !errors.Is(err, ErrOAuthNoRegistration) || !errors.As(err, &se) {
+	var se *pmcp.HTTPStatusError
+	if !errors.Is(err, pmcp.ErrAuthorizationRequired) || !errors.Is(err, ErrNoRegistration) || !errors.As(err, &se) {
 		t.Fatalf("err = %v", err)
 	}
 	if code, desc := se.Challenge(); se.StatusCode != 401 || code != "invalid_token" || desc != "the token is for another audience" {

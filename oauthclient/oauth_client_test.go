@@ -1,4 +1,4 @@
-package pmcp
+package oauthclient
 
 import (
 	"context"
@@ -26,19 +26,20 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/gopmcp/pmcp"
 )
 
 const testRedirect = "http://127.0.0.1:1/callback"
 
-func baseConfig() *OAuthConfig {
-	return &OAuthConfig{RedirectURL: testRedirect, Authorize: autoApprove}
+func baseConfig() *Config {
+	return &Config{RedirectURL: testRedirect, Authorize: autoApprove}
 }
 
 // oauthClient returns an http.Client whose transport runs the OAuth flow
 // against f with cfg.
-func oauthClient(t *testing.T, f *fakeAS, cfg *OAuthConfig) (*http.Client, *oauthTransport) {
+func oauthClient(t *testing.T, f *fakeAS, cfg *Config) (*http.Client, *oauthTransport) {
 	t.Helper()
-	if err := validateOAuthConfig(cfg); err != nil {
+	if err := validateConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
 	base := &http.Transport{}
@@ -121,12 +122,29 @@ func anyStrings(v any) []string {
 
 func TestOAuthEndToEndConnectHTTP(t *testing.T) {
 	f := newFakeAS(t)
-	inner := &fakeHTTP{t: t, serve: modernServer(`[{"name":"plain","inputSchema":{"type":"object"}}]`)}
-	f.mcp = inner.handle
-	c := NewClient(ClientOptions{})
+	srv, err := pmcp.NewServer(pmcp.ServerOptions{Name: "oauth-e2e", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pmcp.AddTool(srv, &pmcp.Tool{Name: "plain"}, func(context.Context, *pmcp.RequestHandlerExtra, struct{}) (struct{}, error) {
+		return struct{}{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
+	defer func() { _ = h.Close() }()
+	var mu sync.Mutex
+	var seen []http.Header
+	f.mcp = func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Header.Clone())
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}
+	c := pmcp.NewClient(pmcp.ClientOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := c.ConnectHTTP(ctx, f.url(), HTTPClientOptions{OAuth: baseConfig()})
+	s, err := c.ConnectHTTP(ctx, f.url(), pmcp.HTTPClientOptions{Authorizer: baseConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,19 +152,24 @@ func TestOAuthEndToEndConnectHTTP(t *testing.T) {
 	if _, err := s.AllTools(ctx); err != nil {
 		t.Fatal(err)
 	}
-	inner.mu.Lock()
-	defer inner.mu.Unlock()
-	for _, r := range inner.seen {
-		if !strings.HasPrefix(r.header.Get("Authorization"), "Bearer tok-") {
-			t.Fatalf("a request reached the server without the token: %v", r.header)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, hdr := range seen {
+		if !strings.HasPrefix(hdr.Get("Authorization"), "Bearer tok-") {
+			t.Fatalf("a request reached the server without the token: %v", hdr)
 		}
 	}
-	if len(inner.seen) < 2 {
-		t.Fatalf("the server saw %d requests", len(inner.seen))
+	if len(seen) < 2 {
+		t.Fatalf("the server saw %d requests", len(seen))
 	}
-	// Without OAuth the same server is ErrAuthorizationRequired.
-	if _, err := c.ConnectHTTP(ctx, f.url(), HTTPClientOptions{}); !errors.Is(err, ErrAuthorizationRequired) {
+	// Without OAuth the same server is pmcp.ErrAuthorizationRequired.
+	if _, err := c.ConnectHTTP(ctx, f.url(), pmcp.HTTPClientOptions{}); !errors.Is(err, pmcp.ErrAuthorizationRequired) {
 		t.Fatalf("without OAuth: %v", err)
+	}
+	// So it is with a nil *Config as Authorizer.
+	var none *Config
+	if _, err := c.ConnectHTTP(ctx, f.url(), pmcp.HTTPClientOptions{Authorizer: none}); !errors.Is(err, pmcp.ErrAuthorizationRequired) {
+		t.Fatalf("with a nil *Config: %v", err)
 	}
 }
 
@@ -169,11 +192,11 @@ func TestOAuthDiscoveryOrder(t *testing.T) {
 		t.Fatalf("discoverPRM = %v, %v", prm, err)
 	}
 	_, err = discoverAS(ctx, srv.Client(), srv.URL+"/tenant1", false)
-	if !errors.Is(err, ErrOAuthMetadata) {
+	if !errors.Is(err, ErrMetadata) {
 		t.Fatalf("discoverAS: %v", err)
 	}
 	_, err = discoverAS(ctx, srv.Client(), srv.URL, false)
-	if !errors.Is(err, ErrOAuthMetadata) {
+	if !errors.Is(err, ErrMetadata) {
 		t.Fatalf("discoverAS: %v", err)
 	}
 	want := []string{
@@ -197,8 +220,8 @@ func TestOAuthResourceMismatch(t *testing.T) {
 	}))
 	defer srv.Close()
 	ep, _ := url.Parse(srv.URL + "/mcp")
-	if _, err := discoverPRM(context.Background(), srv.Client(), ep, ""); !errors.Is(err, ErrResourceMismatch) {
-		t.Fatalf("err = %v, want ErrResourceMismatch", err)
+	if _, err := discoverPRM(context.Background(), srv.Client(), ep, ""); !errors.Is(err, pmcp.ErrResourceMismatch) {
+		t.Fatalf("err = %v, want pmcp.ErrResourceMismatch", err)
 	}
 }
 
@@ -207,8 +230,8 @@ func TestOAuthMetadataIssuerMismatch(t *testing.T) {
 	f.metaOverride = map[string]any{"issuer": "https://attacker.example"}
 	c, _ := oauthClient(t, f, baseConfig())
 	_, _, err := call(t, c, f.url(), "tools/list")
-	if !errors.Is(err, ErrOAuthIssuerMismatch) {
-		t.Fatalf("err = %v, want ErrOAuthIssuerMismatch", err)
+	if !errors.Is(err, ErrIssuerMismatch) {
+		t.Fatalf("err = %v, want ErrIssuerMismatch", err)
 	}
 	if n := f.count("POST /register") + f.count("GET /authorize") + f.count("POST /token"); n != 0 {
 		t.Fatalf("%d requests went to the endpoints of the rejected metadata", n)
@@ -219,8 +242,8 @@ func TestOAuthPKCERequired(t *testing.T) {
 	f := newFakeAS(t)
 	f.metaDrop = []string{"code_challenge_methods_supported"}
 	c, _ := oauthClient(t, f, baseConfig())
-	if _, _, err := call(t, c, f.url(), "tools/list"); !errors.Is(err, ErrOAuthPKCEUnsupported) {
-		t.Fatalf("err = %v, want ErrOAuthPKCEUnsupported", err)
+	if _, _, err := call(t, c, f.url(), "tools/list"); !errors.Is(err, ErrPKCEUnsupported) {
+		t.Fatalf("err = %v, want ErrPKCEUnsupported", err)
 	}
 	if n := f.count("GET /authorize"); n != 0 {
 		t.Fatalf("%d authorization requests without PKCE support", n)
@@ -256,8 +279,8 @@ func TestOAuthIssTable(t *testing.T) {
 			if tc.ok && (err != nil || tokens != 1) {
 				t.Fatalf("err %v, %d token requests; want success", err, tokens)
 			}
-			if !tc.ok && (!errors.Is(err, ErrOAuthIssuerMismatch) || tokens != 0) {
-				t.Fatalf("err %v, %d token requests; want ErrOAuthIssuerMismatch and none", err, tokens)
+			if !tc.ok && (!errors.Is(err, ErrIssuerMismatch) || tokens != 0) {
+				t.Fatalf("err %v, %d token requests; want ErrIssuerMismatch and none", err, tokens)
 			}
 		})
 	}
@@ -266,19 +289,19 @@ func TestOAuthIssTable(t *testing.T) {
 // TestOAuthIssCheckedOnErrorResponse: an error response with a foreign
 // iss is an issuer mismatch, not the (attacker's) OAuth error.
 func TestOAuthIssCheckedOnErrorResponse(t *testing.T) {
-	o := &oauthTransport{cfg: &OAuthConfig{RedirectURL: testRedirect}}
+	o := &oauthTransport{cfg: &Config{RedirectURL: testRedirect}}
 	meta := &asMetadata{Issuer: "https://as.example"}
 	_, err := o.checkAuthorizationResponse(meta, testRedirect+"?error=access_denied&error_description=click+here&state=s&iss=https://evil.example", "s")
-	var oe *OAuthError
-	if !errors.Is(err, ErrOAuthIssuerMismatch) || errors.As(err, &oe) || strings.Contains(err.Error(), "click") {
+	var oe *Error
+	if !errors.Is(err, ErrIssuerMismatch) || errors.As(err, &oe) || strings.Contains(err.Error(), "click") {
 		t.Fatalf("err = %v", err)
 	}
 	_, err = o.checkAuthorizationResponse(meta, testRedirect+"?code=c&state=other", "s")
-	if !errors.Is(err, ErrOAuthAuthorizationResponse) {
+	if !errors.Is(err, ErrAuthorizationResponse) {
 		t.Fatalf("state mismatch: %v", err)
 	}
 	_, err = o.checkAuthorizationResponse(meta, "http://evil.example/callback?code=c&state=s", "s")
-	if !errors.Is(err, ErrOAuthAuthorizationResponse) {
+	if !errors.Is(err, ErrAuthorizationResponse) {
 		t.Fatalf("foreign redirect: %v", err)
 	}
 }
@@ -338,8 +361,8 @@ func TestOAuthStepUpUnionAndLimit(t *testing.T) {
 	if err != nil || status != 403 {
 		t.Fatalf("status %d err %v, want the final 403", status, err)
 	}
-	if n := g.count("GET /authorize"); n != DefaultOAuthMaxAuthorizations {
-		t.Fatalf("%d authorizations, want %d", n, DefaultOAuthMaxAuthorizations)
+	if n := g.count("GET /authorize"); n != defaultMaxAuthorizations {
+		t.Fatalf("%d authorizations, want %d", n, defaultMaxAuthorizations)
 	}
 	// A 403 that is not insufficient_scope is not stepped up.
 	h := newFakeAS(t)
@@ -492,7 +515,7 @@ func TestOAuthClientCredentialsPrivateKeyJWTAndDPoP(t *testing.T) {
 	}
 	ck, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	dk, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	cfg := &OAuthConfig{Grant: OAuthGrantClientCredentials, ClientID: "svc", PrivateKey: ck, DPoPKey: dk}
+	cfg := &Config{Grant: GrantClientCredentials, ClientID: "svc", PrivateKey: ck, DPoPKey: dk}
 	c, _ := oauthClient(t, f, cfg)
 	mustCall(t, c, f, "tools/list")
 	f.mu.Lock()
@@ -575,12 +598,12 @@ func TestDPoPProofAndNonce(t *testing.T) {
 func TestOAuthJWTBearerNoRetry(t *testing.T) {
 	f := newFakeAS(t)
 	f.tokenError = "invalid_grant"
-	cfg := &OAuthConfig{Grant: OAuthGrantJWTBearer, ClientID: "wl",
-		Assertion: func(context.Context) (Secret, error) { return "a.b.c", nil }}
+	cfg := &Config{Grant: GrantJWTBearer, ClientID: "wl",
+		Assertion: func(context.Context) (pmcp.Secret, error) { return "a.b.c", nil }}
 	c, _ := oauthClient(t, f, cfg)
 	for range 2 {
 		_, _, err := call(t, c, f.url(), "tools/list")
-		var oe *OAuthError
+		var oe *Error
 		if !errors.As(err, &oe) || oe.Code != "invalid_grant" {
 			t.Fatalf("err = %v", err)
 		}
@@ -590,23 +613,34 @@ func TestOAuthJWTBearerNoRetry(t *testing.T) {
 	}
 }
 
+// An invalid configuration ends ConnectHTTP before any request.
 func TestOAuthConfigValidation(t *testing.T) {
-	for _, cfg := range []*OAuthConfig{
+	var requests sync.Map
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Store(r.Method+" "+r.URL.Path, true)
+		http.NotFound(w, r)
+	}))
+	defer ts.Close()
+	for _, cfg := range []*Config{
 		{},
-		{Grant: OAuthGrantClientCredentials, ClientID: "x"},
-		{Grant: OAuthGrantJWTBearer},
-		{Grant: OAuthGrantEnterprise},
+		{Grant: GrantClientCredentials, ClientID: "x"},
+		{Grant: GrantJWTBearer},
+		{Grant: GrantEnterprise},
 		{Grant: "magic"},
 	} {
-		_, err := NewClient(ClientOptions{}).ConnectHTTP(context.Background(), "http://127.0.0.1:1/mcp", HTTPClientOptions{OAuth: cfg})
-		if err == nil || !strings.Contains(err.Error(), "OAuthConfig") {
+		_, err := pmcp.NewClient(pmcp.ClientOptions{}).ConnectHTTP(context.Background(), ts.URL+"/mcp", pmcp.HTTPClientOptions{Authorizer: cfg})
+		if err == nil || !strings.Contains(err.Error(), "oauthclient.Config") {
 			t.Errorf("%+v: err = %v", cfg, err)
 		}
 	}
+	requests.Range(func(k, _ any) bool {
+		t.Errorf("request %s sent with an invalid configuration", k)
+		return true
+	})
 }
 
 func TestTokenStoreSecretsAndFile(t *testing.T) {
-	c := &OAuthCredentials{ClientID: "id", ClientSecret: "cs-123", AccessToken: "at-456", RefreshToken: "rt-789", TokenType: "Bearer"}
+	c := &Credentials{ClientID: "id", ClientSecret: "cs-123", AccessToken: "at-456", RefreshToken: "rt-789", TokenType: "Bearer"}
 	for _, s := range []string{fmt.Sprintf("%v %+v %#v", c, c, *c), fmt.Sprint(*c)} {
 		for _, secret := range []string{"cs-123", "at-456", "rt-789"} {
 			if strings.Contains(s, secret) {
@@ -703,8 +737,8 @@ func TestOAuthPreRegisteredNotReusedAfterMigration(t *testing.T) {
 // shows no secret and no private key material.
 func TestOAuthConfigNeverPrintsKeys(t *testing.T) {
 	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
-	cfg := OAuthConfig{ClientID: "id", ClientSecret: "sekrit", PrivateKey: edKey, DPoPKey: edKey,
-		Enterprise: &OAuthEnterprise{ClientSecret: "idp-sekrit"}}
+	cfg := Config{ClientID: "id", ClientSecret: "sekrit", PrivateKey: edKey, DPoPKey: edKey,
+		Enterprise: &Enterprise{ClientSecret: "idp-sekrit"}}
 	var logged strings.Builder
 	slog.New(slog.NewTextHandler(&logged, nil)).Info("cfg", "c", cfg, "p", &cfg)
 	keyBytes := fmt.Sprint([]byte(edKey)[:8])
