@@ -27,6 +27,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 const testRedirect = "http://127.0.0.1:1/callback"
@@ -187,9 +188,9 @@ func TestOAuthDiscoveryOrder(t *testing.T) {
 	defer srv.Close()
 	ctx := context.Background()
 	ep, _ := url.Parse(srv.URL + "/public/mcp")
-	prm, err := discoverPRM(ctx, srv.Client(), ep, srv.URL+"/custom/prm.json")
+	prm, err := oauth.DiscoverProtectedResource(ctx, srv.Client(), ep.String(), srv.URL+"/custom/prm.json")
 	if prm != nil || err != nil {
-		t.Fatalf("discoverPRM = %v, %v", prm, err)
+		t.Fatalf("DiscoverProtectedResource = %v, %v", prm, err)
 	}
 	_, err = discoverAS(ctx, srv.Client(), srv.URL+"/tenant1", false)
 	if !errors.Is(err, ErrMetadata) {
@@ -220,7 +221,7 @@ func TestOAuthResourceMismatch(t *testing.T) {
 	}))
 	defer srv.Close()
 	ep, _ := url.Parse(srv.URL + "/mcp")
-	if _, err := discoverPRM(context.Background(), srv.Client(), ep, ""); !errors.Is(err, pmcp.ErrResourceMismatch) {
+	if _, err := oauth.DiscoverProtectedResource(context.Background(), srv.Client(), ep.String(), ""); !errors.Is(err, pmcp.ErrResourceMismatch) {
 		t.Fatalf("err = %v, want pmcp.ErrResourceMismatch", err)
 	}
 }
@@ -290,7 +291,7 @@ func TestOAuthIssTable(t *testing.T) {
 // iss is an issuer mismatch, not the (attacker's) OAuth error.
 func TestOAuthIssCheckedOnErrorResponse(t *testing.T) {
 	o := &oauthTransport{cfg: &Config{RedirectURL: testRedirect}}
-	meta := &asMetadata{Issuer: "https://as.example"}
+	meta := &oauth.AuthServerMetadata{Issuer: "https://as.example"}
 	_, err := o.checkAuthorizationResponse(meta, testRedirect+"?error=access_denied&error_description=click+here&state=s&iss=https://evil.example", "s")
 	var oe *Error
 	if !errors.Is(err, ErrIssuerMismatch) || errors.As(err, &oe) || strings.Contains(err.Error(), "click") {
