@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/url"
 	"strings"
 	"testing"
@@ -162,6 +163,19 @@ func TestHTUOneRule(t *testing.T) {
 		if got := formerHTU(u); got != tc.former || err != nil || now != tc.now {
 			t.Errorf("%s: former %q, HTU %q (%v); want %q, %q", tc.url, got, now, err, tc.former, tc.now)
 		}
+	}
+}
+
+// TestThumbprintRFC7638: the example of RFC 7638 §3.1, by go-jose (what
+// Signer.Thumbprint and the server use) and by the client's former
+// hand-made thumbprint.
+func TestThumbprintRFC7638(t *testing.T) {
+	b, _ := base64.RawURLEncoding.DecodeString("0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw")
+	pub := &rsa.PublicKey{N: new(big.Int).SetBytes(b), E: 65537}
+	tp, err := (&jose.JSONWebKey{Key: pub}).Thumbprint(crypto.SHA256)
+	const want = "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"
+	if err != nil || base64.RawURLEncoding.EncodeToString(tp) != want || formerThumbprint(pub) != want {
+		t.Fatalf("go-jose %s (%v), former %s; want %s", base64.RawURLEncoding.EncodeToString(tp), err, formerThumbprint(pub), want)
 	}
 }
 

@@ -567,12 +567,12 @@ func validateConfig(cfg *Config) error {
 		return nil
 	}
 	if cfg.DPoPKey != nil {
-		if _, err := signingMethod(cfg.DPoPKey); err != nil {
+		if _, err := oauth.NewSigner(cfg.DPoPKey); err != nil {
 			return fmt.Errorf("pmcp: oauthclient.Config.DPoPKey: %w", err)
 		}
 	}
 	if cfg.PrivateKey != nil {
-		if _, err := signingMethod(cfg.PrivateKey); err != nil {
+		if _, err := oauth.NewSigner(cfg.PrivateKey); err != nil {
 			return fmt.Errorf("pmcp: oauthclient.Config.PrivateKey: %w", err)
 		}
 	}

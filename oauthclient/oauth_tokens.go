@@ -16,7 +16,6 @@ import (
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/oauth"
-	"golang.org/x/oauth2"
 )
 
 // tokenResponse is an RFC 6749 §5.1 access token response.
@@ -333,13 +332,13 @@ func (o *oauthTransport) authorizationCode(ctx context.Context, fs *flowState, s
 	if meta.AuthorizationEndpoint == "" {
 		return nil, fmt.Errorf("%w: %s lists no authorization_endpoint", ErrMetadata, meta.Issuer)
 	}
-	verifier := oauth2.GenerateVerifier()
-	state := randomToken(24)
+	verifier := oauth.PKCEVerifier()
+	state := oauth.RandomToken(24)
 	q := url.Values{
 		"response_type":         {"code"},
 		"client_id":             {fs.creds.ClientID},
 		"redirect_uri":          {cfg.RedirectURL},
-		"code_challenge":        {oauth2.S256ChallengeFromVerifier(verifier)},
+		"code_challenge":        {oauth.PKCES256(verifier)},
 		"code_challenge_method": {"S256"},
 		"state":                 {state},
 		"resource":              {fs.resource},
