@@ -90,6 +90,26 @@ func (a *AuthContext) HasScope(s string) bool {
 	return false
 }
 
+// Format prints AuthInfo without its token.
+func (a AuthInfo) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "AuthInfo{ClientID:%q Scopes:%v Resource:%q ExpiresAt:%s Token:%s}", a.ClientID, a.Scopes, a.Resource, a.ExpiresAt.Format("2006-01-02T15:04:05Z07:00"), redacted)
+}
+
+// LogValue prints AuthInfo without its token.
+func (a AuthInfo) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("client_id", a.ClientID), slog.Any("scopes", a.Scopes), slog.String("token", redacted))
+}
+
+// Format prints AuthContext without its token or claims values.
+func (a AuthContext) Format(f fmt.State, _ rune) {
+	fmt.Fprintf(f, "AuthContext{Subject:%q ClientID:%q Scopes:%v Claims:%d Token:%s}", a.Subject, a.ClientID, a.Scopes, len(a.Claims), redacted)
+}
+
+// LogValue prints AuthContext without its token or claims values.
+func (a AuthContext) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("subject", a.Subject), slog.String("client_id", a.ClientID), slog.Any("scopes", a.Scopes), slog.String("token", redacted))
+}
+
 // AuthError is an authentication or authorization failure that tells the
 // HTTP transport how to answer: StreamableHTTPOptions.Authenticate may
 // return one (or wrap one; errors.As finds it) to choose the status and

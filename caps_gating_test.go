@@ -32,14 +32,14 @@ func gateMessages() []*SamplingMessage {
 
 func gateSample(p *CreateMessageParams) func(ctx context.Context, e *RequestHandlerExtra) error {
 	return func(ctx context.Context, e *RequestHandlerExtra) error {
-		_, err := e.Sample(ctx, p)
+		_, err := e.Peer.Sample(ctx, p)
 		return err
 	}
 }
 
 func gateElicit(p *ElicitParams) func(ctx context.Context, e *RequestHandlerExtra) error {
 	return func(ctx context.Context, e *RequestHandlerExtra) error {
-		_, err := e.Elicit(ctx, p)
+		_, err := e.Peer.Elicit(ctx, p)
 		return err
 	}
 }
@@ -297,7 +297,7 @@ func testElicitationComplete(t *testing.T, transport string) {
 		}
 	}
 	must(AddTool(srv, &Tool{Name: "inline"}, func(ctx context.Context, e *RequestHandlerExtra, in struct{}) (string, error) {
-		r, err := e.Elicit(ctx, &ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/a", ElicitationID: "el-inline"})
+		r, err := e.Peer.Elicit(ctx, &ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/a", ElicitationID: "el-inline"})
 		if err != nil {
 			return "", err
 		}

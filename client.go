@@ -13,33 +13,6 @@ import (
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
-// Defaults of ClientOptions. Every limit is on by default; each option field
-// says what its zero value means.
-const (
-	// DefaultClientCallTimeout bounds each request a client sends when the
-	// caller's ctx has no deadline of its own.
-	DefaultClientCallTimeout = 60 * time.Second
-	// DefaultProbeTimeout bounds the server/discover probe that decides the
-	// era on a stream transport. A server that does not answer in time is
-	// treated as a legacy server (the spec's rule for stdio).
-	DefaultProbeTimeout = 5 * time.Second
-	// DefaultClientMaxInputRounds caps the input_required rounds one
-	// modern-era call may go through before the client gives up.
-	DefaultClientMaxInputRounds = 8
-	// DefaultMaxPages caps the pages the list iterators and the All*
-	// helpers fetch for one listing.
-	DefaultMaxPages = 1000
-	// DefaultClientNotificationQueue is the capacity of the bounded queue
-	// between the connection's read loop and the worker that runs the
-	// notification handlers. When it is full the newest notification is
-	// dropped and counted in ClientStats.DroppedNotifications.
-	DefaultClientNotificationQueue = 256
-	// MaxPeerStringBytes caps every server-controlled string (error
-	// messages, tool names, versions) before it enters an error or a log
-	// record.
-	MaxPeerStringBytes = 1024
-)
-
 // SamplingHandler answers a server's sampling/createMessage: a real
 // server-to-client request in the legacy era, an entry of an
 // input_required result in the modern era. Both eras go through the same
@@ -63,8 +36,8 @@ type ProgressHandler func(ctx context.Context, p *ProgressParams)
 // field may be nil (the notification is then ignored).
 //
 // They run one at a time, in arrival order, on a worker goroutine owned by
-// the session and fed by a bounded queue (see
-// DefaultClientNotificationQueue), so they may call the session (for
+// the session and fed by a bounded queue (ClientOptions.NotificationQueue,
+// 256 by default), so they may call the session (for
 // example ListTools after a list change) but should not take long: while
 // one runs, later notifications wait and, once the queue is full, are
 // dropped. Their ctx ends when the session closes.
@@ -98,95 +71,6 @@ type ClientNotificationHandlers struct {
 	// the session created (CallToolTask) both eras need no further call:
 	// a modern session opens that subscription itself.
 	TaskStatus func(ctx context.Context, st *TaskStatus)
-}
-
-// ClientOptions configures a Client. The zero value works: each field says
-// what its zero value means.
-type ClientOptions struct {
-	// Name and Version identify the client (clientInfo). Empty Name means
-	// "pmcp-client", empty Version means "0.0.0". Title is optional.
-	Name, Version, Title string
-
-	// Sampling, Elicitation and Roots answer the server's requests for
-	// input, in both eras. The capabilities the client declares are derived
-	// from which of them are set: a nil handler declares nothing, so a
-	// well-behaved server never asks for that kind of input.
-	Sampling    SamplingHandler
-	Elicitation ElicitationHandler
-	Roots       RootsHandler
-	// SamplingTools additionally declares sampling.tools (the handler can
-	// deal with tools and toolChoice). Ignored without Sampling.
-	SamplingTools bool
-	// ElicitationURL additionally declares URL-mode elicitation. Ignored
-	// without Elicitation.
-	ElicitationURL bool
-
-	// Notifications receive the server's notifications. The zero value
-	// ignores them all.
-	Notifications ClientNotificationHandlers
-	// NotificationQueue is the capacity of the notification queue. Zero
-	// means DefaultClientNotificationQueue.
-	NotificationQueue int
-	// SyncLogMessages runs Notifications.LogMessage on the connection's
-	// read loop, as progress is, instead of the notification worker: the
-	// records a server sends while serving a call are then handled before
-	// the call's result is delivered (a proxy forwards them to the request
-	// that caused them). The handler must return quickly and must not call
-	// the session. False queues them like every other notification.
-	SyncLogMessages bool
-
-	// LogLevel is the minimum level of the log records the client asks
-	// for and delivers to Notifications.LogMessage, with one meaning in
-	// both eras. LevelUnset (zero) means DefaultLogLevel (info) when a
-	// LogMessage handler is set (what a handler set without a level most
-	// likely wants, and what a legacy server applies when nobody set a
-	// level), and none without one (nobody would read them). LevelOff
-	// asks for none. Modern requests carry the
-	// level in _meta (none: no logLevel, so the server sends no records);
-	// in the legacy era Connect calls logging/setLevel with it when the
-	// server declares logging. Either way the session drops records below
-	// the level (all of them for LevelOff, for which the legacy protocol
-	// has no value), so a server that ignores the level makes no
-	// difference. ClientSession.SetLoggingLevel changes it for a legacy
-	// session.
-	LogLevel LoggingLevel
-
-	// Era forces a protocol era. EraUnknown (zero) negotiates: probe
-	// server/discover, fall back to initialize. EraModern skips the
-	// fallback; EraLegacy skips the probe.
-	Era Era
-	// ProbeTimeout bounds the server/discover probe. Zero means
-	// DefaultProbeTimeout.
-	ProbeTimeout time.Duration
-	// CallTimeout bounds each request whose ctx has no deadline. Zero
-	// means DefaultClientCallTimeout; negative means no bound. In the
-	// modern era it applies to each round of a multi-round-trip call, not
-	// to the time the input handlers take. Calls made with the same ctx
-	// share one timer: a call may run up to 1/64 of CallTimeout longer.
-	CallTimeout time.Duration
-	// MaxInputRounds caps the input_required rounds of one modern call.
-	// Zero means DefaultClientMaxInputRounds.
-	MaxInputRounds int
-	// MaxPages caps the pages fetched by the list iterators and the All*
-	// helpers. Zero means DefaultMaxPages.
-	MaxPages int
-
-	// Logger receives the client's diagnostics (dropped notifications,
-	// handler panics). Nil discards them.
-	Logger *slog.Logger
-
-	// Middleware wraps every request the client sends and every server
-	// request for input it answers (see ClientMiddleware), the first one
-	// outermost. Nil or empty means none.
-	Middleware []ClientMiddleware
-
-	// HostTasks lets a 2025-11-25 server ask for sampling and elicitation
-	// as tasks (client-hosted tasks): the client declares
-	// capabilities.tasks for the handlers it has, answers such a request
-	// with a CreateTaskResult, runs the handler in the background and
-	// serves tasks/get, tasks/result, tasks/list and tasks/cancel. At most
-	// DefaultMaxHostedTasks run at once; they end with the session.
-	HostTasks bool
 }
 
 // clientDrainTimeout bounds how long the session lets the handlers of
@@ -269,21 +153,21 @@ func (c *Client) callTimeout() time.Duration {
 
 func (c *Client) probeTimeout() time.Duration {
 	if c.opts.ProbeTimeout <= 0 {
-		return DefaultProbeTimeout
+		return defaultProbeTimeout
 	}
 	return c.opts.ProbeTimeout
 }
 
 func (c *Client) maxInputRounds() int {
 	if c.opts.MaxInputRounds <= 0 {
-		return DefaultClientMaxInputRounds
+		return defaultClientMaxInputRounds
 	}
 	return c.opts.MaxInputRounds
 }
 
 func (c *Client) maxPages() int {
 	if c.opts.MaxPages <= 0 {
-		return DefaultMaxPages
+		return defaultMaxPages
 	}
 	return c.opts.MaxPages
 }
@@ -394,7 +278,7 @@ func (c *Client) connect(ctx context.Context, st jsonrpc.Stream, cfg connectConf
 	}
 	n := c.opts.NotificationQueue
 	if n <= 0 {
-		n = DefaultClientNotificationQueue
+		n = defaultClientNotificationQueue
 	}
 	s.queue = make(chan clientEvent, n)
 	s.logLevel.Store(uint32(c.logLevel))
@@ -506,6 +390,19 @@ func (s *ClientSession) ServerCapabilities() *ServerCapabilities {
 
 // Instructions returns the server's usage instructions, "" when none.
 func (s *ClientSession) Instructions() string { return s.negotiation().instructions }
+
+// SessionID returns the legacy Mcp-Session-Id the server assigned to this
+// session over Streamable HTTP; "" over streams (stdio, in-memory,
+// command), in the modern era, and when the server assigned none. It is
+// the value of OpenTelemetry's mcp.session.id on client spans.
+func (s *ClientSession) SessionID() string {
+	if s.http == nil {
+		return ""
+	}
+	s.http.mu.Lock()
+	defer s.http.mu.Unlock()
+	return s.http.sessionID
+}
 
 // ClientStats is a snapshot of a session's counters.
 type ClientStats struct {

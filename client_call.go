@@ -38,31 +38,11 @@ var (
 // maxPeerErrorData bounds the data member kept from a server's error.
 const maxPeerErrorData = 64 << 10
 
-// CallOption tunes one call (CallTool, ReadResource, GetPrompt, Complete).
-type CallOption func(*callConfig)
-
 type callConfig struct {
 	progress ProgressHandler
 	meta     Meta
 	// tasks declares the tasks extension on this modern request.
 	tasks bool
-}
-
-// WithProgress asks the server for progress updates on this call (a fresh
-// _meta.progressToken) and routes the matching notifications/progress to
-// h until the call returns. h runs on the connection's read loop, before
-// the call's own result is read: it must be quick and must not call the
-// session (start a goroutine for more).
-func WithProgress(h ProgressHandler) CallOption {
-	return func(c *callConfig) { c.progress = h }
-}
-
-// WithMeta adds members to the request's _meta (for example W3C trace
-// context: traceparent, tracestate). Keys the client manages itself (every
-// io.modelcontextprotocol/ key and progressToken) are ignored here: they
-// would change how the server reads the request.
-func WithMeta(m Meta) CallOption {
-	return func(c *callConfig) { c.meta = m }
 }
 
 // callConfigOf applies opts; nil when there are none (every use takes
@@ -475,8 +455,9 @@ func (s *ClientSession) answerInput(ctx context.Context, method string, raw json
 }
 
 // serveInput answers one request for input (a legacy server-to-client
-// request or a modern input request) through the matching handler, and
-// checks the handler's answer so that nothing malformed goes back.
+// request or a modern input request) through the client handler of its
+// row (method_table.go), which calls the matching ClientOptions handler
+// and checks its answer so that nothing malformed goes back.
 func (s *ClientSession) serveInput(ctx context.Context, method string, params jsontext.Value) (res any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -484,76 +465,91 @@ func (s *ClientSession) serveInput(ctx context.Context, method string, params js
 			res, err = nil, fmt.Errorf("pmcp: %s handler panicked", method)
 		}
 	}()
-	o := &s.c.opts
 	if len(params) == 0 || string(params) == "null" {
 		params = jsontext.Value("{}")
 	}
-	switch method {
-	case MethodElicitationCreate:
-		if o.Elicitation == nil {
-			return nil, fmt.Errorf("%w: elicitation/create (ClientOptions.Elicitation is nil)", ErrNoInputHandler)
-		}
-		var p ElicitParams
-		if err := Unmarshal(params, &p); err != nil {
-			return nil, fmt.Errorf("%w: elicitation/create params: %s", ErrMalformedInputRequest, capPeerString(err.Error()))
-		}
-		if p.Mode == "url" && !o.ElicitationURL {
-			return nil, fmt.Errorf("%w: URL-mode elicitation was not declared", ErrNoInputHandler)
-		}
-		r, err := o.Elicitation(ctx, &p)
-		if err != nil {
-			return nil, err
-		}
-		if r == nil || !validAction(r.Action) {
-			return nil, errors.New("pmcp: the elicitation handler returned no result or an invalid action")
-		}
-		if r.Action != "accept" && r.Content != nil {
-			cp := *r
-			cp.Content = nil
-			r = &cp
-		}
-		return r, nil
-	case MethodSamplingCreateMessage:
-		if o.Sampling == nil {
-			return nil, fmt.Errorf("%w: sampling/createMessage (ClientOptions.Sampling is nil)", ErrNoInputHandler)
-		}
-		var p CreateMessageParams
-		if err := Unmarshal(params, &p); err != nil {
-			return nil, fmt.Errorf("%w: sampling/createMessage params: %s", ErrMalformedInputRequest, capPeerString(err.Error()))
-		}
-		if (len(p.Tools) > 0 || p.ToolChoice != nil) && !o.SamplingTools {
-			return nil, fmt.Errorf("%w: sampling/createMessage carries tools or toolChoice, but sampling.tools was not declared", ErrMalformedInputRequest)
-		}
-		r, err := o.Sampling(ctx, &p)
-		if err != nil {
-			return nil, err
-		}
-		if r == nil || r.Content == nil || r.Model == "" {
-			return nil, errors.New("pmcp: the sampling handler returned no result, no content or no model")
-		}
-		if r.Role == "" {
-			cp := *r
-			cp.Role = "assistant"
-			r = &cp
-		}
-		return r, nil
-	case MethodRootsList:
-		if o.Roots == nil {
-			return nil, fmt.Errorf("%w: roots/list (ClientOptions.Roots is nil)", ErrNoInputHandler)
-		}
-		r, err := o.Roots(ctx)
-		if err != nil {
-			return nil, err
-		}
-		if r == nil {
-			return nil, errors.New("pmcp: the roots handler returned no result")
-		}
-		if r.Roots == nil {
-			cp := *r
-			cp.Roots = []*Root{}
-			r = &cp
-		}
-		return r, nil
+	row := methodOf(method)
+	if row == nil || !row.capability.input() || row.clientServe == nil {
+		return nil, fmt.Errorf("%w: unknown input method %q", ErrMalformedInputRequest, capPeerString(method))
 	}
-	return nil, fmt.Errorf("%w: unknown input method %q", ErrMalformedInputRequest, capPeerString(method))
+	return row.clientServe(s, ctx, &jsonrpc.Request{Method: method, Params: params})
+}
+
+// answerElicitation answers elicitation/create through
+// ClientOptions.Elicitation.
+func (s *ClientSession) answerElicitation(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	o := &s.c.opts
+	if o.Elicitation == nil {
+		return nil, fmt.Errorf("%w: elicitation/create (ClientOptions.Elicitation is nil)", ErrNoInputHandler)
+	}
+	var p ElicitParams
+	if err := Unmarshal(req.Params, &p); err != nil {
+		return nil, fmt.Errorf("%w: elicitation/create params: %s", ErrMalformedInputRequest, capPeerString(err.Error()))
+	}
+	if p.Mode == "url" && !o.ElicitationURL {
+		return nil, fmt.Errorf("%w: URL-mode elicitation was not declared", ErrNoInputHandler)
+	}
+	r, err := o.Elicitation(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil || !validAction(r.Action) {
+		return nil, errors.New("pmcp: the elicitation handler returned no result or an invalid action")
+	}
+	if r.Action != "accept" && r.Content != nil {
+		cp := *r
+		cp.Content = nil
+		r = &cp
+	}
+	return r, nil
+}
+
+// answerSampling answers sampling/createMessage through
+// ClientOptions.Sampling.
+func (s *ClientSession) answerSampling(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	o := &s.c.opts
+	if o.Sampling == nil {
+		return nil, fmt.Errorf("%w: sampling/createMessage (ClientOptions.Sampling is nil)", ErrNoInputHandler)
+	}
+	var p CreateMessageParams
+	if err := Unmarshal(req.Params, &p); err != nil {
+		return nil, fmt.Errorf("%w: sampling/createMessage params: %s", ErrMalformedInputRequest, capPeerString(err.Error()))
+	}
+	if (len(p.Tools) > 0 || p.ToolChoice != nil) && !o.SamplingTools {
+		return nil, fmt.Errorf("%w: sampling/createMessage carries tools or toolChoice, but sampling.tools was not declared", ErrMalformedInputRequest)
+	}
+	r, err := o.Sampling(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil || r.Content == nil || r.Model == "" {
+		return nil, errors.New("pmcp: the sampling handler returned no result, no content or no model")
+	}
+	if r.Role == "" {
+		cp := *r
+		cp.Role = "assistant"
+		r = &cp
+	}
+	return r, nil
+}
+
+// answerRoots answers roots/list through ClientOptions.Roots.
+func (s *ClientSession) answerRoots(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+	o := &s.c.opts
+	if o.Roots == nil {
+		return nil, fmt.Errorf("%w: roots/list (ClientOptions.Roots is nil)", ErrNoInputHandler)
+	}
+	r, err := o.Roots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, errors.New("pmcp: the roots handler returned no result")
+	}
+	if r.Roots == nil {
+		cp := *r
+		cp.Roots = []*Root{}
+		r = &cp
+	}
+	return r, nil
 }

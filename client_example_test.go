@@ -85,7 +85,7 @@ func ExampleClientOptions_elicitation() {
 	}
 	err = pmcp.AddTool(srv, &pmcp.Tool{Name: "greet"},
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ struct{}) (string, error) {
-			res, err := extra.Elicit(ctx, &pmcp.ElicitParams{
+			res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{
 				Message:         "What is your name?",
 				RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}}}`),
 			})

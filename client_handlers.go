@@ -22,7 +22,9 @@ type clientEvent struct {
 }
 
 // handle serves what the server sends: notifications, and in the legacy
-// era its requests (ping, sampling, elicitation, roots).
+// era its requests, through the client handler of the method's row
+// (method_table.go): ping, sampling, elicitation, roots, and the tasks/*
+// requests about hosted tasks.
 func (s *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if req.IsNotification() {
 		s.onNotification(ctx, req)
@@ -30,35 +32,35 @@ func (s *ClientSession) handle(ctx context.Context, req *jsonrpc.Request) (any, 
 	}
 	s.handlers.Add(1)
 	defer s.handlers.Add(-1)
-	modern := s.Era() == EraModern
-	switch req.Method {
-	case MethodPing:
-		if !modern {
-			return &EmptyResult{}, nil
-		}
-	case MethodSamplingCreateMessage, MethodElicitationCreate, MethodRootsList:
-		if modern {
-			// 2026-07-28 has no server-to-client requests: input comes
-			// through input_required results.
-			break
-		}
-		if req.Method != MethodRootsList && s.c.opts.HostTasks && hasTaskParam(req.Params) {
-			return s.hostTask(req)
-		}
-		res, err := s.input(ctx, req.ID, req.Method, req.Params)
-		switch {
-		case errors.Is(err, ErrNoInputHandler):
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: err.Error()}
-		case errors.Is(err, ErrMalformedInputRequest):
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-		}
-		return res, err
-	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel:
-		if !modern && s.c.opts.HostTasks {
-			return s.serveHostedTask(ctx, req)
-		}
+	row := methodOf(req.Method)
+	// 2026-07-28 has no server-to-client requests: input comes through
+	// input_required results. Hosted tasks are served only when the client
+	// hosts them.
+	if row == nil || row.clientServe == nil || s.Era() == EraModern || (row.capability == capTasks && !s.c.opts.HostTasks) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + capPeerString(req.Method)}
 	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + capPeerString(req.Method)}
+	if !row.capability.input() {
+		return row.clientServe(s, ctx, req)
+	}
+	// A request for input: task-augmented (sampling and elicitation
+	// only) it becomes a hosted task; otherwise it is answered through
+	// the client middleware and the row's handler (serveInput).
+	if row.capability != capRoots && s.c.opts.HostTasks && hasTaskParam(req.Params) {
+		return s.hostTask(req)
+	}
+	res, err := s.input(ctx, req.ID, req.Method, req.Params)
+	switch {
+	case errors.Is(err, ErrNoInputHandler):
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: err.Error()}
+	case errors.Is(err, ErrMalformedInputRequest):
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	return res, err
+}
+
+// servePing answers the server's ping.
+func (s *ClientSession) servePing(context.Context, *jsonrpc.Request) (any, error) {
+	return &EmptyResult{}, nil
 }
 
 // onNotification runs on the connection's read loop. Progress is routed

@@ -1,13 +1,11 @@
 package pmcp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,32 +16,6 @@ import (
 	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/oauth"
-)
-
-// Defaults of HTTPClientOptions.
-const (
-	// DefaultHTTPMaxMessageBytes caps one message the server sends over
-	// HTTP: a JSON response body, or the data of one server-sent event.
-	DefaultHTTPMaxMessageBytes = 16 << 20
-	// DefaultHTTPMaxReconnects is how many times in a row the client
-	// reconnects a legacy SSE stream that broke (by GET with
-	// Last-Event-ID) before giving up on it.
-	DefaultHTTPMaxReconnects = 5
-	// DefaultHTTPRetry is the reconnection delay when the server announced
-	// none with an SSE "retry:" field.
-	DefaultHTTPRetry = time.Second
-	// DefaultHTTPDialTimeout and DefaultHTTPTLSHandshakeTimeout bound
-	// connection set-up of the client's own http.Client (when
-	// HTTPClientOptions.HTTPClient is nil). Requests are bounded by the
-	// session's call timeout (ClientOptions.CallTimeout).
-	DefaultHTTPDialTimeout         = 30 * time.Second
-	DefaultHTTPTLSHandshakeTimeout = 10 * time.Second
-	// httpErrorBodyBytes caps how much of an error response is read.
-	httpErrorBodyBytes = 64 << 10
-	// httpCloseTimeout bounds the DELETE that ends a legacy session.
-	httpCloseTimeout = 2 * time.Second
-	// maxSessionIDBytes caps an Mcp-Session-Id the client accepts.
-	maxSessionIDBytes = 1024
 )
 
 // ErrHTTPSessionExpired: the server answered 404 to a request carrying the
@@ -106,53 +78,6 @@ func (e *HTTPStatusError) Unwrap() error {
 		return nil
 	}
 	return e.RPC
-}
-
-// HTTPClientOptions configures the Streamable HTTP transport of
-// Client.ConnectHTTP. The zero value (and nil) works.
-type HTTPClientOptions struct {
-	// HTTPClient sends the requests. Nil means a client of the session's
-	// own (dial and TLS timeouts as above, closed with the session). A
-	// given client's Timeout must be zero or longer than any stream the
-	// session keeps open (subscriptions, the legacy GET stream).
-	HTTPClient *http.Client
-	// Header is added to every request (for example Authorization).
-	// Headers the transport manages (Content-Type, Accept, Mcp-Session-Id,
-	// MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*,
-	// Last-Event-ID) are removed from it.
-	Header http.Header
-	// MaxMessageBytes caps one message from the server (a JSON body or
-	// one SSE event). Zero means DefaultHTTPMaxMessageBytes.
-	MaxMessageBytes int
-	// MaxReconnects caps consecutive reconnections of a legacy SSE stream.
-	// Zero means DefaultHTTPMaxReconnects; negative disables reconnection.
-	MaxReconnects int
-	// DefaultRetry is the reconnection delay when the server gave none.
-	// Zero means DefaultHTTPRetry.
-	DefaultRetry time.Duration
-	// NoStandaloneStream stops a legacy session from opening the GET
-	// stream on which a server sends requests and notifications unrelated
-	// to any request (list changes, resource updates).
-	NoStandaloneStream bool
-	// Authorizer turns on authorization of the session's requests, such
-	// as MCP authorization with OAuth (*oauthclient.Config): on 401 (or
-	// 403 with insufficient_scope) the client obtains a token and sends
-	// the request again with it. Nil means none: a 401 is reported as
-	// ErrAuthorizationRequired.
-	Authorizer HTTPAuthorizer
-}
-
-// HTTPAuthorizer authorizes the requests of a Streamable HTTP session
-// (HTTPClientOptions.Authorizer) by wrapping its transport;
-// *oauthclient.Config is one.
-type HTTPAuthorizer interface {
-	// Wrap returns the transport that sends the requests to endpoint
-	// through base (nil means http.DefaultTransport), adding credentials
-	// and obtaining them when the server refuses. ConnectHTTP calls it
-	// before any request, once for every transport it opens (there may
-	// be more than one per session), with the client's logger; an error
-	// (an invalid configuration) ends ConnectHTTP before any request.
-	Wrap(base http.RoundTripper, endpoint string, log *slog.Logger) (http.RoundTripper, error)
 }
 
 // ConnectHTTP opens a session with the MCP server at endpoint (the URL of
@@ -334,16 +259,16 @@ func newHTTPTransport(endpoint string, o *HTTPClientOptions, log *slog.Logger) (
 		t.maxMsg = DefaultHTTPMaxMessageBytes
 	}
 	if t.maxReconnects == 0 {
-		t.maxReconnects = DefaultHTTPMaxReconnects
+		t.maxReconnects = defaultHTTPMaxReconnects
 	}
 	if t.retry <= 0 {
-		t.retry = DefaultHTTPRetry
+		t.retry = defaultHTTPRetry
 	}
 	if t.client == nil {
 		t.own = &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: DefaultHTTPDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   DefaultHTTPTLSHandshakeTimeout,
+			DialContext:           (&net.Dialer{Timeout: defaultHTTPDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   defaultHTTPTLSHandshakeTimeout,
 			MaxIdleConnsPerHost:   8,
 			IdleConnTimeout:       90 * time.Second,
 			ExpectContinueTimeout: time.Second,
@@ -379,292 +304,12 @@ func managedHeader(k string) bool {
 	return strings.HasPrefix(http.CanonicalHeaderKey(k), headerParamPrefix)
 }
 
-// Read returns the next message the server sent on any response stream.
-func (t *httpTransport) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case m := <-t.incoming:
-		return m, nil
-	case <-t.done:
-		t.mu.Lock()
-		err := t.fatal
-		t.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		return nil, io.EOF
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
-// Close ends a legacy session with DELETE (best effort, bounded), stops
-// the background streams and, when the http.Client is the transport's
-// own, closes its idle connections.
-func (t *httpTransport) Close() error {
-	t.closeOnce.Do(func() {
-		t.mu.Lock()
-		sid := t.sessionID
-		t.mu.Unlock()
-		if sid != "" {
-			ctx, cancel := context.WithTimeout(context.Background(), httpCloseTimeout)
-			if req, err := t.newRequest(ctx, http.MethodDelete, nil); err == nil {
-				if resp, err := t.client.Do(req); err == nil {
-					drainClose(resp.Body)
-				}
-			}
-			cancel()
-		}
-		close(t.done)
-		t.cancel()
-		t.wg.Wait()
-		if t.own != nil {
-			t.own.CloseIdleConnections()
-		}
-	})
-	return nil
-}
-
-// fail ends the transport with err (Read returns it).
-func (t *httpTransport) fail(err error) {
-	t.mu.Lock()
-	if t.fatal == nil {
-		t.fatal = err
-	}
-	t.mu.Unlock()
-	t.closeOnce.Do(func() {
-		close(t.done)
-		t.cancel()
-		go func() {
-			t.wg.Wait()
-			if t.own != nil {
-				t.own.CloseIdleConnections()
-			}
-		}()
-	})
-}
-
-func (t *httpTransport) closed() bool {
-	select {
-	case <-t.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // Header values every request shares (never modified).
 var (
 	hdrJSON       = []string{"application/json"}
 	hdrAcceptPost = []string{"application/json, text/event-stream"}
 	hdrAcceptSSE  = []string{"text/event-stream"}
 )
-
-// newRequest builds a request to the endpoint with the user's and the
-// session's headers.
-func (t *httpTransport) newRequest(ctx context.Context, method string, body []byte) (*http.Request, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, t.endpoint, rd)
-	if err != nil {
-		return nil, err
-	}
-	req.Header = make(http.Header, len(t.header)+8)
-	for k, vs := range t.header {
-		req.Header[k] = vs
-	}
-	t.mu.Lock()
-	sid, v := t.sessionID, t.legacyVersion
-	if sid != "" && (len(t.sidHdr) == 0 || t.sidHdr[0] != sid) {
-		t.sidHdr = []string{sid}
-	}
-	if v != "" && (len(t.versionHdr) == 0 || t.versionHdr[0] != v) {
-		t.versionHdr = []string{v}
-	}
-	sidHdr, versionHdr := t.sidHdr, t.versionHdr
-	t.mu.Unlock()
-	// Header values are shared, read-only slices: a request's headers
-	// are never modified once sent.
-	if sid != "" {
-		req.Header[headerSessionID] = sidHdr
-	}
-	if v != "" {
-		req.Header[headerProtocolVersion] = versionHdr
-	}
-	switch method {
-	case http.MethodPost:
-		req.Header["Content-Type"] = hdrJSON
-		req.Header["Accept"] = hdrAcceptPost
-	case http.MethodGet:
-		req.Header["Accept"] = hdrAcceptSSE
-	}
-	return req, nil
-}
-
-// Write sends m as a POST. For a request it returns once the response has
-// been queued for Read; for a notification or response once the server
-// accepted it.
-func (t *httpTransport) Write(ctx context.Context, m jsonrpc.Message) error {
-	if t.closed() {
-		return jsonrpc.ErrClosed
-	}
-	body, err := jsonrpc.Encode(m)
-	if err != nil {
-		return err
-	}
-	req, _ := m.(*jsonrpc.Request)
-	var extra http.Header
-	modern := false
-	if req != nil {
-		extra, _, modern = mirroredHeaders(req.Method, req.Params, t.bindings)
-	}
-	if req == nil || !req.ID.IsValid() {
-		if err := t.send(ctx, body, extra); err != nil {
-			return err
-		}
-		if req != nil && req.Method == NotificationInitialized {
-			t.sessionStarted(ctx)
-		}
-		return nil
-	}
-	return t.roundTrip(ctx, req, body, extra, modern)
-}
-
-func (t *httpTransport) bindings(tool string) []paramBinding {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.tools[tool]
-}
-
-// post sends one POST with body and the extra headers.
-func (t *httpTransport) post(ctx context.Context, body []byte, extra http.Header) (*http.Response, error) {
-	hr, err := t.newRequest(ctx, http.MethodPost, body)
-	if err != nil {
-		return nil, err
-	}
-	for k, vs := range outgoingHeader(ctx) { // from client middleware
-		if !managedHeader(k) {
-			hr.Header[http.CanonicalHeaderKey(k)] = vs
-		}
-	}
-	for k, vs := range extra {
-		hr.Header[k] = vs
-	}
-	return t.client.Do(hr)
-}
-
-// send posts a notification or a response.
-func (t *httpTransport) send(ctx context.Context, body []byte, extra http.Header) error {
-	resp, err := t.post(ctx, body, extra)
-	if err != nil {
-		return err
-	}
-	defer drainClose(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return t.statusError(resp)
-	}
-	return nil
-}
-
-// statusError reads an error response into an *HTTPStatusError. A 404 to
-// a request of a legacy session means the session is gone: the transport
-// then fails for good.
-func (t *httpTransport) statusError(resp *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, httpErrorBodyBytes))
-	e := &HTTPStatusError{StatusCode: resp.StatusCode}
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		e.WWWAuthenticate = capPeerString(resp.Header.Get("WWW-Authenticate"))
-	}
-	if m, err := jsonrpc.Decode(bytes.TrimSpace(b), jsonrpc.Limits{MaxMessageBytes: httpErrorBodyBytes}); err == nil {
-		if r, ok := m.(*jsonrpc.Response); ok && r.Error != nil {
-			e.RPC = boundedPeerError(r.Error)
-		}
-	}
-	if e.RPC == nil {
-		e.Body = capPeerString(strings.TrimSpace(string(b)))
-		if len(e.Body) > 200 {
-			e.Body = e.Body[:200] + "..."
-		}
-	}
-	t.mu.Lock()
-	sid := t.sessionID
-	t.mu.Unlock()
-	if resp.StatusCode == http.StatusNotFound && sid != "" {
-		err := fmt.Errorf("%w: %w", ErrHTTPSessionExpired, e)
-		t.fail(err)
-		return err
-	}
-	return e
-}
-
-// roundTrip posts a request and reads its reply until the response to it
-// has been queued.
-func (t *httpTransport) roundTrip(ctx context.Context, req *jsonrpc.Request, body []byte, extra http.Header, modern bool) (err error) {
-	// rctx ends as soon as the response is in, whichever stream brought
-	// it, so that no stream of this request is read any longer.
-	rctx, rcancel := context.WithCancel(ctx)
-	defer rcancel()
-	answered := make(chan struct{})
-	t.mu.Lock()
-	t.waiting[req.ID] = waiter{answered, rcancel}
-	t.mu.Unlock()
-	defer func() {
-		t.mu.Lock()
-		delete(t.waiting, req.ID)
-		t.mu.Unlock()
-		if err != nil && ctx.Err() != nil {
-			if t.onAbandon != nil && req.Method != MethodInitialize {
-				t.onAbandon(req.ID, req.Method, context.Cause(ctx))
-			}
-			err = ctx.Err()
-		}
-	}()
-	resp, err := t.post(rctx, body, extra)
-	if err != nil {
-		return err
-	}
-	defer drainClose(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return t.statusError(resp)
-	}
-	if req.Method == MethodInitialize {
-		if err := t.adoptSession(resp); err != nil {
-			return err
-		}
-	}
-	rc := &replyContext{req: req, modern: modern, answered: answered}
-	ct := resp.Header.Get("Content-Type")
-	if ct != "application/json" && ct != "text/event-stream" {
-		ct, _, _ = mime.ParseMediaType(ct)
-	}
-	switch {
-	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
-		return fmt.Errorf("pmcp: %s: the server accepted the request (HTTP %d) without answering it", req.Method, resp.StatusCode)
-	case ct == "application/json":
-		b, err := readBody(resp, t.maxMsg)
-		if err != nil {
-			return err
-		}
-		if len(b) > t.maxMsg {
-			return fmt.Errorf("pmcp: %s: response body larger than %d bytes", req.Method, t.maxMsg)
-		}
-		m, err := jsonrpc.Decode(b, jsonrpc.Limits{MaxMessageBytes: t.maxMsg})
-		if err != nil {
-			return fmt.Errorf("pmcp: %s: malformed response body: %s", req.Method, capPeerString(err.Error()))
-		}
-		if err := t.deliver(rctx, rc, m); err != nil {
-			return err
-		}
-		if !rc.done() {
-			return fmt.Errorf("pmcp: %s: the response body did not answer the request", req.Method)
-		}
-		return nil
-	case ct == "text/event-stream":
-		return t.readReplyStream(rctx, rc, resp.Body)
-	}
-	return fmt.Errorf("pmcp: %s: unexpected response Content-Type %q", req.Method, capPeerString(resp.Header.Get("Content-Type")))
-}
 
 // waiter is a request waiting for its response: answered is closed and
 // the request's streams cancelled once the response is queued.
@@ -687,27 +332,6 @@ func (rc *replyContext) done() bool {
 	default:
 		return false
 	}
-}
-
-// adoptSession records the session id a legacy server minted at
-// initialize.
-func (t *httpTransport) adoptSession(resp *http.Response) error {
-	sid := resp.Header.Get(headerSessionID)
-	if sid == "" {
-		return nil
-	}
-	if len(sid) > maxSessionIDBytes {
-		return fmt.Errorf("pmcp: initialize: Mcp-Session-Id longer than %d bytes", maxSessionIDBytes)
-	}
-	for i := 0; i < len(sid); i++ {
-		if c := sid[i]; c < 0x21 || c > 0x7e {
-			return errors.New("pmcp: initialize: Mcp-Session-Id has characters outside visible ASCII")
-		}
-	}
-	t.mu.Lock()
-	t.sessionID = sid
-	t.mu.Unlock()
-	return nil
 }
 
 // drainClose reads a little of what is left of a body (so the connection

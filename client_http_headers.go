@@ -73,6 +73,20 @@ type modernRequestPeek struct {
 	Arguments jsontext.Value `json:"arguments"`
 }
 
+// target returns the raw member of the params that t names (nil for
+// paramNone).
+func (p *modernRequestPeek) target(t targetParam) jsontext.Value {
+	switch t {
+	case paramName:
+		return p.Name
+	case paramURI:
+		return p.URI
+	case paramTaskID:
+		return p.TaskID
+	}
+	return nil
+}
+
 // knownVersion returns the version whose quoted form is q without
 // allocating, or "" when q is not one of the versions the SDK knows.
 func knownVersion(q jsontext.Value) string {
@@ -108,20 +122,15 @@ func mirroredHeaders(method string, params jsontext.Value, bindings func(tool st
 	h := make(http.Header, 3)
 	h[headerProtocolVersion] = []string{version}
 	h[headerMethod] = []string{method}
-	var nameRaw jsontext.Value
-	switch method {
-	case MethodToolsCall, MethodPromptsGet:
-		nameRaw = p.Name
-	case MethodResourcesRead:
-		nameRaw = p.URI
-	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
-		nameRaw = p.TaskID
+	row := methodOf(method)
+	if row == nil || row.flags&mirrorName == 0 {
+		return h, version, true
 	}
 	var name string
-	if nameRaw.Kind() == '"' && json.Unmarshal(nameRaw, &name) == nil {
+	if nameRaw := p.target(row.target); nameRaw.Kind() == '"' && json.Unmarshal(nameRaw, &name) == nil {
 		h[headerName] = []string{encodeHeaderText(name)}
 	}
-	if method == MethodToolsCall && name != "" && bindings != nil {
+	if row.flags&mirrorParams != 0 && name != "" && bindings != nil {
 		if bs := bindings(name); len(bs) > 0 {
 			var args map[string]jsontext.Value
 			if p.Arguments.Kind() == '{' && json.Unmarshal(p.Arguments, &args) == nil {

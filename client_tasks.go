@@ -11,16 +11,6 @@ import (
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
-// Bounds of the client's task polling.
-const (
-	// DefaultTaskPollInterval is used when the server suggests none.
-	DefaultTaskPollInterval = time.Second
-	// MinTaskPollInterval and MaxTaskPollInterval clamp the server's
-	// suggestion, so a server can neither make the client spin nor stall.
-	MinTaskPollInterval = 10 * time.Millisecond
-	MaxTaskPollInterval = time.Minute
-)
-
 // ErrTaskCancelled is returned by ClientTask.Wait when the task ended
 // cancelled.
 var ErrTaskCancelled = errors.New("pmcp: task cancelled")
@@ -118,7 +108,7 @@ func (s *ClientSession) Task(id string) *ClientTask {
 // The task's status reaches Notifications.TaskStatus, when set, in both
 // eras without further calls: a 2025-11-25 server pushes it, and a
 // 2026-07-28 session keeps a subscriptions/listen open for the live tasks
-// it created (at most DefaultMaxListenTaskIDs) until they end.
+// it created (at most 64) until they end.
 func (s *ClientSession) CallToolTask(ctx context.Context, name string, args any, ttl time.Duration, opts ...CallOption) (*ClientTask, error) {
 	a, err := encodeArguments(args)
 	if err != nil {
@@ -363,11 +353,11 @@ func (r *statusReporter) report(st *TaskStatus) {
 func clampPoll(d time.Duration) time.Duration {
 	switch {
 	case d <= 0:
-		return DefaultTaskPollInterval
-	case d < MinTaskPollInterval:
-		return MinTaskPollInterval
-	case d > MaxTaskPollInterval:
-		return MaxTaskPollInterval
+		return defaultTaskPollInterval
+	case d < minTaskPollInterval:
+		return minTaskPollInterval
+	case d > maxTaskPollInterval:
+		return maxTaskPollInterval
 	}
 	return d
 }

@@ -11,10 +11,6 @@ import (
 	"github.com/gopmcp/pmcp/tasks"
 )
 
-// DefaultMaxHostedTasks bounds the client-hosted tasks running at once in
-// one session; a server asking for more gets -32603.
-const DefaultMaxHostedTasks = 16
-
 // hostedOwner owns every task a session hosts: the one server it talks to.
 const hostedOwner = "server"
 
@@ -105,7 +101,7 @@ func (s *ClientSession) hostTask(req *jsonrpc.Request) (any, error) {
 	h.mu.Lock()
 	running := len(h.cancels)
 	h.mu.Unlock()
-	if running >= DefaultMaxHostedTasks {
+	if running >= defaultMaxHostedTasks {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "too many client-hosted tasks"}
 	}
 	t, err := st.Create(context.Background(), hostedOwner, spec)
@@ -155,65 +151,110 @@ func (s *ClientSession) hostTask(req *jsonrpc.Request) (any, error) {
 	return &CreateTaskResult{Task: legacyTask(t)}, nil
 }
 
-// serveHostedTask answers the server's tasks/* requests about the tasks
-// this session hosts.
-func (s *ClientSession) serveHostedTask(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	h := &s.hosted
-	st, err := h.init(s.ctx)
+// The server's tasks/* requests about the tasks this session hosts are
+// served by the four functions below, the client handler column of the
+// rows tasks/get, tasks/cancel, tasks/list and tasks/result
+// (method_table.go); ClientSession.handle calls them only in the legacy
+// era with ClientOptions.HostTasks.
+
+// hostedStore returns the store of the hosted tasks, creating it on first
+// use.
+func (s *ClientSession) hostedStore() (*tasks.MemoryStore, error) {
+	st, err := s.hosted.init(s.ctx)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "client tasks unavailable"}
 	}
-	storeErr := func(err error) error {
-		switch {
-		case errors.Is(err, tasks.ErrTerminal):
-			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task is already in a terminal status"}
-		case errors.Is(err, tasks.ErrInvalidCursor):
-			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"}
-		case errors.Is(err, context.Canceled):
-			return err
-		}
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown task id"}
+	return st, nil
+}
+
+// hostedStoreErr is the JSON-RPC error of a hosted task store error.
+func hostedStoreErr(err error) error {
+	switch {
+	case errors.Is(err, tasks.ErrTerminal):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task is already in a terminal status"}
+	case errors.Is(err, tasks.ErrInvalidCursor):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"}
+	case errors.Is(err, context.Canceled):
+		return err
 	}
-	if req.Method == MethodTasksList {
-		var p PaginatedParams
-		_ = Unmarshal(req.Params, &p)
-		page, err := st.List(ctx, hostedOwner, p.Cursor, 0)
-		if err != nil {
-			return nil, storeErr(err)
-		}
-		out := &ListTasksResult{Tasks: make([]Task, len(page.Tasks)), NextCursor: page.NextCursor}
-		for i, t := range page.Tasks {
-			out.Tasks[i] = legacyTask(t)
-		}
-		return out, nil
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown task id"}
+}
+
+// hostedTaskID returns the store and the taskId of a hosted task request.
+func (s *ClientSession) hostedTaskID(req *jsonrpc.Request) (*tasks.MemoryStore, string, error) {
+	st, err := s.hostedStore()
+	if err != nil {
+		return nil, "", err
 	}
 	var p TaskIDParams
 	if err := Unmarshal(req.Params, &p); err != nil || p.TaskID == "" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing taskId"}
+		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing taskId"}
 	}
-	switch req.Method {
-	case MethodTasksGet:
-		t, err := st.Get(ctx, hostedOwner, p.TaskID)
-		if err != nil {
-			return nil, storeErr(err)
-		}
-		return &TaskResult{Task: legacyTask(t)}, nil
-	case MethodTasksCancel:
-		t, err := st.Update(ctx, hostedOwner, p.TaskID, tasks.Change{To: tasks.StatusCancelled})
-		if err != nil {
-			return nil, storeErr(err)
-		}
-		h.mu.Lock()
-		if c := h.cancels[p.TaskID]; c != nil {
-			c()
-		}
-		h.mu.Unlock()
-		return &TaskResult{Task: legacyTask(t)}, nil
-	}
-	// tasks/result: wait for the terminal snapshot.
-	w, err := st.Watch(ctx, hostedOwner, p.TaskID)
+	return st, p.TaskID, nil
+}
+
+// serveHostedList answers tasks/list.
+func (s *ClientSession) serveHostedList(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	st, err := s.hostedStore()
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, err
+	}
+	var p PaginatedParams
+	_ = Unmarshal(req.Params, &p)
+	page, err := st.List(ctx, hostedOwner, p.Cursor, 0)
+	if err != nil {
+		return nil, hostedStoreErr(err)
+	}
+	out := &ListTasksResult{Tasks: make([]Task, len(page.Tasks)), NextCursor: page.NextCursor}
+	for i, t := range page.Tasks {
+		out.Tasks[i] = legacyTask(t)
+	}
+	return out, nil
+}
+
+// serveHostedGet answers tasks/get.
+func (s *ClientSession) serveHostedGet(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	st, id, err := s.hostedTaskID(req)
+	if err != nil {
+		return nil, err
+	}
+	t, err := st.Get(ctx, hostedOwner, id)
+	if err != nil {
+		return nil, hostedStoreErr(err)
+	}
+	return &TaskResult{Task: legacyTask(t)}, nil
+}
+
+// serveHostedCancel answers tasks/cancel: the task is marked cancelled
+// and its handler's ctx ends.
+func (s *ClientSession) serveHostedCancel(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	st, id, err := s.hostedTaskID(req)
+	if err != nil {
+		return nil, err
+	}
+	t, err := st.Update(ctx, hostedOwner, id, tasks.Change{To: tasks.StatusCancelled})
+	if err != nil {
+		return nil, hostedStoreErr(err)
+	}
+	h := &s.hosted
+	h.mu.Lock()
+	if c := h.cancels[id]; c != nil {
+		c()
+	}
+	h.mu.Unlock()
+	return &TaskResult{Task: legacyTask(t)}, nil
+}
+
+// serveHostedResult answers tasks/result: it waits for the terminal
+// snapshot.
+func (s *ClientSession) serveHostedResult(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	st, id, err := s.hostedTaskID(req)
+	if err != nil {
+		return nil, err
+	}
+	w, err := st.Watch(ctx, hostedOwner, id)
+	if err != nil {
+		return nil, hostedStoreErr(err)
 	}
 	var last tasks.Task
 	for t := range w {
@@ -225,7 +266,7 @@ func (s *ClientSession) serveHostedTask(ctx context.Context, req *jsonrpc.Reques
 		if err := Unmarshal(last.Result, &m); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "stored result is unreadable"}
 		}
-		rt, _ := Marshal(map[string]any{MetaRelatedTask: RelatedTask{TaskID: p.TaskID}})
+		rt, _ := Marshal(map[string]any{MetaRelatedTask: RelatedTask{TaskID: id}})
 		m["_meta"] = rt
 		return m, nil
 	case tasks.StatusFailed:

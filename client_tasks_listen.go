@@ -9,7 +9,7 @@ import (
 // taskWatch pushes the status of the tasks a modern session created to
 // Notifications.TaskStatus, as a legacy server pushes
 // notifications/tasks/status on its own: one subscriptions/listen whose
-// filter names the session's live tasks, at most DefaultMaxListenTaskIDs
+// filter names the session's live tasks, at most defaultMaxListenTaskIDs
 // (the server's bound) of them. Creating a task reopens the subscription
 // with the new id added (the server sends each task's current snapshot
 // first, so a status reached meanwhile is not lost); a terminal status
@@ -36,8 +36,8 @@ func (s *ClientSession) watchTask(id string) {
 	if slices.Contains(w.ids, id) || s.ctx.Err() != nil {
 		return
 	}
-	if len(w.ids) >= DefaultMaxListenTaskIDs {
-		s.c.log.Warn("pmcp: client: too many live tasks to watch; status of this one is not pushed", "task", capPeerString(id), "max", DefaultMaxListenTaskIDs)
+	if len(w.ids) >= defaultMaxListenTaskIDs {
+		s.c.log.Warn("pmcp: client: too many live tasks to watch; status of this one is not pushed", "task", capPeerString(id), "max", defaultMaxListenTaskIDs)
 		return
 	}
 	w.ids = append(w.ids, id)

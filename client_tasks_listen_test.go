@@ -15,7 +15,7 @@ import (
 
 // TestClientTaskWatchFollowsLiveTasks checks the subscription a modern
 // session keeps for the tasks it created: reopened with each new id,
-// capped at DefaultMaxListenTaskIDs, and ended (the server told) once the
+// capped at defaultMaxListenTaskIDs, and ended (the server told) once the
 // last watched task reached a terminal status.
 func TestClientTaskWatchFollowsLiveTasks(t *testing.T) {
 	type listen struct {
@@ -91,19 +91,19 @@ func TestClientTaskWatchFollowsLiveTasks(t *testing.T) {
 	}
 	cancelled(l)
 
-	// The bound: the ids beyond DefaultMaxListenTaskIDs are not watched.
+	// The bound: the ids beyond defaultMaxListenTaskIDs are not watched.
 	var want []string
-	for i := range DefaultMaxListenTaskIDs + 3 {
+	for i := range defaultMaxListenTaskIDs + 3 {
 		if _, err := s.CallToolTask(ctx, "job", nil, 0); err != nil {
 			t.Fatal(err)
 		}
-		if i < DefaultMaxListenTaskIDs {
+		if i < defaultMaxListenTaskIDs {
 			want = append(want, fmt.Sprintf("t%d", i+3))
 		}
 	}
 	for {
 		l = recv()
-		if len(l.ids) == DefaultMaxListenTaskIDs {
+		if len(l.ids) == defaultMaxListenTaskIDs {
 			break
 		}
 	}

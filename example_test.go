@@ -91,14 +91,14 @@ func ExampleRequestHandlerExtra_Log() {
 // Secret metadata values, and values under sensitive keys, never print
 // nor marshal; Reveal reads a secret back.
 func ExampleMetadata() {
-	var md pmcp.Metadata
-	md.Set("tenant", "acme")
-	md.Set("oauth_token", "plain-but-sensitive-key")
-	md.SetSecret("upstream", pmcp.Secret("s3cr3t"))
-	b, _ := json.Marshal(md)
-	fmt.Println(md)
+	extra := pmcp.DefaultRequestHandlerExtra()
+	extra.SetMetadata("tenant", "acme")
+	extra.SetMetadata("oauth_token", "plain-but-sensitive-key")
+	extra.SetSecretMetadata("upstream", pmcp.Secret("s3cr3t"))
+	b, _ := json.Marshal(extra.Metadata)
+	fmt.Println(extra.Metadata)
 	fmt.Println(string(b))
-	s, _ := md.GetSecret("upstream")
+	s, _ := extra.GetSecretMetadata("upstream")
 	fmt.Println(s, s.Reveal())
 	// Output:
 	// map[oauth_token:[REDACTED] tenant:acme upstream:[REDACTED]]
@@ -116,13 +116,13 @@ func ExampleSetExtension() {
 	// Output: t-1 true Extensions{pmcp_test.tenant}
 }
 
-// A handler written once for both eras: Elicit is a real request in the
+// A handler written once for both eras: Peer.Elicit is a real request in the
 // legacy era and an input request (multi-round trip) in the modern era.
-func ExampleRequestHandlerExtra_Elicit() {
+func ExamplePeer() {
 	srv, _ := pmcp.NewServer(pmcp.ServerOptions{})
 	_ = pmcp.AddTool(srv, &pmcp.Tool{Name: "greet", Description: "Greets the user by name."},
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ struct{}) (string, error) {
-			res, err := extra.Elicit(ctx, &pmcp.ElicitParams{
+			res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{
 				Message:         "What is your name?",
 				RequestedSchema: []byte(`{"type":"object","properties":{"name":{"type":"string"}}}`),
 			})

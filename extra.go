@@ -5,7 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"log/slog"
 	"maps"
+	"reflect"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -63,7 +68,8 @@ type RequestHandlerExtra struct {
 	// Extensions holds typed values from middleware (keyed by Go type).
 	Extensions Extensions
 	// Peer is the back-channel to the client for sampling, roots,
-	// elicitation and progress. Nil when there is none.
+	// elicitation and progress. Nil when there is none (an extra built
+	// outside a server): code that also runs there checks before use.
 	Peer Peer
 
 	resultMeta  *resultMetaSlot
@@ -86,24 +92,6 @@ type ProtocolContext struct {
 	ProtocolVersion    string
 	ClientInfo         *Implementation
 	ClientCapabilities *ClientCapabilities
-}
-
-// ProgressReporter sends progress notifications for one request.
-type ProgressReporter interface {
-	ReportProgress(ctx context.Context, p Progress) error
-}
-
-// ProgressReporterFunc adapts a function to ProgressReporter.
-type ProgressReporterFunc func(ctx context.Context, p Progress) error
-
-// ReportProgress calls f.
-func (f ProgressReporterFunc) ReportProgress(ctx context.Context, p Progress) error { return f(ctx, p) }
-
-// Progress is one progress update. Total is 0 when unknown.
-type Progress struct {
-	Progress float64
-	Total    float64
-	Message  string
 }
 
 // LogSink receives a request's log records. Log must not block for long:
@@ -130,8 +118,8 @@ type Peer interface {
 	NotifyProgress(ctx context.Context, p *ProgressParams) error
 }
 
-// ErrNoPeer is returned by the back-channel helpers when the request has no
-// peer (unit tests, transports without a back-channel).
+// ErrNoPeer is returned when a message to the client needs a back-channel
+// the request does not have (unit tests, transports without one).
 var ErrNoPeer = errors.New("pmcp: no client back-channel for this request")
 
 type resultMetaSlot struct {
@@ -233,27 +221,27 @@ func (e *RequestHandlerExtra) ClientCapabilities() *ClientCapabilities {
 // (in the 2026-07-28 era, where the server decides, from its first line).
 func (e *RequestHandlerExtra) IsTaskRequest() bool { return len(e.TaskRequest) > 0 || e.task != nil }
 
-// GetMetadata returns the plain metadata value for key (see
-// Metadata.Get): a value set with SetSecretMetadata reads as absent here.
+// GetMetadata returns the plain metadata value for key: a value set with
+// SetSecretMetadata reads as absent here (see Metadata).
 func (e *RequestHandlerExtra) GetMetadata(key string) (string, bool) {
-	return e.Metadata.Get(key)
+	return e.Metadata.get(key)
 }
 
 // SetMetadata sets a plain metadata value (typically from middleware).
 func (e *RequestHandlerExtra) SetMetadata(key, value string) {
-	e.Metadata.Set(key, value)
+	e.Metadata.set(key, value)
 }
 
 // SetSecretMetadata sets a metadata value that is never printed nor
 // marshalled, whatever its key (see Metadata).
 func (e *RequestHandlerExtra) SetSecretMetadata(key string, value Secret) {
-	e.Metadata.SetSecret(key, value)
+	e.Metadata.setSecret(key, value)
 }
 
 // GetSecretMetadata returns the metadata value for key as a Secret; call
 // Reveal on it where the clear text is needed.
 func (e *RequestHandlerExtra) GetSecretMetadata(key string) (Secret, bool) {
-	return e.Metadata.GetSecret(key)
+	return e.Metadata.getSecret(key)
 }
 
 // TraceContext returns the W3C trace context from the request _meta; false
@@ -319,28 +307,6 @@ func mergeMeta(base Meta, set map[string]any, info *Implementation) Meta {
 	return m
 }
 
-// ReportProgress sends a progress update when the request carried a
-// progressToken; otherwise it is a no-op returning nil. The server's
-// reporter rate-limits updates (see DefaultProgressRate), drops values that
-// do not increase, and always sends a final update (progress >= total).
-// total <= 0 means unknown.
-func (e *RequestHandlerExtra) ReportProgress(progress, total float64, message string) error {
-	if e.ProgressReporter == nil {
-		return nil
-	}
-	return e.ProgressReporter.ReportProgress(e.ctx, Progress{Progress: progress, Total: total, Message: message})
-}
-
-// ReportPercent reports progress as a percentage of 100.
-func (e *RequestHandlerExtra) ReportPercent(percent float64, message string) error {
-	return e.ReportProgress(percent, 100, message)
-}
-
-// ReportCount reports count-based progress: current of total items.
-func (e *RequestHandlerExtra) ReportCount(current, total int, message string) error {
-	return e.ReportProgress(float64(current), float64(total), message)
-}
-
 // EffectiveLogLevel is the level records are filtered against: LogLevel
 // when set, else DefaultLogLevel.
 func (e *RequestHandlerExtra) EffectiveLogLevel() LoggingLevel {
@@ -375,26 +341,84 @@ func (e *RequestHandlerExtra) LogWithData(level LoggingLevel, message string, da
 	return nil
 }
 
-// Sample asks the client's model for a completion through Peer.
-func (e *RequestHandlerExtra) Sample(ctx context.Context, p *CreateMessageParams) (*CreateMessageResult, error) {
-	if e.Peer == nil {
-		return nil, ErrNoPeer
+// Principal names the caller that server-side state is bound to, as the
+// server binds its own (legacy HTTP sessions, requestStates, tasks):
+// AuthContext.Subject, else the SHA-256 of the bearer token, else the client
+// id, each kind prefixed so that no two kinds are equal. Without
+// authentication it is "" with ok true (every caller is the same anonymous
+// principal); an authentication that names nobody gives ok false, and
+// nothing may be bound to such a caller. Middleware and proxies that keep
+// state between requests bind it to this, so that they agree with the
+// server on who the caller is.
+func (e *RequestHandlerExtra) Principal() (id string, ok bool) {
+	if e == nil {
+		return principalOf(nil, nil)
 	}
-	return e.Peer.Sample(ctx, p)
+	return principalOf(e.AuthInfo, e.AuthContext)
 }
 
-// ListRoots asks the client for its roots through Peer.
-func (e *RequestHandlerExtra) ListRoots(ctx context.Context) (*ListRootsResult, error) {
-	if e.Peer == nil {
-		return nil, ErrNoPeer
-	}
-	return e.Peer.ListRoots(ctx)
+// Extensions is a typed map for request-scoped values that middleware hands
+// to handlers, keyed by Go type: at most one value per type. Printing an
+// Extensions shows type names only, never values, so it is safe to log.
+// The zero value is ready to use.
+type Extensions struct {
+	m map[reflect.Type]any
 }
 
-// Elicit asks the user for input through Peer.
-func (e *RequestHandlerExtra) Elicit(ctx context.Context, p *ElicitParams) (*ElicitResult, error) {
-	if e.Peer == nil {
-		return nil, ErrNoPeer
+// SetExtension stores v under its type T, replacing any earlier value.
+func SetExtension[T any](e *Extensions, v T) {
+	if e.m == nil {
+		e.m = make(map[reflect.Type]any)
 	}
-	return e.Peer.Elicit(ctx, p)
+	e.m[reflect.TypeFor[T]()] = v
 }
+
+// GetExtension returns the value stored under type T.
+func GetExtension[T any](e *Extensions) (T, bool) {
+	v, ok := e.m[reflect.TypeFor[T]()]
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	return v.(T), true
+}
+
+// RemoveExtension deletes the value stored under type T.
+func RemoveExtension[T any](e *Extensions) { delete(e.m, reflect.TypeFor[T]()) }
+
+// Len reports how many values are stored.
+func (e *Extensions) Len() int { return len(e.m) }
+
+// Clone returns a shallow copy: the map is new, the values are shared
+// (store pointers for large values).
+func (e *Extensions) Clone() Extensions {
+	if e.m == nil {
+		return Extensions{}
+	}
+	m := make(map[reflect.Type]any, len(e.m))
+	for k, v := range e.m {
+		m[k] = v
+	}
+	return Extensions{m: m}
+}
+
+// TypeNames lists the stored types, sorted.
+func (e *Extensions) TypeNames() []string {
+	names := make([]string, 0, len(e.m))
+	for t := range e.m {
+		names = append(names, t.String())
+	}
+	slices.Sort(names)
+	return names
+}
+
+// String prints the stored type names only.
+func (e Extensions) String() string {
+	return "Extensions{" + strings.Join(e.TypeNames(), ", ") + "}"
+}
+
+// Format makes every fmt verb print type names only.
+func (e Extensions) Format(f fmt.State, _ rune) { fmt.Fprint(f, e.String()) }
+
+// LogValue implements slog.LogValuer with type names only.
+func (e Extensions) LogValue() slog.Value { return slog.AnyValue(e.TypeNames()) }

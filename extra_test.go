@@ -39,8 +39,8 @@ func TestDefaultRequestHandlerExtra(t *testing.T) {
 	if err := a.ReportProgress(1, 2, "m"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Sample(context.Background(), &CreateMessageParams{}); err != ErrNoPeer {
-		t.Fatalf("Sample without peer: %v", err)
+	if a.Peer != nil {
+		t.Fatalf("Peer = %v, want nil: no back-channel outside a server", a.Peer)
 	}
 	if a.Era() != EraUnknown || a.ProtocolVersion() != "" || a.ClientInfo() != nil || a.ClientCapabilities() != nil {
 		t.Fatal("no protocol context expected")
@@ -163,22 +163,22 @@ func TestProgressReporter(t *testing.T) {
 	for i := 2; i < 40; i++ {
 		_ = e.ReportProgress(float64(i), 100, "")
 	}
-	if len(sent) != DefaultProgressBurst {
-		t.Fatalf("burst: sent %d updates, want %d", len(sent), DefaultProgressBurst)
+	if len(sent) != defaultProgressBurst {
+		t.Fatalf("burst: sent %d updates, want %d", len(sent), defaultProgressBurst)
 	}
 	// The final update always goes out.
 	_ = e.ReportProgress(100, 100, "done")
 	if sent[len(sent)-1] != 100 {
 		t.Fatalf("final update not sent: %v", sent)
 	}
-	// After a second, DefaultProgressRate more may go out.
+	// After a second, defaultProgressRate more may go out.
 	clk.now = clk.now.Add(time.Second)
 	before := len(sent)
 	for i := 101; i < 140; i++ {
 		_ = e.ReportProgress(float64(i), 0, "")
 	}
-	if got := len(sent) - before; got != DefaultProgressRate {
-		t.Fatalf("after 1s: sent %d, want %d", got, DefaultProgressRate)
+	if got := len(sent) - before; got != defaultProgressRate {
+		t.Fatalf("after 1s: sent %d, want %d", got, defaultProgressRate)
 	}
 }
 

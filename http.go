@@ -20,159 +20,6 @@ import (
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
-// Defaults of StreamableHTTPOptions. Each limit is on by default; the
-// option field documents what zero and negative values mean.
-const (
-	// DefaultMaxBodyBytes caps a POST body (4 MiB). Larger bodies, whether
-	// declared by Content-Length or sent chunked, get 413.
-	DefaultMaxBodyBytes = 4 << 20
-	// DefaultMaxSessions caps the live legacy sessions; initialize gets 503
-	// while the cap is reached.
-	DefaultMaxSessions = 4096
-	// DefaultSessionIdleTimeout ends a legacy session that has served no
-	// request and held no stream for this long.
-	DefaultSessionIdleTimeout = 10 * time.Minute
-	// DefaultNotificationBuffer is the capacity of the bounded queue of
-	// progress and log notifications of one request (and of the standalone
-	// GET stream). When it is full the newest notification is dropped and
-	// counted in StreamableHTTPStats.DroppedNotifications.
-	DefaultNotificationBuffer = 64
-	// DefaultKeepAliveInterval is the period of the ": keep-alive" SSE
-	// comments on idle streams.
-	DefaultKeepAliveInterval = 15 * time.Second
-	// DefaultSSERetry is the reconnection delay announced with "retry:" in
-	// the priming event of every legacy SSE stream.
-	DefaultSSERetry = time.Second
-	// DefaultMaxListenStreams caps the open subscriptions/listen streams of
-	// one handler; more get 503.
-	DefaultMaxListenStreams = 1024
-	// DefaultBodyReadTimeout bounds reading one request body, from the
-	// moment the handler is called. A body not read to its end by then
-	// (or not read at all, because the request was refused) is not
-	// drained: the connection is closed after the reply.
-	DefaultBodyReadTimeout = 30 * time.Second
-	// DefaultStreamWriteTimeout bounds each write to a client (one SSE
-	// batch or one JSON reply); a client that stops reading for longer
-	// loses the stream (a legacy client can resume it).
-	DefaultStreamWriteTimeout = 30 * time.Second
-)
-
-// StreamableHTTPOptions configures a StreamableHTTPHandler. The zero value
-// is ready to use: every field says what zero means (see the options
-// convention in the package documentation).
-type StreamableHTTPOptions struct {
-	// JSONResponse answers every request with one application/json body
-	// instead of an SSE stream. Progress and log notifications are then
-	// not sent (legacy sessions route them to the standalone GET stream).
-	JSONResponse bool
-	// MaxBodyBytes caps a POST body. Zero means DefaultMaxBodyBytes;
-	// negative disables the cap (the JSON-RPC decoder's limit then too).
-	MaxBodyBytes int64
-	// MaxSessions caps the live legacy sessions. Zero means
-	// DefaultMaxSessions; negative disables the cap.
-	MaxSessions int
-	// SessionIdleTimeout ends idle legacy sessions. Zero means
-	// DefaultSessionIdleTimeout; negative disables expiry.
-	SessionIdleTimeout time.Duration
-	// NotificationBuffer is the per-request notification queue capacity.
-	// Zero or negative means DefaultNotificationBuffer.
-	NotificationBuffer int
-	// KeepAliveInterval is the period of SSE keep-alive comments. Zero
-	// means DefaultKeepAliveInterval; negative disables them.
-	KeepAliveInterval time.Duration
-	// SSERetry is the "retry:" value of legacy priming events. Zero or
-	// negative means DefaultSSERetry.
-	SSERetry time.Duration
-	// MaxListenStreams caps open subscriptions/listen streams. Zero means
-	// DefaultMaxListenStreams; negative disables the cap.
-	MaxListenStreams int
-	// BodyReadTimeout bounds reading a request body. Zero means
-	// DefaultBodyReadTimeout; negative disables it (a body left unread
-	// still closes the connection rather than being drained).
-	BodyReadTimeout time.Duration
-	// StreamWriteTimeout bounds each write to a client. Zero means
-	// DefaultStreamWriteTimeout; negative disables it.
-	StreamWriteTimeout time.Duration
-	// DetachListenStreams serves subscriptions/listen streams without a
-	// goroutine or net/http buffers of their own, for servers holding many
-	// thousands of them: once a stream (one without taskIds) is
-	// acknowledged, its connection is hijacked, the handler returns, and
-	// DefaultDetachedWriters goroutines write the events of every such
-	// stream, each write within StreamWriteTimeout (DefaultStreamWriteTimeout
-	// if that is negative). The response carries the headers a middleware
-	// set, Connection: close, and ends when the connection closes.
-	// Trade-offs: HTTP/1.x only, and only when the ResponseWriter can be
-	// hijacked (http.ResponseController); otherwise, as for streams with
-	// taskIds, the stream is served as usual. The connection is no longer
-	// read, so a client that leaves is noticed on the next write (the next
-	// event or keep-alive: set KeepAliveInterval accordingly, not
-	// negative). A stalled client holds one writer for up to the write
-	// timeout, delaying other streams' events. Streams still count against
-	// MaxListenStreams and end on Shutdown and Close; middleware sees the
-	// listen request end once the stream is detached.
-	DetachListenStreams bool
-	// EventStore keeps legacy SSE events for Last-Event-ID resumption. Nil
-	// means a MemoryEventStore with default bounds.
-	EventStore EventStore
-	// SessionStore shares the records of legacy sessions between
-	// replicas, so that one replica can adopt the sessions of a replica
-	// that died, and mints replica-named session ids. Nil means one
-	// process. Set it with SessionRouter, a shared EventStore and the
-	// server's shared RequestStateKeys (package redis has all four; see
-	// "Running several replicas" in the README).
-	SessionStore SessionStore
-	// SessionRouter serves the requests naming a session another replica
-	// holds, by forwarding them there. Nil means such requests are
-	// adopted through SessionStore, or get 404 without one.
-	SessionRouter SessionRouter
-
-	// AllowedHosts lists Host values accepted besides the loopback ones:
-	// a hostname (or bracketed IPv6 address), matching any port, or
-	// host:port, matching that port only; compared case-insensitively.
-	// The Host header is always checked (DNS-rebinding protection),
-	// whatever interface the connection arrived on: by default only
-	// localhost, 127.0.0.0/8 and [::1] pass, so a server listening on a
-	// public address must list its public names here. A Host value that
-	// is not a valid host with an optional port (1-65535) never passes.
-	// A refused Host gets 403.
-	AllowedHosts []string
-	// DisableHostCheck turns the Host check off (for a server behind a
-	// proxy that checks Host itself).
-	DisableHostCheck bool
-	// AllowedOrigins lists Origin values (scheme://host[:port], compared
-	// case-insensitively) accepted besides loopback origins; "*" accepts
-	// every origin. Requests without Origin are accepted; any other Origin
-	// gets 403.
-	AllowedOrigins []string
-	// CORS answers preflight requests and adds Access-Control-* headers for
-	// allowed origins. Off by default: no CORS headers are ever sent.
-	CORS bool
-
-	// Authenticate, when set, runs for every request before anything else
-	// is read. An error gets 401 with a bare Bearer challenge, or the
-	// status and challenges of an *AuthError it wraps (package auth builds
-	// them). Legacy sessions (at initialize) and modern requestStates are
-	// bound to the principal: AuthContext.Subject, else the bearer token
-	// (by its SHA-256; fill Subject for state that survives token refresh),
-	// else the client id. A session used by another principal answers 404,
-	// as if unknown; a requestState replayed by another principal gets
-	// -32602. A non-nil result naming none of these can open no session
-	// (403) and resume no requestState.
-	Authenticate func(r *http.Request) (*AuthInfo, *AuthContext, error)
-	// InsufficientScope builds the answer to a request whose caller lacks
-	// a scope its tool, prompt or resource was registered with (see
-	// Tool.Scopes). The transport checks scopes before dispatch (after
-	// its header and session checks), with the identity Authenticate
-	// returned, and calls it with that AuthContext and every scope the
-	// operation needs; the status and challenges of the *AuthError it
-	// returns are sent (plug in auth.Authenticator.InsufficientScope,
-	// whose challenge names the resource metadata), with the JSON-RPC
-	// error ScopeErrorCode as body. Nil, or a result that is not a 403
-	// *AuthError, sends 403 with `Bearer error="insufficient_scope",
-	// scope="…"`. The decision itself is pmcp's: exact scope membership.
-	InsufficientScope func(actx *AuthContext, required ...string) error
-}
-
 // StreamableHTTPStats are the counters of a StreamableHTTPHandler.
 type StreamableHTTPStats struct {
 	// Sessions is the number of live legacy sessions.
@@ -285,22 +132,22 @@ func NewStreamableHTTPHandler(s *Server, opts StreamableHTTPOptions) *Streamable
 		o.SessionIdleTimeout = DefaultSessionIdleTimeout
 	}
 	if o.NotificationBuffer <= 0 {
-		o.NotificationBuffer = DefaultNotificationBuffer
+		o.NotificationBuffer = defaultNotificationBuffer
 	}
 	if o.KeepAliveInterval == 0 {
-		o.KeepAliveInterval = DefaultKeepAliveInterval
+		o.KeepAliveInterval = defaultKeepAliveInterval
 	}
 	if o.SSERetry <= 0 {
-		o.SSERetry = DefaultSSERetry
+		o.SSERetry = defaultSSERetry
 	}
 	if o.MaxListenStreams == 0 {
-		o.MaxListenStreams = DefaultMaxListenStreams
+		o.MaxListenStreams = defaultMaxListenStreams
 	}
 	if o.BodyReadTimeout == 0 {
-		o.BodyReadTimeout = DefaultBodyReadTimeout
+		o.BodyReadTimeout = defaultBodyReadTimeout
 	}
 	if o.StreamWriteTimeout == 0 {
-		o.StreamWriteTimeout = DefaultStreamWriteTimeout
+		o.StreamWriteTimeout = defaultStreamWriteTimeout
 	}
 	h := &StreamableHTTPHandler{
 		s:           s,

@@ -23,7 +23,8 @@ func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, era Era, r
 	if !h.s.scoped.Load() || !rs.params.ok {
 		return true // the dispatcher refuses params it cannot read
 	}
-	if era == EraModern && methodsRemovedInModern[req.Method] || era == EraLegacy && methodsModernOnly[req.Method] {
+	row := methodOf(req.Method)
+	if row == nil || !row.eras.has(era) {
 		return true // the dispatcher answers that the era has no such method
 	}
 	var required []string
@@ -36,8 +37,8 @@ func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, era Era, r
 			return true // over the limits: refused before any lookup
 		}
 		required = h.s.subscriptionScopes(p.Notifications.ResourceSubscriptions)
-	} else if _, target := rs.params.target(req.Method); target != "" {
-		required = h.s.requiredScopes(req.Method, target)
+	} else if _, target := rs.params.target(row); target != "" {
+		required = h.s.requiredScopes(row, target)
 	}
 	if len(required) == 0 || hasScopes(required, grantedScopes(auth.info, auth.ctx)) {
 		return true

@@ -13,10 +13,6 @@ import (
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
-// DefaultDetachedWriters is the number of goroutines that write the events
-// of detached listen streams (StreamableHTTPOptions.DetachListenStreams).
-const DefaultDetachedWriters = 4
-
 // detachedHeaderSkip are the response headers a detached stream sets
 // itself; a middleware's values for them are not copied.
 var detachedHeaderSkip = map[string]bool{
@@ -83,11 +79,11 @@ func newDetachedPool(h *StreamableHTTPHandler) *detachedPool {
 	p := &detachedPool{h: h, streams: make(map[*detachedStream]struct{}), writeTimeout: h.opts.StreamWriteTimeout}
 	if p.writeTimeout <= 0 {
 		// No write may block a shared writer without bound.
-		p.writeTimeout = DefaultStreamWriteTimeout
+		p.writeTimeout = defaultStreamWriteTimeout
 	}
 	p.cond = sync.NewCond(&p.mu)
-	h.bgWG.Add(DefaultDetachedWriters + 1)
-	for range DefaultDetachedWriters {
+	h.bgWG.Add(defaultDetachedWriters + 1)
+	for range defaultDetachedWriters {
 		go p.writer()
 	}
 	go p.keepAlive()

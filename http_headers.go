@@ -69,7 +69,8 @@ func mismatch(format string, args ...any) error {
 type peekedRequest struct {
 	version     string // _meta protocolVersion when it is a string
 	hasVersion  bool
-	name        jsontext.Value // params.name or params.uri, raw
+	name        jsontext.Value // the target (params.name, uri or taskId), raw
+	row         *methodRow     // the method's row, nil when it has none
 	paramsParse bool           // params were an object and parsed
 }
 
@@ -99,9 +100,7 @@ func checkStandardHeaders(h http.Header, method string, pk *peekedRequest) error
 	if m != method {
 		return mismatch("Mcp-Method header %q does not match the body method %q", m, method)
 	}
-	switch method {
-	case MethodToolsCall, MethodPromptsGet, MethodResourcesRead, MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
-	default:
+	if pk.row == nil || pk.row.flags&mirrorName == 0 {
 		return nil
 	}
 	hv, hasHeader := headerValue(h, headerName)

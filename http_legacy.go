@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -690,20 +689,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 
 // legacyNotification handles a client notification; it must stay quick.
 func (h *StreamableHTTPHandler) legacyNotification(sess *httpSession, req *jsonrpc.Request) {
-	switch req.Method {
-	case NotificationCancelled:
-		var p struct {
-			RequestID jsonrpc.ID `json:"requestId"`
-		}
-		if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) == nil && p.RequestID.IsValid() {
-			sess.cancelInflight(p.RequestID)
-		}
-	case NotificationRootsListChanged:
-		if fn := h.s.opts.RootsListChanged; fn != nil {
-			fn(sess.context())
-		}
-	}
-	// notifications/initialized and the rest need no action.
+	h.s.onNotification(req, sess.context, sess.cancelInflight)
 }
 
 // legacyClientResponse routes the client's answer to a server-to-client

@@ -17,7 +17,7 @@ func TestLegacyHTTPWaitingRequestFreesItsSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := AddTool(srv, &Tool{Name: "ask"}, func(ctx context.Context, extra *RequestHandlerExtra, _ struct{}) (string, error) {
-		res, err := extra.Elicit(ctx, &ElicitParams{Message: "name?", RequestedSchema: []byte(`{"type":"object"}`)})
+		res, err := extra.Peer.Elicit(ctx, &ElicitParams{Message: "name?", RequestedSchema: []byte(`{"type":"object"}`)})
 		if err != nil {
 			return "", err
 		}

@@ -52,9 +52,9 @@ func TestHTTPListenFilterLimits(t *testing.T) {
 	srv, _ := newHTTPTestServer(t)
 	e := newHTTPEnv(t, srv, nil)
 	cases := map[string][]string{
-		"count":     listenURIs(DefaultMaxResourceSubscriptions+1, 16),
-		"uri bytes": {"test://r/" + strings.Repeat("x", DefaultMaxResourceURIBytes)},
-		"total":     listenURIs(DefaultMaxResourceSubscriptionBytes/1024+1, 1024),
+		"count":     listenURIs(defaultMaxResourceSubscriptions+1, 16),
+		"uri bytes": {"test://r/" + strings.Repeat("x", defaultMaxResourceURIBytes)},
+		"total":     listenURIs(defaultMaxResourceSubscriptionBytes/1024+1, 1024),
 		"125k URIs": listenURIs(125_000, 28), // a 3.7 MiB body
 	}
 	for name, uris := range cases {
@@ -84,7 +84,7 @@ func TestHTTPListenStreamHeapBounded(t *testing.T) {
 	srv, _ := newHTTPTestServer(t)
 	e := newHTTPEnv(t, srv, nil)
 	const streams = 16
-	n := DefaultMaxResourceSubscriptionBytes / 128
+	n := defaultMaxResourceSubscriptionBytes / 128
 	uris := listenURIs(n, 128)
 	// ~1 MiB of padding in _meta, which the server never keeps.
 	params := map[string]any{"notifications": map[string]any{"resourceSubscriptions": uris}}
@@ -117,7 +117,7 @@ func TestHTTPListenStreamHeapBounded(t *testing.T) {
 	per := heapGrowth(before, after) / streams
 	// The filter itself (64 KiB of URIs in a set) plus the goroutines and
 	// buffers of an open HTTP stream, client side included.
-	limit := uint64(3*DefaultMaxResourceSubscriptionBytes + 96<<10)
+	limit := uint64(3*defaultMaxResourceSubscriptionBytes + 96<<10)
 	t.Logf("heap per listen stream: %d KiB (limit %d KiB)", per>>10, limit>>10)
 	if per > limit {
 		t.Fatalf("each listen stream keeps %d KiB of heap, want at most %d KiB", per>>10, limit>>10)
@@ -161,7 +161,7 @@ func TestHTTPLegacySubscribeLimits(t *testing.T) {
 	if r := call(4, "test://nowhere"); r.Error == nil || r.Error.Code != jsonrpc.CodeResourceNotFound {
 		t.Fatalf("unknown resource: %+v", r.Error)
 	}
-	long := "test://t/" + strings.Repeat("x", DefaultMaxResourceURIBytes)
+	long := "test://t/" + strings.Repeat("x", defaultMaxResourceURIBytes)
 	if r := call(5, long); r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(r.Error.Message, "bytes") {
 		t.Fatalf("over-long URI: %+v", r.Error)
 	}
@@ -180,9 +180,9 @@ func TestHTTPLegacySubscribeLimits(t *testing.T) {
 
 	// The count limit (two subscriptions are already held).
 	var last *rpcReply
-	for i := range DefaultMaxResourceSubscriptions - 1 {
+	for i := range defaultMaxResourceSubscriptions - 1 {
 		last = call(10_000+i, fmt.Sprintf("test://t/n%d", i))
-		if i < DefaultMaxResourceSubscriptions-2 && last.Error != nil {
+		if i < defaultMaxResourceSubscriptions-2 && last.Error != nil {
 			t.Fatalf("subscription %d refused: %+v", i, last.Error)
 		}
 	}

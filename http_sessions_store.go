@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -23,11 +22,6 @@ import (
 // whole HTTP request to the owner. When the owner is gone, the replica
 // adopts the session from the SessionStore's record and serves it from
 // then on, replaying past events from the shared EventStore.
-
-// DefaultSessionStoreTimeout bounds each SessionStore call the handler
-// makes outside a request's own context (recording a session after its
-// initialize was answered, deleting it when it ends).
-const DefaultSessionStoreTimeout = 5 * time.Second
 
 var (
 	// ErrNoSession is returned by a SessionStore for an id it holds no
@@ -193,7 +187,7 @@ func (h *StreamableHTTPHandler) saveSession(ctx context.Context, sess *httpSessi
 		return true
 	}
 	// The request's context is cancelled once its handler returned.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), DefaultSessionStoreTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), defaultSessionStoreTimeout)
 	defer cancel()
 	err := st.SaveSession(ctx, SessionRecord{ID: sess.id, Principal: sess.principal, InitParams: bytes.Clone(params)})
 	if err != nil {
@@ -210,7 +204,7 @@ var errSessionStore = refuseSessionNotSaved.rpcError()
 // forgetSession deletes the record of a session that ended for good.
 func (h *StreamableHTTPHandler) forgetSession(id string) {
 	if st := h.opts.SessionStore; st != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), DefaultSessionStoreTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), defaultSessionStoreTimeout)
 		defer cancel()
 		if err := st.DeleteSession(ctx, id); err != nil {
 			h.log.Warn("pmcp: session store cleanup failed", "session", id, "error", err)

@@ -309,7 +309,7 @@ func newHTTPTestServer(t *testing.T) (*Server, *testTools) {
 		return "reconnected", nil
 	}))
 	must(AddTool(srv, &Tool{Name: "sample", Description: "asks the client's model"}, func(ctx context.Context, extra *RequestHandlerExtra, _ struct{}) (string, error) {
-		res, err := extra.Sample(ctx, &CreateMessageParams{Messages: []*SamplingMessage{{Role: "user", Content: Text("hi")}}, MaxTokens: 5})
+		res, err := extra.Peer.Sample(ctx, &CreateMessageParams{Messages: []*SamplingMessage{{Role: "user", Content: Text("hi")}}, MaxTokens: 5})
 		if err != nil {
 			return "", err
 		}

@@ -13,22 +13,24 @@ import (
 )
 
 // Metadata holds the string values middleware passes to handlers (tenant
-// ids, tokens, ...). Its zero value is an empty, ready-to-use set.
+// ids, tokens, ...) in RequestHandlerExtra.Metadata: write them with the
+// extra's SetMetadata and SetSecretMetadata, read them with GetMetadata and
+// GetSecretMetadata. Its zero value is an empty, ready-to-use set.
 //
 // Redaction rules. A value is never printed (String, every fmt verb
 // including %#v, %q and %x, slog) nor marshalled (encoding/json and
 // github.com/go-json-experiment/json), "[REDACTED]" standing in its place,
 // when either
 //
-//   - it was stored as a secret (Set with a [Secret], or SetSecret):
-//     secrecy goes with the value, whatever its key is called; read it
-//     back with GetSecret and call Secret.Reveal where the clear text is
+//   - it was stored as a secret (SetSecretMetadata): secrecy goes with the
+//     value, whatever its key is called; read it back with
+//     GetSecretMetadata and call Secret.Reveal where the clear text is
 //     really needed; or
 //   - its key looks like a credential's name ([IsSensitiveMetadataKey]):
 //     a second guard for values stored as plain strings.
 //
-// Get returns plain values only; a secret value reads as absent there, so
-// it never slips out as a string by accident.
+// GetMetadata returns plain values only; a secret value reads as absent
+// there, so it never slips out as a string by accident.
 type Metadata struct {
 	m map[string]metadataValue
 }
@@ -38,23 +40,14 @@ type metadataValue struct {
 	secret bool
 }
 
-// NewMetadata returns Metadata holding the plain values of kv.
-func NewMetadata(kv map[string]string) Metadata {
-	var m Metadata
-	for k, v := range kv {
-		m.Set(k, v)
-	}
-	return m
-}
-
-// Set stores a plain value under key (redacted when printed only if the
+// set stores a plain value under key (redacted when printed only if the
 // key is sensitive).
-func (m *Metadata) Set(key, value string) { m.put(key, metadataValue{v: value}) }
+func (m *Metadata) set(key, value string) { m.put(key, metadataValue{v: value}) }
 
-// SetSecret stores a secret value under key: it is redacted in every
-// printed and marshalled form whatever the key, and only GetSecret returns
+// setSecret stores a secret value under key: it is redacted in every
+// printed and marshalled form whatever the key, and only getSecret returns
 // it.
-func (m *Metadata) SetSecret(key string, value Secret) {
+func (m *Metadata) setSecret(key string, value Secret) {
 	m.put(key, metadataValue{v: string(value), secret: true})
 }
 
@@ -65,9 +58,9 @@ func (m *Metadata) put(key string, v metadataValue) {
 	m.m[key] = v
 }
 
-// Get returns the plain value stored under key. It reports false when
-// there is none, and also when the value is a secret (use GetSecret).
-func (m Metadata) Get(key string) (string, bool) {
+// get returns the plain value stored under key. It reports false when
+// there is none, and also when the value is a secret (use getSecret).
+func (m Metadata) get(key string) (string, bool) {
 	v, ok := m.m[key]
 	if !ok || v.secret {
 		return "", false
@@ -75,9 +68,9 @@ func (m Metadata) Get(key string) (string, bool) {
 	return v.v, true
 }
 
-// GetSecret returns the value stored under key as a Secret, whether it was
+// getSecret returns the value stored under key as a Secret, whether it was
 // stored as one or as a plain string. It reports false when key is absent.
-func (m Metadata) GetSecret(key string) (Secret, bool) {
+func (m Metadata) getSecret(key string) (Secret, bool) {
 	v, ok := m.m[key]
 	return Secret(v.v), ok
 }
@@ -291,13 +284,11 @@ var sensitiveKeyParts = [...]string{
 	"signature", "csrf", "xsrf",
 }
 
-// SensitiveMetadataKeyParts returns the fragments that make a key
-// sensitive (a fresh copy): a key is sensitive when, lower-cased and with
-// '-', '_', '.' and spaces removed, it contains one of them.
-func SensitiveMetadataKeyParts() []string { return slices.Clone(sensitiveKeyParts[:]) }
-
 // IsSensitiveMetadataKey reports whether values under key are redacted
-// whatever their type (see SensitiveMetadataKeyParts). "X-Api-Key",
+// whatever their type: a key is sensitive when, lower-cased and with '-',
+// '_', '.' and spaces removed, it contains a fragment of a credential's
+// name (token, secret, pass..., pwd, apikey, auth, bearer, cookie,
+// credential, session, refresh, jwt, signature, csrf, ...). "X-Api-Key",
 // "refresh_token", "DB.Password" and "pwd" are sensitive.
 func IsSensitiveMetadataKey(key string) bool {
 	k := strings.Map(func(r rune) rune {

@@ -16,7 +16,7 @@ func TestProgressLimitOptions(t *testing.T) {
 		rate, burst int
 		send, want  int64
 	}{
-		{"default", 0, 0, 16, DefaultProgressBurst + 1}, // the burst, then the final update
+		{"default", 0, 0, 16, defaultProgressBurst + 1}, // the burst, then the final update
 		{"burst16", 0, 16, 16, 16},
 		{"unlimited", -1, -1, 200, 200},
 	} {

@@ -210,7 +210,7 @@ func TestSessionRouterForwardsAndAdopts(t *testing.T) {
 func addElicitingTool(t *testing.T, srv *pmcp.Server) {
 	t.Helper()
 	err := pmcp.AddTool(srv, &pmcp.Tool{Name: "ask"}, func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ struct{}) (string, error) {
-		res, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: "name?", RequestedSchema: []byte(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{Message: "name?", RequestedSchema: []byte(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
 		if err != nil {
 			return "", err
 		}

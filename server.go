@@ -13,158 +13,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/reqstate"
 )
-
-// Defaults for ServerOptions.
-const (
-	DefaultPageSize           = 100
-	DefaultPeerRequestTimeout = 60 * time.Second
-	// DefaultProgressRate is the sustained number of progress notifications
-	// per second a request may send; DefaultProgressBurst updates may go out
-	// back to back. A final update (progress >= total) always goes out.
-	DefaultProgressRate  = 10
-	DefaultProgressBurst = 10
-	// DefaultNotificationQueue bounds the resource-updated notifications
-	// pending for one listener (a legacy session, a stream connection, a
-	// subscriptions/listen stream). When it is full the newest is dropped
-	// and counted (see Server.Stats). List-changed notifications need no
-	// queue: changes of one list that the client has not been told of yet
-	// become one notification.
-	DefaultNotificationQueue = 64
-	// DefaultMaxConcurrentRequests is the number of requests one stream
-	// connection or one legacy HTTP session serves at once when
-	// ServerOptions.MaxConcurrentRequests is 0; the connection stops
-	// reading while it is reached.
-	DefaultMaxConcurrentRequests = rpcconn.DefaultMaxConcurrent
-)
-
-// ServerOptions configures a Server. The zero value works; each field says
-// what its zero value means.
-type ServerOptions struct {
-	// Name and Version identify the server (serverInfo). Empty Name means
-	// "pmcp-server", empty Version means "0.0.0".
-	Name, Version string
-	// Title is an optional display name.
-	Title string
-	// Instructions is sent in the initialize and server/discover results.
-	Instructions string
-	// PageSize is how many items a list page holds. Zero means
-	// DefaultPageSize.
-	PageSize int
-	// PeerRequestTimeout bounds each server-to-client request (legacy era).
-	// Zero means DefaultPeerRequestTimeout; negative disables.
-	PeerRequestTimeout time.Duration
-	// RequestStateKeys seal the modern-era requestState. Keys[0] seals, all
-	// keys verify. Empty means one random key per Server: fine for a single
-	// process, but replicas behind a load balancer must share keys.
-	RequestStateKeys []reqstate.Key
-	// RequestStateTTL is how long a requestState stays valid. Zero means
-	// reqstate.DefaultTTL (5 minutes).
-	RequestStateTTL time.Duration
-	// MaxInputRounds caps multi-round-trip rounds per request. Zero means
-	// DefaultMaxInputRounds.
-	MaxInputRounds int
-	// CacheTTL is the ttlMs hint put on cacheable modern results. Zero
-	// means 0 ms (immediately stale).
-	CacheTTL time.Duration
-	// Completion answers completion/complete. Nil means every request gets
-	// an empty list of values.
-	Completion CompletionHandler
-	// Logger receives the server's own diagnostics (panics, dropped
-	// notifications). Nil means slog.Default's handler is not used: logs are
-	// discarded.
-	Logger *slog.Logger
-	// RootsListChanged is called when a legacy client reports that its roots
-	// changed. Nil means the notification is ignored.
-	RootsListChanged func(ctx context.Context)
-	// MaxConcurrentRequests bounds requests served at once per stream
-	// connection or legacy HTTP session. A request waiting for the
-	// client's answer to a server-to-client request (sampling,
-	// elicitation, roots) does not count meanwhile. Zero means
-	// DefaultMaxConcurrentRequests; negative disables.
-	MaxConcurrentRequests int
-	// NotificationQueue bounds the distinct resource-updated notifications
-	// pending per listener. Zero or negative means DefaultNotificationQueue.
-	NotificationQueue int
-	// MaxResourceSubscriptions caps the URIs of one subscriptions/listen
-	// resourceSubscriptions filter and the resources/subscribe set of one
-	// legacy session (-32602 beyond). Zero means
-	// DefaultMaxResourceSubscriptions; negative disables the cap.
-	MaxResourceSubscriptions int
-	// MaxResourceURIBytes caps the length of one subscribed URI. Zero
-	// means DefaultMaxResourceURIBytes; negative disables the cap.
-	MaxResourceURIBytes int
-	// MaxResourceSubscriptionBytes caps the summed length of the URIs of
-	// one listen filter or one legacy session. Zero means
-	// DefaultMaxResourceSubscriptionBytes; negative disables the cap.
-	MaxResourceSubscriptionBytes int
-
-	// Middleware wraps every incoming request (see Middleware). The first
-	// one is the outermost: it runs first and sees the final outcome. Nil
-	// or empty means none, at no cost.
-	Middleware []Middleware
-	// NameKnown, when set, is asked by Request.NameRegistered about a
-	// name of method (tools/call, prompts/get, resources/read and
-	// resources/(un)subscribe) that nothing registered on the server has:
-	// true counts it as registered. A middleware that serves names of its
-	// own (package proxy answers for the names its upstreams last listed)
-	// sets it, so that those names are metric label values. It must be
-	// cheap, safe for concurrent use, and true only for a bounded set of
-	// names chosen by the server, never by callers. Nil means none.
-	NameKnown func(method, name string) bool
-	// WatchTask, when set, is asked by a 2026-07-28 subscriptions/listen
-	// about each of its taskIds that the server's own tasks (TaskOptions)
-	// do not have: ok true adds the id to the acknowledgement and sends
-	// each task the channel carries as notifications/tasks (the first
-	// one the task's current state) until the channel is closed or ctx
-	// (the listen's) is done; ok false leaves the id out, as an unknown
-	// one. It is for a middleware that serves tasks of its own (package
-	// proxy); it must answer false for tasks of another principal than
-	// extra's (RequestHandlerExtra.Principal), and the goroutine sending
-	// on the channel must stop when ctx is done. Nil means none.
-	WatchTask func(ctx context.Context, extra *RequestHandlerExtra, taskID string) (tasks <-chan *DetailedTask, ok bool)
-	// NotificationMiddleware wraps every incoming client notification, the
-	// first one outermost. Nil or empty means none.
-	NotificationMiddleware []NotificationMiddleware
-	// ProgressRate is the sustained number of progress notifications per
-	// second one request may send, and ProgressBurst how many may go out
-	// back to back; the updates above them are dropped (a final update,
-	// progress >= total, always goes out). Zero means DefaultProgressRate
-	// and DefaultProgressBurst; a negative value of either lifts the limit
-	// (every increasing update goes out).
-	ProgressRate, ProgressBurst int
-
-	// DisableAccessLog turns off the access log: one Info record per
-	// request written to Logger (see the README's Observability section).
-	// It is on whenever Logger is set and enabled at Info.
-	DisableAccessLog bool
-
-	// Tasks turns on tasks in both eras (see TaskOptions). Nil means no
-	// tasks: tools/call always answers synchronously and tasks/* get
-	// -32601. A Server with tasks holds a store and runners: call Close.
-	Tasks *TaskOptions
-
-	// EventBus shares list changes and resource updates with the other
-	// replicas of this server (see EventBus). The Server subscribes once in
-	// NewServer, for the bus's lifetime, so give each Server its own bus
-	// value. Nil means this process's listeners only. A bus means
-	// replicas: NewServer then requires RequestStateKeys (shared by every
-	// replica) and returns ErrSharedKeysRequired without them.
-	EventBus EventBus
-
-	// Capabilities, when not nil, is declared at initialize and
-	// server/discover instead of the capabilities derived from what is
-	// registered, and gates the feature methods the same way: a server
-	// whose requests are all answered by a middleware (package proxy)
-	// declares what it serves; resources/subscribe then accepts URIs
-	// that are not registered (the middleware vouches for them). Tasks
-	// declared in either era's form (Tasks, or the tasks extension under
-	// Extensions) are declared in each era's own form. Nil means derived
-	// from the registrations.
-	Capabilities *ServerCapabilities
-}
 
 // CompletionHandler answers completion/complete.
 type CompletionHandler func(ctx context.Context, extra *RequestHandlerExtra, p *CompleteParams) (*CompleteResult, error)
@@ -277,7 +127,7 @@ func (s *Server) pageSize() int {
 	if s.opts.PageSize > 0 {
 		return s.opts.PageSize
 	}
-	return DefaultPageSize
+	return defaultPageSize
 }
 
 func (s *Server) maxRounds() int {
@@ -289,7 +139,7 @@ func (s *Server) maxRounds() int {
 
 func (s *Server) peerTimeout() time.Duration {
 	if s.opts.PeerRequestTimeout == 0 {
-		return DefaultPeerRequestTimeout
+		return defaultPeerRequestTimeout
 	}
 	return s.opts.PeerRequestTimeout
 }
@@ -320,6 +170,48 @@ func (s *Server) capabilities(era Era) ServerCapabilities {
 		}
 	}
 	return c
+}
+
+// declares reports whether the server has declared capability c: from
+// ServerOptions.Capabilities when they are explicit, from the registries
+// otherwise. The two sources differ on purpose for completion (gated only
+// when explicit), skills (gated only by the registry) and resource
+// subscriptions (explicit: resources with subscribe; registry: resources).
+func (s *Server) declares(c capability) bool {
+	if ex := s.opts.Capabilities; ex != nil {
+		switch c {
+		case capTools:
+			return ex.Tools != nil
+		case capPrompts:
+			return ex.Prompts != nil
+		case capResources:
+			return ex.Resources != nil
+		case capResourcesSubscribe:
+			return ex.Resources != nil && ex.Resources.Subscribe
+		case capCompletions:
+			return ex.Completions != nil
+		case capTasks:
+			// Declared in either era's form: the legacy capability or the
+			// modern extension. Undeclared, tasks must not be served: it
+			// needs the task runner only ServerOptions.Tasks starts.
+			_, ext := ex.Extensions[ExtensionTasks]
+			return len(ex.Tasks) > 0 || ext
+		}
+		return true
+	}
+	switch c {
+	case capTools:
+		return s.tools.len() > 0
+	case capPrompts:
+		return s.prompts.len() > 0
+	case capResources, capResourcesSubscribe:
+		return s.resources.len() > 0 || s.templates.len() > 0
+	case capTasks:
+		return s.tasks != nil
+	case capSkills:
+		return s.skills.len() > 0
+	}
+	return true
 }
 
 // eraTasks renders a tasks capability declared in either era's form (the

@@ -80,25 +80,6 @@ type requestMeta struct {
 	ProgressToken      jsontext.Value      `json:"progressToken"`
 }
 
-// methodsRemovedInModern answer -32601 when asked with modern _meta.
-var methodsRemovedInModern = map[string]bool{
-	MethodInitialize: true, MethodPing: true, MethodLoggingSetLevel: true,
-	MethodResourcesSubscribe: true, MethodResourcesUnsubscribe: true,
-	MethodTasksResult: true, MethodTasksList: true,
-}
-
-// methodsModernOnly answer -32601 in the legacy era.
-var methodsModernOnly = map[string]bool{MethodDiscover: true, MethodSubscriptionsListen: true, MethodTasksUpdate: true}
-
-var knownMethods = map[string]bool{
-	MethodInitialize: true, MethodPing: true, MethodDiscover: true, MethodToolsList: true, MethodToolsCall: true,
-	MethodResourcesList: true, MethodResourcesTemplatesList: true, MethodResourcesRead: true,
-	MethodResourcesSubscribe: true, MethodResourcesUnsubscribe: true, MethodPromptsList: true,
-	MethodPromptsGet: true, MethodCompletionComplete: true, MethodLoggingSetLevel: true,
-	MethodSubscriptionsListen: true, MethodTasksGet: true, MethodTasksResult: true, MethodTasksList: true,
-	MethodTasksCancel: true, MethodTasksUpdate: true, MethodSkillsList: true, MethodSkillsGet: true,
-}
-
 // noParams stands for a request's absent params member. Shared and
 // read-only (see Request.Params).
 var noParams = jsontext.Value("{}")
@@ -133,7 +114,9 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 	if s.accessLog && s.logger.Enabled(ctx, slog.LevelInfo) {
 		rs.accessStart = time.Now()
 	}
-	if !knownMethods[req.Method] {
+	// The method's row is looked up once; everything after reads rs.row.
+	// The server has no row (-32601) for the methods only clients serve.
+	if rs.row = methodOf(req.Method); rs.row == nil || rs.row.eras == 0 {
 		return nil, methodNotFound(req.Method)
 	}
 	if len(req.Params) == 0 {
@@ -180,6 +163,8 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 // reqState holds the per-request values of the transport and of the
 // dispatcher, allocated together once per request.
 type reqState struct {
+	// row is the method's row of the table, set by handle.
+	row        *methodRow
 	env        requestEnv
 	params     reqParams
 	meta       requestMeta
@@ -257,7 +242,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 		}
 		level = l
 	}
-	if methodsRemovedInModern[req.Method] || !s.methodDeclared(req.Method) {
+	if !rs.row.eras.has(EraModern) || !s.declares(rs.row.capability) {
 		return nil, methodNotFound(req.Method)
 	}
 	pc := &rs.pc
@@ -280,7 +265,7 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 		if pc == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "session not initialized: send initialize first (or per-request _meta for protocol 2026-07-28)"}
 		}
-		if methodsModernOnly[req.Method] || !s.methodDeclared(req.Method) {
+		if !rs.row.eras.has(EraLegacy) || !s.declares(rs.row.capability) {
 			return nil, methodNotFound(req.Method)
 		}
 	} else if pc == nil {
@@ -295,43 +280,66 @@ func (s *Server) handleLegacy(ctx context.Context, req *jsonrpc.Request, env *re
 	return s.finishResult(res, env, rs, EraLegacy)
 }
 
-// serveLegacy runs the methods only the legacy era has (the modern era
-// rejects them before serve).
-func (s *Server) serveLegacy(req *jsonrpc.Request, ss *session, extra *RequestHandlerExtra) (Result, error) {
-	switch req.Method {
-	case MethodInitialize:
-		return s.initialize(req, ss)
-	case MethodLoggingSetLevel:
-		p, err := decodeParams[SetLevelParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		if p.Level < LevelDebug || p.Level > LevelEmergency {
-			return nil, invalidParams("invalid logging level")
-		}
-		ss.logLevel.Store(uint32(p.Level))
-		return &EmptyResult{}, nil
-	case MethodResourcesSubscribe, MethodResourcesUnsubscribe:
-		p, err := decodeParams[SubscribeParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		if p.URI == "" {
-			return nil, invalidParams("missing uri")
-		}
-		if req.Method == MethodResourcesSubscribe {
-			if err := authorize(extra, s.requiredScopes(req.Method, p.URI)); err != nil {
-				return nil, err
-			}
-			if err := s.subscribeResource(ss, p.URI); err != nil {
-				return nil, err
-			}
-		} else {
-			ss.unsubscribe(p.URI)
-		}
-		return &EmptyResult{}, nil
+// serveInitialize, servePing, serveSetLevel, serveSubscribe and
+// serveUnsubscribe serve the methods only the legacy era has (the modern
+// era rejects them before serve).
+func (s *Server) serveInitialize(_ context.Context, req *jsonrpc.Request, env *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	res, err := s.initialize(req, env.session)
+	if err != nil {
+		return nil, err
 	}
-	return &EmptyResult{}, nil // ping
+	return rs.out.adopt(res), nil
+}
+
+func (s *Server) servePing(_ context.Context, _ *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	return rs.out.adopt(&EmptyResult{}), nil
+}
+
+func (s *Server) serveSetLevel(_ context.Context, req *jsonrpc.Request, env *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	p, err := decodeParams[SetLevelParams](req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if p.Level < LevelDebug || p.Level > LevelEmergency {
+		return nil, invalidParams("invalid logging level")
+	}
+	env.session.logLevel.Store(uint32(p.Level))
+	return rs.out.adopt(&EmptyResult{}), nil
+}
+
+func (s *Server) serveSubscribe(_ context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	uri, err := subscriptionURI(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := authorize(extra, s.requiredScopes(rs.row, uri)); err != nil {
+		return nil, err
+	}
+	if err := s.subscribeResource(env.session, uri); err != nil {
+		return nil, err
+	}
+	return rs.out.adopt(&EmptyResult{}), nil
+}
+
+func (s *Server) serveUnsubscribe(_ context.Context, req *jsonrpc.Request, env *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	uri, err := subscriptionURI(req)
+	if err != nil {
+		return nil, err
+	}
+	env.session.unsubscribe(uri)
+	return rs.out.adopt(&EmptyResult{}), nil
+}
+
+// subscriptionURI is the uri of a resources/subscribe or unsubscribe.
+func subscriptionURI(req *jsonrpc.Request) (string, error) {
+	p, err := decodeParams[SubscribeParams](req.Params)
+	if err != nil {
+		return "", err
+	}
+	if p.URI == "" {
+		return "", invalidParams("missing uri")
+	}
+	return p.URI, nil
 }
 
 // keptHandshake is what a legacy session keeps of its initialize, in one
@@ -386,26 +394,6 @@ func (s *Server) initialize(req *jsonrpc.Request, ss *session) (Result, error) {
 	}, nil
 }
 
-// methodDeclared gates methods on the server's declared capabilities.
-func (s *Server) methodDeclared(method string) bool {
-	if c := s.opts.Capabilities; c != nil {
-		return declaredBy(c, method)
-	}
-	switch method {
-	case MethodToolsList, MethodToolsCall:
-		return s.tools.len() > 0
-	case MethodPromptsList, MethodPromptsGet:
-		return s.prompts.len() > 0
-	case MethodResourcesList, MethodResourcesTemplatesList, MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
-		return s.resources.len() > 0 || s.templates.len() > 0
-	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel, MethodTasksUpdate:
-		return s.tasks != nil
-	case MethodSkillsList, MethodSkillsGet:
-		return s.skills.len() > 0
-	}
-	return true
-}
-
 func decodeParams[T any](raw jsontext.Value) (*T, error) {
 	p := new(T)
 	if len(raw) == 0 {
@@ -452,142 +440,138 @@ func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *reques
 	return extra
 }
 
-// serve runs the feature methods shared by both eras. The results it
-// builds itself are adopted (rs.out.adopt); handlers' results are left as
-// they are, for finishResult to copy.
-func (s *Server) serve(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, rp *reqParams) (Result, error) {
-	switch req.Method {
-	case MethodInitialize, MethodPing, MethodLoggingSetLevel, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
-		res, err := s.serveLegacy(req, env.session, extra)
-		if err != nil {
-			return nil, err
-		}
-		return rs.out.adopt(res), nil
-	case MethodDiscover:
-		return rs.out.adopt(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(EraModern), Instructions: s.opts.Instructions}), nil
-	case MethodToolsList:
-		p, err := decodeParams[PaginatedParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		items, next, err := s.tools.page(p.Cursor, s.pageSize())
-		if err != nil {
-			return nil, err
-		}
-		out := &ListToolsResult{Tools: make([]*Tool, len(items)), NextCursor: next}
-		for i, t := range items {
-			out.Tools[i] = t.tool
-		}
-		return rs.out.adopt(out), nil
-	case MethodResourcesList:
-		p, err := decodeParams[PaginatedParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		items, next, err := s.resources.page(p.Cursor, s.pageSize())
-		if err != nil {
-			return nil, err
-		}
-		out := &ListResourcesResult{Resources: make([]*Resource, len(items)), NextCursor: next}
-		for i, r := range items {
-			out.Resources[i] = r.res
-		}
-		return rs.out.adopt(out), nil
-	case MethodResourcesTemplatesList:
-		p, err := decodeParams[PaginatedParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		items, next, err := s.templates.page(p.Cursor, s.pageSize())
-		if err != nil {
-			return nil, err
-		}
-		out := &ListResourceTemplatesResult{ResourceTemplates: make([]*ResourceTemplate, len(items)), NextCursor: next}
-		for i, t := range items {
-			out.ResourceTemplates[i] = t.tmpl
-		}
-		return rs.out.adopt(out), nil
-	case MethodPromptsList:
-		p, err := decodeParams[PaginatedParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		items, next, err := s.prompts.page(p.Cursor, s.pageSize())
-		if err != nil {
-			return nil, err
-		}
-		out := &ListPromptsResult{Prompts: make([]*Prompt, len(items)), NextCursor: next}
-		for i, pr := range items {
-			out.Prompts[i] = pr.prompt
-		}
-		return rs.out.adopt(out), nil
-	case MethodCompletionComplete:
-		p, err := decodeParams[CompleteParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		if s.opts.Completion == nil {
-			return rs.out.adopt(&CompleteResult{Completion: Completion{Values: []string{}}}), nil
-		}
-		res, err := s.opts.Completion(ctx, extra, p)
-		if err != nil {
-			return nil, err
-		}
-		if res == nil {
-			return rs.out.adopt(&CompleteResult{}), nil
-		}
-		return res, nil
-	case MethodToolsCall:
-		var p *CallToolParams
-		if rp.ok && rp.callOK {
-			p = &rp.call
-		} else {
-			var err error
-			if p, err = decodeParams[CallToolParams](req.Params); err != nil {
-				return nil, err
-			}
-		}
-		if p.Name == "" {
-			return nil, invalidParams("missing tool name")
-		}
-		extra.TaskRequest = p.Task
-		// The binding digest is computed only when a requestState is
-		// opened or sealed, from the name and arguments as they arrived.
-		name, args := p.Name, p.Arguments
-		return s.withInput(ctx, req, env, extra, rs, p.InputResponses, p.RequestState,
-			func() [][]byte { return [][]byte{[]byte(name), canonicalJSON(args)} },
-			func() (Result, error) { return s.callToolOrTask(ctx, env, extra, rs, p) })
-	case MethodPromptsGet:
-		p, err := decodeParams[GetPromptParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		// Digested now: the handler may change its arguments map.
-		args, _ := json.Marshal(p.Arguments, json.Deterministic(true))
-		digest := [][]byte{[]byte(p.Name), args}
-		return s.withInput(ctx, req, env, extra, rs, p.InputResponses, p.RequestState,
-			func() [][]byte { return digest },
-			func() (Result, error) { return s.getPrompt(ctx, extra, p) })
-	case MethodResourcesRead:
-		p, err := decodeParams[ReadResourceParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		if p.URI == "" {
-			return nil, invalidParams("missing uri")
-		}
-		uri := p.URI
-		return s.withInput(ctx, req, env, extra, rs, p.InputResponses, p.RequestState,
-			func() [][]byte { return [][]byte{[]byte(uri)} },
-			func() (Result, error) { return s.readResource(ctx, extra, p) })
-	case MethodSubscriptionsListen:
-		return s.listen(ctx, req, env, extra)
-	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel, MethodTasksUpdate:
-		return s.serveTasks(ctx, req, env, extra, rs)
-	case MethodSkillsList, MethodSkillsGet:
-		return s.serveSkills(req.Method, req.Params, rs)
+// The serve functions below serve the feature methods shared by both
+// eras, one per method (the rows of method_table.go name them). The results
+// they build themselves are adopted (rs.out.adopt); handlers' results are
+// left as they are, for finishResult to copy.
+func (s *Server) serveDiscover(_ context.Context, _ *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	return rs.out.adopt(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(EraModern), Instructions: s.opts.Instructions}), nil
+}
+
+func (s *Server) serveToolsList(_ context.Context, req *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	tools, next, err := registryPage(s, req, &s.tools, func(t *serverTool) *Tool { return t.tool })
+	if err != nil {
+		return nil, err
 	}
-	return nil, methodNotFound(req.Method)
+	return rs.out.adopt(&ListToolsResult{Tools: tools, NextCursor: next}), nil
+}
+
+func (s *Server) serveResourcesList(_ context.Context, req *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	resources, next, err := registryPage(s, req, &s.resources, func(r *serverResource) *Resource { return r.res })
+	if err != nil {
+		return nil, err
+	}
+	return rs.out.adopt(&ListResourcesResult{Resources: resources, NextCursor: next}), nil
+}
+
+func (s *Server) serveTemplatesList(_ context.Context, req *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	templates, next, err := registryPage(s, req, &s.templates, func(t *serverTemplate) *ResourceTemplate { return t.tmpl })
+	if err != nil {
+		return nil, err
+	}
+	return rs.out.adopt(&ListResourceTemplatesResult{ResourceTemplates: templates, NextCursor: next}), nil
+}
+
+func (s *Server) servePromptsList(_ context.Context, req *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	prompts, next, err := registryPage(s, req, &s.prompts, func(p *serverPrompt) *Prompt { return p.prompt })
+	if err != nil {
+		return nil, err
+	}
+	return rs.out.adopt(&ListPromptsResult{Prompts: prompts, NextCursor: next}), nil
+}
+
+// registryPage is the page of r a paginated list request asks for, each entry
+// as item makes it.
+func registryPage[E, T any](s *Server, req *jsonrpc.Request, r *registry[E], item func(E) T) ([]T, string, error) {
+	p, err := decodeParams[PaginatedParams](req.Params)
+	if err != nil {
+		return nil, "", err
+	}
+	entries, next, err := r.page(p.Cursor, s.pageSize())
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]T, len(entries))
+	for i, e := range entries {
+		out[i] = item(e)
+	}
+	return out, next, nil
+}
+
+func (s *Server) serveComplete(ctx context.Context, req *jsonrpc.Request, _ *requestEnv, extra *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	p, err := decodeParams[CompleteParams](req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.Completion == nil {
+		return rs.out.adopt(&CompleteResult{Completion: Completion{Values: []string{}}}), nil
+	}
+	res, err := s.opts.Completion(ctx, extra, p)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return rs.out.adopt(&CompleteResult{}), nil
+	}
+	return res, nil
+}
+
+func (s *Server) serveToolsCall(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, rp *reqParams) (Result, error) {
+	var p *CallToolParams
+	if rp.ok && rp.callOK {
+		p = &rp.call
+	} else {
+		var err error
+		if p, err = decodeParams[CallToolParams](req.Params); err != nil {
+			return nil, err
+		}
+	}
+	if p.Name == "" {
+		return nil, invalidParams("missing tool name")
+	}
+	extra.TaskRequest = p.Task
+	// The binding digest is computed only when a requestState is
+	// opened or sealed, from the name and arguments as they arrived.
+	name, args := p.Name, p.Arguments
+	return s.withInput(ctx, req, env, extra, rs, p.InputResponses, p.RequestState,
+		func() [][]byte { return [][]byte{[]byte(name), canonicalJSON(args)} },
+		func() (Result, error) { return s.callToolOrTask(ctx, env, extra, rs, p) })
+}
+
+func (s *Server) servePromptsGet(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	p, err := decodeParams[GetPromptParams](req.Params)
+	if err != nil {
+		return nil, err
+	}
+	// Digested now: the handler may change its arguments map.
+	args, _ := json.Marshal(p.Arguments, json.Deterministic(true))
+	digest := [][]byte{[]byte(p.Name), args}
+	return s.withInput(ctx, req, env, extra, rs, p.InputResponses, p.RequestState,
+		func() [][]byte { return digest },
+		func() (Result, error) { return s.getPrompt(ctx, extra, p) })
+}
+
+func (s *Server) serveResourcesRead(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	p, err := decodeParams[ReadResourceParams](req.Params)
+	if err != nil {
+		return nil, err
+	}
+	if p.URI == "" {
+		return nil, invalidParams("missing uri")
+	}
+	uri := p.URI
+	return s.withInput(ctx, req, env, extra, rs, p.InputResponses, p.RequestState,
+		func() [][]byte { return [][]byte{[]byte(uri)} },
+		func() (Result, error) { return s.readResource(ctx, extra, p) })
+}
+
+func (s *Server) serveListen(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, _ *reqState, _ *reqParams) (Result, error) {
+	return s.listen(ctx, req, env, extra)
+}
+
+// serveSkill serves skills/list and skills/get.
+func (s *Server) serveSkill(_ context.Context, req *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	return s.serveSkills(req.Method, req.Params, rs)
 }
 
 // withInput runs fn with multi-round-trip plumbing in the modern era and

@@ -98,19 +98,25 @@ func (r *Request) NameRegistered() bool {
 	if s == nil || r.Name == "" {
 		return false
 	}
-	switch r.Method {
-	case MethodToolsCall:
+	var row *methodRow
+	if r.rs != nil && r.rs.row != nil && r.rs.row.method == r.Method {
+		row = r.rs.row
+	} else if row = methodOf(r.Method); row == nil {
+		return false
+	}
+	switch row.registry {
+	case TargetTool:
 		if r.rs != nil && r.rs.tool != nil && r.rs.tool.tool.Name == r.Name {
 			return true
 		}
 		if _, ok := s.tools.get(r.Name); ok {
 			return true
 		}
-	case MethodPromptsGet:
+	case TargetPrompt:
 		if _, ok := s.prompts.get(r.Name); ok {
 			return true
 		}
-	case MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
+	case TargetResource:
 		if h, _, _, _ := s.lookupResource(r.Name); h != nil {
 			return true
 		}
@@ -238,14 +244,15 @@ func (s *Server) buildChains() {
 }
 
 // run serves a request whose era, _meta and extra are resolved: through
-// the middleware chain when there is one, straight to serve otherwise.
+// the middleware chain when there is one, straight to the row's serve
+// otherwise.
 // Result _meta set with SetResultMeta is applied to every result here.
 func (s *Server) run(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, rp *reqParams) (Result, error) {
 	if s.chain == nil {
-		return s.serve(ctx, req, env, extra, rs, rp)
+		return rs.row.serve(s, ctx, req, env, extra, rs, rp)
 	}
 	r := &rs.mreq
-	*r = Request{Method: req.Method, Name: targetName(req, rp), ID: req.ID, Params: req.Params, Extra: extra, srv: s, jreq: req, env: env, rs: rs, rp: rp}
+	*r = Request{Method: req.Method, Name: rowTargetName(rs.row, req, rp), ID: req.ID, Params: req.Params, Extra: extra, srv: s, jreq: req, env: env, rs: rs, rp: rp}
 	r.Transport, r.Header = env.transportInfo()
 	res, err := s.chain(ctx, r)
 	// An identity set by a middleware is the request's: it makes modern
@@ -277,7 +284,7 @@ func (s *Server) terminal(ctx context.Context, r *Request) (Result, error) {
 		// The handler sees the ctx the middleware passed on.
 		r.Extra.ctx = ctx
 	}
-	return s.serve(ctx, req, r.env, r.Extra, r.rs, rp)
+	return r.rs.row.serve(s, ctx, req, r.env, r.Extra, r.rs, rp)
 }
 
 func sameBytes(a, b []byte) bool {
@@ -288,6 +295,14 @@ func sameBytes(a, b []byte) bool {
 // request; "" when it has none. rp is the request's scan, nil when it has
 // none yet.
 func targetName(req *jsonrpc.Request, rp *reqParams) string {
+	return rowTargetName(methodOf(req.Method), req, rp)
+}
+
+// rowTargetName is targetName for a request whose row is known.
+func rowTargetName(row *methodRow, req *jsonrpc.Request, rp *reqParams) string {
+	if row == nil || !row.target.inName() {
+		return ""
+	}
 	if rp == nil {
 		rp = new(reqParams)
 		rp.scan(req.Params)
@@ -295,7 +310,7 @@ func targetName(req *jsonrpc.Request, rp *reqParams) string {
 	if !rp.ok {
 		return ""
 	}
-	_, name := rp.target(req.Method)
+	_, name := rp.target(row)
 	return name
 }
 

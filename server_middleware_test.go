@@ -283,7 +283,7 @@ func TestMiddlewareResultMetaOnEveryPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := AddTool(srv, &Tool{Name: "ask"}, func(ctx context.Context, e *RequestHandlerExtra, in struct{}) (string, error) {
-		r, err := e.Elicit(ctx, &ElicitParams{Message: "name?"})
+		r, err := e.Peer.Elicit(ctx, &ElicitParams{Message: "name?"})
 		if err != nil {
 			return "", err
 		}
@@ -330,7 +330,7 @@ func TestHandlerResultMetaOnInputRequired(t *testing.T) {
 	srv := newTestServer(t, ServerOptions{})
 	if err := AddTool(srv, &Tool{Name: "ask"}, func(ctx context.Context, e *RequestHandlerExtra, in struct{}) (string, error) {
 		e.SetResultMeta(map[string]any{"example.com/handler": "set"})
-		r, err := e.Elicit(ctx, &ElicitParams{Message: "name?"})
+		r, err := e.Peer.Elicit(ctx, &ElicitParams{Message: "name?"})
 		if err != nil {
 			return "", err
 		}

@@ -14,18 +14,6 @@ import (
 	"github.com/gopmcp/pmcp/reqstate"
 )
 
-// Bounds on client-supplied inputResponses (modern era). They are checked at
-// ingress, before any handler runs.
-const (
-	DefaultMaxInputResponses     = 64
-	DefaultMaxInputResponseBytes = 64 << 10
-	DefaultMaxInputTotalBytes    = 256 << 10
-	DefaultMaxInputDepth         = 32
-	// DefaultMaxInputRounds caps how many input_required rounds one request
-	// may go through before the server gives up with an error.
-	DefaultMaxInputRounds = 16
-)
-
 // InputResponses are the client's answers to a previous round's
 // inputRequests, keyed as the server keyed the requests. Every value came
 // off the wire: it is bounded and shape-checked (each is an elicitation,
@@ -129,72 +117,6 @@ type mrtrIn struct {
 	pending map[string]*InputRequest
 }
 
-// InputResponses returns the client's answers to the previous round's
-// inputRequests. Nil on a first call, in the legacy era, and when an
-// unknown-key or expired requestState made the server re-run the request as
-// a first call.
-func (e *RequestHandlerExtra) InputResponses() InputResponses {
-	if e.mrtr == nil || e.mrtr.responses == nil {
-		return nil
-	}
-	return e.mrtr.responses
-}
-
-// MRTRContinuation returns the handler-defined state sealed on the previous
-// round, after the server verified the requestState against this request's
-// principal, method and params. Server-minted, so trusted. Nil on a first
-// call, in the legacy era, and inside a re-run.
-func (e *RequestHandlerExtra) MRTRContinuation() jsontext.Value {
-	if e.mrtr == nil || !e.mrtr.verified {
-		return nil
-	}
-	return e.mrtr.continuation
-}
-
-// MRTRRound returns the round counter of the verified requestState: 0 for
-// the round the first continuation was minted in. False on a first call, in
-// the legacy era and inside a re-run.
-func (e *RequestHandlerExtra) MRTRRound() (uint8, bool) {
-	if e.mrtr == nil || !e.mrtr.verified {
-		return 0, false
-	}
-	return e.mrtr.round, true
-}
-
-// RequireInput ends this call with an input_required result asking the
-// client for reqs (keys are chosen by the handler and unique within the
-// request). continuation, if not nil, is marshaled, sealed into the
-// requestState and handed back by MRTRContinuation on the retry. Each
-// request must be of a kind the client declared (elicitation, sampling,
-// roots); otherwise a *MissingCapabilityError is returned instead. Only
-// tools/call, prompts/get and resources/read may ask for input, and only in
-// the modern era.
-func (e *RequestHandlerExtra) RequireInput(reqs map[string]*InputRequest, continuation any) error {
-	if e.Era() != EraModern || e.mrtr == nil {
-		return errors.New("pmcp: RequireInput is only available to modern-era tools/call, prompts/get and resources/read")
-	}
-	caps := e.ClientCapabilities()
-	out := make(map[string]*InputRequest, len(reqs))
-	for k, r := range reqs {
-		if r == nil {
-			return fmt.Errorf("pmcp: input request %q is nil", k)
-		}
-		if err := checkInputCapability(caps, r); err != nil {
-			return err
-		}
-		out[k] = modernInput(r)
-	}
-	var cont jsontext.Value
-	if continuation != nil {
-		b, err := Marshal(continuation)
-		if err != nil {
-			return fmt.Errorf("pmcp: marshal continuation: %w", err)
-		}
-		cont = b
-	}
-	return &InputRequiredError{Requests: out, Continuation: cont}
-}
-
 // emptyObjectSchema is the requestedSchema of a form elicitation that did
 // not give one: the schema requires the member in form mode.
 var emptyObjectSchema = jsontext.Value(`{"type":"object","properties":{}}`)
@@ -226,14 +148,22 @@ func normalizeElicit(p *ElicitParams) *ElicitParams {
 //     "none".
 //   - roots/list: roots.
 //
+// Which capability a method needs is its row's (method_table.go); what
+// each capability's sub-capabilities require is checked here. A method
+// whose row is no request for input is refused.
+//
 // It gives a form elicitation's params a requestedSchema (see
 // normalizeElicit).
 func checkInputCapability(caps *ClientCapabilities, r *InputRequest) error {
 	if caps == nil {
 		caps = &ClientCapabilities{}
 	}
-	switch r.Method {
-	case MethodElicitationCreate:
+	var need capability
+	if row := methodOf(r.Method); row != nil && row.capability.input() {
+		need = row.capability
+	}
+	switch need {
+	case capElicitation:
 		var mode string
 		if p, ok := r.Params.(*ElicitParams); ok {
 			r.Params = normalizeElicit(p)
@@ -252,7 +182,7 @@ func checkInputCapability(caps *ClientCapabilities, r *InputRequest) error {
 		case mode != "url" && !c.SupportsForm():
 			return missingCap("elicitation", "form")
 		}
-	case MethodSamplingCreateMessage:
+	case capSampling:
 		var pr inputProbe
 		if p, ok := r.Params.(*CreateMessageParams); ok {
 			if p != nil {
@@ -272,7 +202,7 @@ func checkInputCapability(caps *ClientCapabilities, r *InputRequest) error {
 		if c == nil || len(subs) > 0 {
 			return missingCap("sampling", subs...)
 		}
-	case MethodRootsList:
+	case capRoots:
 		if caps.Roots == nil {
 			return missingCap("roots")
 		}
@@ -428,8 +358,8 @@ func parseInputResponses(raw jsontext.Value) (InputResponses, error) {
 	if len(raw) > DefaultMaxInputTotalBytes {
 		return nil, invalidParams("inputResponses exceeds %d bytes", DefaultMaxInputTotalBytes)
 	}
-	if d := jsonDepth(raw); d > DefaultMaxInputDepth+1 {
-		return nil, invalidParams("inputResponses nests deeper than %d", DefaultMaxInputDepth)
+	if d := jsonDepth(raw); d > defaultMaxInputDepth+1 {
+		return nil, invalidParams("inputResponses nests deeper than %d", defaultMaxInputDepth)
 	}
 	var m map[string]jsontext.Value
 	if err := json.Unmarshal(raw, &m); err != nil {

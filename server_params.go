@@ -452,19 +452,22 @@ func optString(v jsontext.Value) (*string, bool) {
 	return &s, true
 }
 
-// target returns the member of the params that names what method acts on
-// (the tool, prompt, resource or task; what Mcp-Name carries), raw, and
-// decoded when it is a tool or prompt name or a resource URI that is a
-// string ("" otherwise). It is the one table of which member names the
-// target: the HTTP headers, the scope check, Request.Name and the access
-// log read it.
-func (rp *reqParams) target(method string) (jsontext.Value, string) {
-	switch method {
-	case MethodToolsCall, MethodPromptsGet:
+// target returns the member of the params that names what the method of
+// row acts on (row.target: the tool, prompt, resource or task; what
+// Mcp-Name carries), raw, and decoded when it is a tool or prompt name or
+// a resource URI that is a string ("" otherwise). The HTTP headers, the
+// scope check, Request.Name and the access log read it. row may be nil
+// (a method the table does not have): no target.
+func (rp *reqParams) target(row *methodRow) (jsontext.Value, string) {
+	if row == nil {
+		return nil, ""
+	}
+	switch row.target {
+	case paramName:
 		return rp.name, rp.nameStr
-	case MethodResourcesRead, MethodResourcesSubscribe, MethodResourcesUnsubscribe:
+	case paramURI:
 		return rp.uri, rp.uriStr
-	case MethodTasksGet, MethodTasksUpdate, MethodTasksCancel:
+	case paramTaskID:
 		return rp.taskID, ""
 	}
 	return nil, ""
@@ -476,10 +479,10 @@ func (rp *reqParams) target(method string) (jsontext.Value, string) {
 // dispatcher's own decode rejects with -32602 before deciding any era)
 // the view is that of a request without params.
 func (rp *reqParams) peek(method string) peekedRequest {
-	var out peekedRequest
+	out := peekedRequest{row: methodOf(method)}
 	if rp.ok && rp.present {
 		out.paramsParse = true
-		out.name, _ = rp.target(method)
+		out.name, _ = rp.target(out.row)
 		if rp.metaOK {
 			if rp.version.Kind() == '"' {
 				out.version, out.hasVersion = stringValue(rp.version)

@@ -36,22 +36,6 @@ func principalOf(info *AuthInfo, actx *AuthContext) (id string, ok bool) {
 	return string(b), ok
 }
 
-// Principal names the caller that server-side state is bound to, as the
-// server binds its own (legacy HTTP sessions, requestStates, tasks):
-// AuthContext.Subject, else the SHA-256 of the bearer token, else the client
-// id, each kind prefixed so that no two kinds are equal. Without
-// authentication it is "" with ok true (every caller is the same anonymous
-// principal); an authentication that names nobody gives ok false, and
-// nothing may be bound to such a caller. Middleware and proxies that keep
-// state between requests bind it to this, so that they agree with the
-// server on who the caller is.
-func (e *RequestHandlerExtra) Principal() (id string, ok bool) {
-	if e == nil {
-		return principalOf(nil, nil)
-	}
-	return principalOf(e.AuthInfo, e.AuthContext)
-}
-
 // principalBufLen holds a token principal and a subject of up to 124
 // bytes without a heap allocation.
 const principalBufLen = 128

@@ -123,24 +123,27 @@ func (s *Server) noteScoped(scopes []string) {
 	}
 }
 
-// requiredScopes is the scope rule: the scopes that method on target (a
-// tool or prompt name, a resource URI) needs; nil when none or when target
-// is not registered (the dispatcher then answers as for any unknown
-// target). Subscribing to a resource needs what reading it needs: the
-// updates tell what the resource holds. Unsubscribing needs nothing: it
-// only stops what the caller receives, and a caller whose scopes were
-// taken away must still be able to stop it.
-func (s *Server) requiredScopes(method, target string) []string {
-	switch method {
-	case MethodToolsCall:
+// requiredScopes is the scope rule: the scopes that the method of row on
+// target (a tool or prompt name, a resource URI) needs: the Scopes target
+// was registered with in row.registry when the row is scoped; nil when
+// none or when target is not registered (the dispatcher then answers as
+// for any unknown target). Subscribing to a resource needs what reading it
+// needs: the updates tell what the resource holds. Unsubscribing needs
+// nothing (see the scoped flag).
+func (s *Server) requiredScopes(row *methodRow, target string) []string {
+	if row == nil || row.flags&scoped == 0 {
+		return nil
+	}
+	switch row.registry {
+	case TargetTool:
 		if st, ok := s.tools.get(target); ok {
 			return st.scopes
 		}
-	case MethodPromptsGet:
+	case TargetPrompt:
 		if sp, ok := s.prompts.get(target); ok {
 			return sp.scopes
 		}
-	case MethodResourcesRead, MethodResourcesSubscribe:
+	case TargetResource:
 		_, _, _, scopes := s.lookupResource(target)
 		return scopes
 	}
@@ -151,8 +154,9 @@ func (s *Server) requiredScopes(method, target string) []string {
 // of uris (a subscriptions/listen filter), each once, in order.
 func (s *Server) subscriptionScopes(uris []string) []string {
 	var out []string
+	subscribe := methodOf(MethodResourcesSubscribe)
 	for _, u := range uris {
-		for _, sc := range s.requiredScopes(MethodResourcesSubscribe, u) {
+		for _, sc := range s.requiredScopes(subscribe, u) {
 			if !contains(out, sc) {
 				out = append(out, sc)
 			}

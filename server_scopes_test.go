@@ -260,7 +260,7 @@ func TestScopesRegistrationChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc[0] = "mcp:b"
-	if got := srv.requiredScopes(MethodToolsCall, "copy"); len(got) != 1 || got[0] != "mcp:a" {
+	if got := srv.requiredScopes(methodOf(MethodToolsCall), "copy"); len(got) != 1 || got[0] != "mcp:a" {
 		t.Fatalf("required %q", got)
 	}
 	// Scopes never reach the wire.
@@ -288,7 +288,7 @@ func TestScopesOverlappingTemplatesDeterministic(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 100 {
-		if got := srv.requiredScopes(MethodResourcesRead, "a:///q"); len(got) != 1 || got[0] != "s1" {
+		if got := srv.requiredScopes(methodOf(MethodResourcesRead), "a:///q"); len(got) != 1 || got[0] != "s1" {
 			t.Fatalf("lookup %d picked a template with scopes %q", i, got)
 		}
 	}

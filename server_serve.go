@@ -38,10 +38,12 @@ func (s *Server) Serve(ctx context.Context, st jsonrpc.Stream) error {
 	h := rpcconn.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.IsNotification() {
 			if s.nchain == nil {
-				s.onNotification(ctx, conn, ss, req)
+				s.onNotification(req, func() context.Context { return ctx }, func(id jsonrpc.ID) { conn.CancelIncoming(id) })
 			} else {
 				s.notification(ctx, &Notification{Method: req.Method, Params: req.Params, Transport: ti},
-					func(ctx context.Context) { s.onNotification(ctx, conn, ss, req) })
+					func(ctx context.Context) {
+						s.onNotification(req, func() context.Context { return ctx }, func(id jsonrpc.ID) { conn.CancelIncoming(id) })
+					})
 			}
 			return nil, nil
 		}
@@ -117,20 +119,25 @@ type cancelledParams struct {
 	Reason    string     `json:"reason,omitempty"`
 }
 
-// onNotification handles client notifications. It runs inline on the read
-// loop, so it must stay quick.
-func (s *Server) onNotification(ctx context.Context, conn *rpcconn.Conn, ss *session, req *jsonrpc.Request) {
+// onNotification handles a client notification, for every transport (the
+// stream connections here, the Streamable HTTP sessions in
+// legacyNotification). It runs inline (on the read loop, in the POST), so
+// it must stay quick. cancel cancels the client's request a
+// notifications/cancelled names, if it still runs; hookCtx returns the
+// context a hook runs in, asked only when a hook runs (an HTTP session
+// makes its context on demand: an idle session keeps none).
+func (s *Server) onNotification(req *jsonrpc.Request, hookCtx func() context.Context, cancel func(jsonrpc.ID)) {
 	switch req.Method {
 	case NotificationCancelled:
 		var p struct {
 			RequestID jsonrpc.ID `json:"requestId"`
 		}
-		if json.Unmarshal(req.Params, &p) == nil && p.RequestID.IsValid() {
-			conn.CancelIncoming(p.RequestID)
+		if len(req.Params) > 0 && json.Unmarshal(req.Params, &p) == nil && p.RequestID.IsValid() {
+			cancel(p.RequestID)
 		}
 	case NotificationRootsListChanged:
 		if s.opts.RootsListChanged != nil {
-			s.opts.RootsListChanged(ctx)
+			s.opts.RootsListChanged(hookCtx())
 		}
 	}
 	// notifications/initialized and notifications/progress need no action:

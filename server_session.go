@@ -2,6 +2,9 @@ package pmcp
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"sync"
 	"sync/atomic"
 )
@@ -34,7 +37,7 @@ type sessionMore struct {
 	// taskOwner owns the session's tasks without authentication.
 	taskOwner string
 	// onEnd runs once when the session ends (see OnSessionEnd), at most
-	// MaxSessionEndFuncs entries.
+	// maxSessionEndFuncs entries.
 	onEnd []func()
 }
 
@@ -47,7 +50,7 @@ func (ss *session) moreLocked() *sessionMore {
 }
 
 // addOnEnd registers f to run at finish. It runs f at once when the
-// session already ended, and refuses (false) past MaxSessionEndFuncs.
+// session already ended, and refuses (false) past maxSessionEndFuncs.
 func (ss *session) addOnEnd(f func()) bool {
 	ss.mu.Lock()
 	if ss.finished {
@@ -56,7 +59,7 @@ func (ss *session) addOnEnd(f func()) bool {
 		return true
 	}
 	m := ss.moreLocked()
-	if len(m.onEnd) >= MaxSessionEndFuncs {
+	if len(m.onEnd) >= maxSessionEndFuncs {
 		ss.mu.Unlock()
 		return false
 	}
@@ -128,4 +131,27 @@ func (ss *session) accept(ev event) bool {
 		return ss.subscribed(ev.uri)
 	}
 	return true
+}
+
+// taskOwnerID is the owner of the session's tasks when there is no
+// authentication. A session with an id (Streamable HTTP) gets a one-way
+// hash of it: every replica derives the same owner, so the tasks stay
+// reachable when another replica adopts the session, and the stored owner
+// does not reveal the id (which is 128 random bits). A session without an
+// id gets a random owner.
+func (ss *session) taskOwnerID() string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	m := ss.moreLocked()
+	if m.taskOwner == "" {
+		if ss.id != "" {
+			h := sha256.Sum256([]byte("pmcp task owner\x00" + ss.id))
+			m.taskOwner = "session:" + hex.EncodeToString(h[:18])
+		} else {
+			var b [18]byte
+			_, _ = rand.Read(b[:])
+			m.taskOwner = "session:" + hex.EncodeToString(b[:])
+		}
+	}
+	return m.taskOwner
 }

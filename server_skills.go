@@ -27,10 +27,10 @@ const (
 
 // Bounds the skills API enforces at registration.
 const (
-	// MaxSkillFiles is the most files (SKILL.md included) one skill may
-	// have; MaxSkillBytes bounds their summed size.
-	MaxSkillFiles = 512
-	MaxSkillBytes = 16 << 20
+	// maxSkillFiles is the most files (SKILL.md included) one skill may
+	// have; maxSkillBytes bounds their summed size.
+	maxSkillFiles = 512
+	maxSkillBytes = 16 << 20
 )
 
 // Skill is an Agent Skill to serve (Server.AddSkill). SKILL.md is rendered
@@ -108,7 +108,8 @@ func (ss *skillSet) len() int {
 // AddSkill serves sk: its files become resources (SKILL.md as text/markdown
 // named and described from the frontmatter), the skills extension is
 // declared, and skills/list and skills/get describe it. A skill with the
-// same path is replaced.
+// same path is replaced. A skill has at most 512 files (SKILL.md
+// included) of at most 16 MiB in all.
 func (s *Server) AddSkill(sk *Skill) error {
 	if sk == nil {
 		return regErr("nil skill")
@@ -123,8 +124,8 @@ func (s *Server) AddSkill(sk *Skill) error {
 	if strings.TrimSpace(sk.Description) == "" {
 		return regErr("skill %q needs a description", sk.Path)
 	}
-	if len(sk.Files)+1 > MaxSkillFiles {
-		return regErr("skill %q has more than %d files", sk.Path, MaxSkillFiles)
+	if len(sk.Files)+1 > maxSkillFiles {
+		return regErr("skill %q has more than %d files", sk.Path, maxSkillFiles)
 	}
 	front := map[string]any{"name": name, "description": sk.Description}
 	manifest := renderSkillMD(name, sk.Description, sk.Metadata, sk.Body)
@@ -146,8 +147,8 @@ func (s *Server) AddSkill(sk *Skill) error {
 		files[base+"/"+rel] = body
 		total += len(body)
 	}
-	if total > MaxSkillBytes {
-		return regErr("skill %q is larger than %d bytes", sk.Path, MaxSkillBytes)
+	if total > maxSkillBytes {
+		return regErr("skill %q is larger than %d bytes", sk.Path, maxSkillBytes)
 	}
 	entry := &SkillEntry{URI: base + "/" + SkillFileName, Frontmatter: front}
 	var list []SkillFile

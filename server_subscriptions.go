@@ -2,20 +2,6 @@ package pmcp
 
 import "strings"
 
-// Bounds on resource subscriptions: the resourceSubscriptions filter of one
-// modern subscriptions/listen stream, and the resources/subscribe set of
-// one legacy session. Beyond them the request fails with -32602.
-const (
-	// DefaultMaxResourceSubscriptions caps the URIs of one listen filter or
-	// one legacy session.
-	DefaultMaxResourceSubscriptions = 1024
-	// DefaultMaxResourceURIBytes caps the length of one subscribed URI.
-	DefaultMaxResourceURIBytes = 2048
-	// DefaultMaxResourceSubscriptionBytes caps the summed length of the
-	// URIs of one listen filter or one legacy session (64 KiB).
-	DefaultMaxResourceSubscriptionBytes = 64 << 10
-)
-
 // subLimits are the resolved subscription bounds; 0 means unbounded.
 type subLimits struct {
 	count, uriBytes, total int
@@ -32,9 +18,9 @@ func (s *Server) subLimits() subLimits {
 		return v
 	}
 	return subLimits{
-		count:    pick(s.opts.MaxResourceSubscriptions, DefaultMaxResourceSubscriptions),
-		uriBytes: pick(s.opts.MaxResourceURIBytes, DefaultMaxResourceURIBytes),
-		total:    pick(s.opts.MaxResourceSubscriptionBytes, DefaultMaxResourceSubscriptionBytes),
+		count:    pick(s.opts.MaxResourceSubscriptions, defaultMaxResourceSubscriptions),
+		uriBytes: pick(s.opts.MaxResourceURIBytes, defaultMaxResourceURIBytes),
+		total:    pick(s.opts.MaxResourceSubscriptionBytes, defaultMaxResourceSubscriptionBytes),
 	}
 }
 

@@ -3,7 +3,6 @@ package pmcp
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -14,44 +13,6 @@ import (
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/tasks"
 )
-
-// Defaults for TaskOptions.
-const (
-	// DefaultMaxRunningTasks bounds the task handlers running at once (one
-	// goroutine each). A call that would exceed it runs synchronously when
-	// its tool allows that, else it gets -32603.
-	DefaultMaxRunningTasks = 1_000
-	// DefaultTaskInputWindow is how long a 2026-07-28 tools/call waits for
-	// its task-capable handler before it creates the task. A handler that
-	// asks for input with RequireInput within the window ends the call with
-	// input_required and no task (multi-round-trip input is settled before
-	// the task exists); one that returns within it still gets a task, which
-	// is complete at once.
-	DefaultTaskInputWindow = 20 * time.Millisecond
-)
-
-// TaskOptions turn on tasks (ServerOptions.Tasks). The zero value works.
-type TaskOptions struct {
-	// Store keeps the tasks. Nil means a tasks.MemoryStore built from
-	// StoreOptions, owned (and closed) by the Server. A store shared by
-	// replicas must be given here, with the same options on every replica.
-	Store tasks.Store
-	// StoreOptions configure the default memory store (ignored with Store).
-	StoreOptions tasks.Options
-	// MaxRunningTasks bounds the task handlers running at once in this
-	// process. Zero means DefaultMaxRunningTasks.
-	MaxRunningTasks int
-	// ReplicaID names this process as the lease holder of the tasks it
-	// runs. Empty means a random id.
-	ReplicaID string
-	// LeaseTTL is the lease a runner holds and renews every LeaseTTL/3.
-	// Zero means tasks.DefaultLeaseTTL.
-	LeaseTTL time.Duration
-	// InputWindow: see DefaultTaskInputWindow. Zero means the default;
-	// negative means the task is created before the handler starts (then a
-	// RequireInput goes through the task: input_required and tasks/update).
-	InputWindow time.Duration
-}
 
 // taskServer is the Server's task state; nil when tasks are off.
 type taskServer struct {
@@ -80,7 +41,7 @@ func newTaskServer(o *TaskOptions) (*taskServer, error) {
 	}
 	n := o.MaxRunningTasks
 	if n <= 0 {
-		n = DefaultMaxRunningTasks
+		n = defaultMaxRunningTasks
 	}
 	ts.sem = make(chan struct{}, n)
 	if ts.replica == "" {
@@ -92,7 +53,7 @@ func newTaskServer(o *TaskOptions) (*taskServer, error) {
 		ts.leaseTTL = tasks.DefaultLeaseTTL
 	}
 	if ts.window == 0 {
-		ts.window = DefaultTaskInputWindow
+		ts.window = defaultTaskInputWindow
 	}
 	ts.base, ts.stop = context.WithCancel(context.Background())
 	return ts, nil
@@ -592,61 +553,4 @@ func cloneRaw(v jsontext.Value) jsontext.Value {
 
 func copyCallParams(p *CallToolParams) *CallToolParams {
 	return &CallToolParams{Name: p.Name, Arguments: cloneRaw(p.Arguments), Task: cloneRaw(p.Task), Meta: cloneRaw(p.Meta)}
-}
-
-// TaskID returns the id of the task the handler runs as, empty when it runs
-// synchronously. It is the same from the handler's first line to its end,
-// in both eras: in the 2026-07-28 era, asking for it while the input window
-// (TaskOptions.InputWindow) is still open creates the task then, as
-// SetTaskStatusMessage does (a RequireInput after that goes through the
-// task).
-func (e *RequestHandlerExtra) TaskID() string {
-	if e.task == nil {
-		return ""
-	}
-	if _, err := e.task.commit(); err != nil {
-		return ""
-	}
-	return e.task.taskID()
-}
-
-// SetTaskStatusMessage sets the status message clients see on the task the
-// handler runs as (creating the task if the input window is still open).
-// It fails outside a task.
-func (e *RequestHandlerExtra) SetTaskStatusMessage(msg string) error {
-	if e.task == nil {
-		return errors.New("pmcp: SetTaskStatusMessage outside a task")
-	}
-	r := e.task
-	if _, err := r.commit(); err != nil {
-		return err
-	}
-	t, err := r.ts.store.Update(e.ctx, r.owner, r.taskID(), tasks.Change{Holder: r.ts.replica, StatusMessage: &msg})
-	if err == nil {
-		r.notifyStatus(t)
-	}
-	return err
-}
-
-// taskOwnerID is the owner of the session's tasks when there is no
-// authentication. A session with an id (Streamable HTTP) gets a one-way
-// hash of it: every replica derives the same owner, so the tasks stay
-// reachable when another replica adopts the session, and the stored owner
-// does not reveal the id (which is 128 random bits). A session without an
-// id gets a random owner.
-func (ss *session) taskOwnerID() string {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	m := ss.moreLocked()
-	if m.taskOwner == "" {
-		if ss.id != "" {
-			h := sha256.Sum256([]byte("pmcp task owner\x00" + ss.id))
-			m.taskOwner = "session:" + hex.EncodeToString(h[:18])
-		} else {
-			var b [18]byte
-			_, _ = rand.Read(b[:])
-			m.taskOwner = "session:" + hex.EncodeToString(b[:])
-		}
-	}
-	return m.taskOwner
 }

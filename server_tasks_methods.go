@@ -23,116 +23,145 @@ func unknownTask() *jsonrpc.Error {
 	return invalidParams("unknown task id")
 }
 
-func isTaskMethod(m string) bool {
-	switch m {
-	case MethodTasksGet, MethodTasksResult, MethodTasksList, MethodTasksCancel, MethodTasksUpdate:
-		return true
+// taskCaller is what every tasks/* method checks first: in the modern
+// era the client's tasks extension; then the caller's owner.
+func taskCaller(extra *RequestHandlerExtra) (owner string, modern bool, err error) {
+	modern = extra.Era() == EraModern
+	if modern && !hasTasksExtension(extra.ClientCapabilities()) {
+		return "", false, missingTasksExtension().rpcError()
 	}
-	return false
+	owner, err = taskOwner(extra)
+	return owner, modern, err
 }
 
-// serveTasks answers the tasks/* methods of both eras.
-func (s *Server) serveTasks(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState) (Result, error) {
-	ts := s.tasks
-	modern := extra.Era() == EraModern
-	if modern && !hasTasksExtension(extra.ClientCapabilities()) {
-		return nil, missingTasksExtension().rpcError()
+// taskTarget is taskCaller, then the taskId of tasks/get, tasks/cancel
+// and tasks/result.
+func taskTarget(req *jsonrpc.Request, extra *RequestHandlerExtra) (owner string, modern bool, id string, err error) {
+	if owner, modern, err = taskCaller(extra); err != nil {
+		return "", false, "", err
 	}
-	owner, err := taskOwner(extra)
+	p, err := decodeParams[TaskIDParams](req.Params)
+	if err != nil {
+		return "", false, "", err
+	}
+	if p.TaskID == "" {
+		return "", false, "", invalidParams("missing taskId")
+	}
+	return owner, modern, p.TaskID, nil
+}
+
+// taskStoreError is the answer to a task store's error.
+func taskStoreError(err error) error {
+	switch {
+	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, tasks.ErrInvalid):
+		return unknownTask()
+	case errors.Is(err, tasks.ErrTerminal):
+		return invalidParams("task is already in a terminal status")
+	case errors.Is(err, tasks.ErrInvalidCursor):
+		return invalidParams("invalid cursor")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "task store error"}
+}
+
+// The serve functions below answer the tasks/* methods of both eras, one
+// per method (the rows of method_table.go name them).
+
+func (s *Server) serveTasksList(ctx context.Context, req *jsonrpc.Request, _ *requestEnv, extra *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	owner, _, err := taskCaller(extra)
 	if err != nil {
 		return nil, err
 	}
-	storeErr := func(err error) error {
-		switch {
-		case errors.Is(err, tasks.ErrNotFound), errors.Is(err, tasks.ErrInvalid):
-			return unknownTask()
-		case errors.Is(err, tasks.ErrTerminal):
-			return invalidParams("task is already in a terminal status")
-		case errors.Is(err, tasks.ErrInvalidCursor):
-			return invalidParams("invalid cursor")
-		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-			return err
-		}
-		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "task store error"}
+	p, err := decodeParams[PaginatedParams](req.Params)
+	if err != nil {
+		return nil, err
 	}
-	if req.Method == MethodTasksList {
-		p, err := decodeParams[PaginatedParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		page, err := ts.store.List(ctx, owner, p.Cursor, 0)
-		if err != nil {
-			return nil, storeErr(err)
-		}
-		out := &ListTasksResult{Tasks: make([]Task, len(page.Tasks)), NextCursor: page.NextCursor}
-		for i, t := range page.Tasks {
-			out.Tasks[i] = legacyTask(t)
-		}
-		return rs.out.adopt(out), nil
+	page, err := s.tasks.store.List(ctx, owner, p.Cursor, 0)
+	if err != nil {
+		return nil, taskStoreError(err)
 	}
-	if req.Method == MethodTasksUpdate {
-		if len(req.Params) > DefaultMaxTaskUpdateBytes {
-			return nil, invalidParams("tasks/update params exceed %d bytes", DefaultMaxTaskUpdateBytes)
-		}
-		p, err := decodeParams[UpdateTaskParams](req.Params)
-		if err != nil {
-			return nil, err
-		}
-		if p.TaskID == "" {
-			return nil, invalidParams("missing taskId")
-		}
-		if len(p.InputResponses) > DefaultMaxTaskUpdateResponses {
-			return nil, invalidParams("inputResponses has more than %d entries", DefaultMaxTaskUpdateResponses)
-		}
-		if _, err := ts.store.DeliverInputs(ctx, owner, p.TaskID, p.InputResponses); err != nil {
-			return nil, storeErr(err)
-		}
-		return rs.out.adopt(&EmptyResult{}), nil
+	out := &ListTasksResult{Tasks: make([]Task, len(page.Tasks)), NextCursor: page.NextCursor}
+	for i, t := range page.Tasks {
+		out.Tasks[i] = legacyTask(t)
 	}
-	p, err := decodeParams[TaskIDParams](req.Params)
+	return rs.out.adopt(out), nil
+}
+
+func (s *Server) serveTasksUpdate(ctx context.Context, req *jsonrpc.Request, _ *requestEnv, extra *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	owner, _, err := taskCaller(extra)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Params) > DefaultMaxTaskUpdateBytes {
+		return nil, invalidParams("tasks/update params exceed %d bytes", DefaultMaxTaskUpdateBytes)
+	}
+	p, err := decodeParams[UpdateTaskParams](req.Params)
 	if err != nil {
 		return nil, err
 	}
 	if p.TaskID == "" {
 		return nil, invalidParams("missing taskId")
 	}
-	id := p.TaskID
-	switch req.Method {
-	case MethodTasksGet:
-		t, err := ts.store.Get(ctx, owner, id)
-		if err != nil {
-			return nil, storeErr(err)
-		}
-		if modern {
-			return rs.out.adopt(modernTask(t, true)), nil
-		}
-		return rs.out.adopt(&TaskResult{Task: legacyTask(t)}), nil
-	case MethodTasksCancel:
-		if modern {
-			t, err := ts.store.RequestCancel(ctx, owner, id)
-			if err != nil {
-				return nil, storeErr(err)
-			}
-			if !t.Status.Terminal() && !ts.cancelRunner(id, true) {
-				// No runner of ours holds it (it died, or another replica
-				// runs it without watching): settle it here.
-				_, _ = ts.store.Update(ctx, owner, id, tasks.Change{To: tasks.StatusCancelled})
-			}
-			return rs.out.adopt(&EmptyResult{}), nil
-		}
-		t, err := ts.store.Update(ctx, owner, id, tasks.Change{To: tasks.StatusCancelled})
-		if err != nil {
-			return nil, storeErr(err)
-		}
-		ts.cancelRunner(id, false)
-		if r := ts.runner(id); r != nil {
-			r.notifyStatus(t)
-		}
-		return rs.out.adopt(&TaskResult{Task: legacyTask(t)}), nil
-	case MethodTasksResult:
-		return s.taskResult(ctx, env, owner, id, rs, storeErr)
+	if len(p.InputResponses) > DefaultMaxTaskUpdateResponses {
+		return nil, invalidParams("inputResponses has more than %d entries", DefaultMaxTaskUpdateResponses)
 	}
-	return nil, methodNotFound(req.Method)
+	if _, err := s.tasks.store.DeliverInputs(ctx, owner, p.TaskID, p.InputResponses); err != nil {
+		return nil, taskStoreError(err)
+	}
+	return rs.out.adopt(&EmptyResult{}), nil
+}
+
+func (s *Server) serveTasksGet(ctx context.Context, req *jsonrpc.Request, _ *requestEnv, extra *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	owner, modern, id, err := taskTarget(req, extra)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.tasks.store.Get(ctx, owner, id)
+	if err != nil {
+		return nil, taskStoreError(err)
+	}
+	if modern {
+		return rs.out.adopt(modernTask(t, true)), nil
+	}
+	return rs.out.adopt(&TaskResult{Task: legacyTask(t)}), nil
+}
+
+func (s *Server) serveTasksCancel(ctx context.Context, req *jsonrpc.Request, _ *requestEnv, extra *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	owner, modern, id, err := taskTarget(req, extra)
+	if err != nil {
+		return nil, err
+	}
+	ts := s.tasks
+	if modern {
+		t, err := ts.store.RequestCancel(ctx, owner, id)
+		if err != nil {
+			return nil, taskStoreError(err)
+		}
+		if !t.Status.Terminal() && !ts.cancelRunner(id, true) {
+			// No runner of ours holds it (it died, or another replica
+			// runs it without watching): settle it here.
+			_, _ = ts.store.Update(ctx, owner, id, tasks.Change{To: tasks.StatusCancelled})
+		}
+		return rs.out.adopt(&EmptyResult{}), nil
+	}
+	t, err := ts.store.Update(ctx, owner, id, tasks.Change{To: tasks.StatusCancelled})
+	if err != nil {
+		return nil, taskStoreError(err)
+	}
+	ts.cancelRunner(id, false)
+	if r := ts.runner(id); r != nil {
+		r.notifyStatus(t)
+	}
+	return rs.out.adopt(&TaskResult{Task: legacyTask(t)}), nil
+}
+
+func (s *Server) serveTasksResult(ctx context.Context, req *jsonrpc.Request, env *requestEnv, extra *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
+	owner, _, id, err := taskTarget(req, extra)
+	if err != nil {
+		return nil, err
+	}
+	return s.taskResult(ctx, env, owner, id, rs)
 }
 
 func (ts *taskServer) runner(id string) *taskRunner {
@@ -161,11 +190,11 @@ func (ts *taskServer) cancelRunner(id string, cooperative bool) bool {
 // the task is terminal, carrying the runner's requests to the client on its
 // own back-channel meanwhile, and answers with what the tool call would
 // have answered.
-func (s *Server) taskResult(ctx context.Context, env *requestEnv, owner, id string, rs *reqState, storeErr func(error) error) (Result, error) {
+func (s *Server) taskResult(ctx context.Context, env *requestEnv, owner, id string, rs *reqState) (Result, error) {
 	ts := s.tasks
 	w, err := ts.store.Watch(ctx, owner, id)
 	if err != nil {
-		return nil, storeErr(err)
+		return nil, taskStoreError(err)
 	}
 	if env.call != nil {
 		if r := ts.runner(id); r != nil {
@@ -265,8 +294,8 @@ func modernTask(t tasks.Task, detailed bool) *DetailedTask {
 	return out
 }
 
-// DefaultMaxListenTaskIDs bounds the taskIds of one subscriptions/listen.
-const DefaultMaxListenTaskIDs = 64
+// defaultMaxListenTaskIDs bounds the taskIds of one subscriptions/listen.
+const defaultMaxListenTaskIDs = 64
 
 // watchTasks starts watching the tasks a modern listen asked for and
 // returns the channel their snapshots arrive on (nil when none) and a
@@ -281,8 +310,8 @@ func (s *Server) watchTasks(ctx context.Context, extra *RequestHandlerExtra, ids
 	if s.tasks == nil && hook == nil || !hasTasksExtension(extra.ClientCapabilities()) {
 		return nil, nil, missingTasksExtension().rpcError()
 	}
-	if len(ids) > DefaultMaxListenTaskIDs {
-		return nil, nil, invalidParams("more than %d taskIds", DefaultMaxListenTaskIDs)
+	if len(ids) > defaultMaxListenTaskIDs {
+		return nil, nil, invalidParams("more than %d taskIds", defaultMaxListenTaskIDs)
 	}
 	var owner string
 	if s.tasks != nil {

@@ -83,7 +83,7 @@ func newTaskFixture(t *testing.T, opts *TaskOptions) *taskFixture {
 			out := make([]string, 2)
 			for i := range 2 {
 				wg.Go(func() {
-					r, err := extra.Elicit(ctx, &ElicitParams{Message: fmt.Sprintf("q%d", i)})
+					r, err := extra.Peer.Elicit(ctx, &ElicitParams{Message: fmt.Sprintf("q%d", i)})
 					if err == nil {
 						out[i] = r.Action
 					} else {

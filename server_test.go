@@ -60,11 +60,11 @@ func newTestServer(t *testing.T, opts ServerOptions) *Server {
 		return "cancelled", nil
 	}))
 	must(AddTool(s, &Tool{Name: "ask", Description: "write-once elicitation and sampling"}, func(ctx context.Context, e *RequestHandlerExtra, in struct{}) (string, error) {
-		el, err := e.Elicit(ctx, &ElicitParams{Message: "name?", RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		el, err := e.Peer.Elicit(ctx, &ElicitParams{Message: "name?", RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
 		if err != nil {
 			return "", err
 		}
-		sm, err := e.Sample(ctx, &CreateMessageParams{Messages: []*SamplingMessage{{Role: "user", Content: Text("hi")}}, MaxTokens: 5})
+		sm, err := e.Peer.Sample(ctx, &CreateMessageParams{Messages: []*SamplingMessage{{Role: "user", Content: Text("hi")}}, MaxTokens: 5})
 		if err != nil {
 			return "", err
 		}

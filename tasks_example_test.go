@@ -20,7 +20,7 @@ func taskServer() *pmcp.Server {
 	tool := &pmcp.Tool{Name: "report", Description: "Builds a report after a confirmation.",
 		Execution: &pmcp.ToolExecution{TaskSupport: pmcp.TaskSupportOptional}}
 	err = pmcp.AddTool(srv, tool, func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ struct{}) (string, error) {
-		res, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: "Build the report?"})
+		res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{Message: "Build the report?"})
 		if err != nil {
 			return "", err
 		}

@@ -33,7 +33,7 @@ func TraceContextFromMeta(meta jsontext.Value) (TraceContext, bool) {
 	if err := json.Unmarshal(meta, &m); err != nil || m.TraceParent == nil {
 		return TraceContext{}, false
 	}
-	if !ValidTraceParent(*m.TraceParent) {
+	if !validTraceParent(*m.TraceParent) {
 		return TraceContext{}, false
 	}
 	tc := TraceContext{TraceParent: *m.TraceParent}
@@ -46,11 +46,11 @@ func TraceContextFromMeta(meta jsontext.Value) (TraceContext, bool) {
 	return tc, true
 }
 
-// ValidTraceParent checks the W3C traceparent format:
+// validTraceParent checks the W3C traceparent format:
 // version "-" trace-id(32 hex) "-" parent-id(16 hex) "-" flags(2 hex),
 // lower-case hex, version not "ff", ids not all zero. Future versions may
 // append "-..." fields, which are accepted.
-func ValidTraceParent(s string) bool {
+func validTraceParent(s string) bool {
 	if len(s) < 55 || len(s) > MaxTraceValueLen {
 		return false
 	}

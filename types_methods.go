@@ -407,7 +407,7 @@ type SubscriptionFilter struct {
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitzero"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
 	// TaskIDs asks for notifications/tasks about these tasks (the
-	// 2026-07-28 tasks extension; at most DefaultMaxListenTaskIDs).
+	// 2026-07-28 tasks extension; at most 64).
 	TaskIDs []string `json:"taskIds,omitempty"`
 }
 

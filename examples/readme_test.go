@@ -22,7 +22,16 @@ type goBlock struct {
 	text       string
 }
 
-func readmeGoBlocks(t *testing.T) []goBlock {
+// fenced is one fenced code block of the README.
+type fenced struct {
+	line int    // of the opening fence
+	lang string // the fence's info string: go, sh, json
+	prev string // the line before the fence (a marker comment, if any)
+	text string
+}
+
+// readmeFences returns every fenced code block of the README.
+func readmeFences(t *testing.T) []fenced {
 	t.Helper()
 	f, err := os.Open("../README.md")
 	if err != nil {
@@ -30,9 +39,9 @@ func readmeGoBlocks(t *testing.T) []goBlock {
 	}
 	defer f.Close()
 	var (
-		blocks []goBlock
+		blocks []fenced
 		prev   string
-		cur    *goBlock
+		cur    *fenced
 		body   []string
 	)
 	sc := bufio.NewScanner(f)
@@ -45,11 +54,8 @@ func readmeGoBlocks(t *testing.T) []goBlock {
 			cur, body = nil, nil
 		case cur != nil:
 			body = append(body, l)
-		case l == "```go":
-			cur = &goBlock{line: n}
-			if m := exampleMarker.FindStringSubmatch(prev); m != nil {
-				cur.file, cur.part = m[1], m[2]
-			}
+		case strings.HasPrefix(l, "```"):
+			cur = &fenced{line: n, lang: strings.TrimPrefix(l, "```"), prev: prev}
 		}
 		prev = l
 	}
@@ -58,6 +64,22 @@ func readmeGoBlocks(t *testing.T) []goBlock {
 	}
 	if cur != nil {
 		t.Fatalf("README.md:%d: unterminated code block", cur.line)
+	}
+	return blocks
+}
+
+func readmeGoBlocks(t *testing.T) []goBlock {
+	t.Helper()
+	var blocks []goBlock
+	for _, f := range readmeFences(t) {
+		if f.lang != "go" {
+			continue
+		}
+		b := goBlock{line: f.line, text: f.text}
+		if m := exampleMarker.FindStringSubmatch(f.prev); m != nil {
+			b.file, b.part = m[1], m[2]
+		}
+		blocks = append(blocks, b)
 	}
 	return blocks
 }

@@ -257,12 +257,12 @@ func appendTarget(a []attribute.KeyValue, method, name string) []attribute.KeyVa
 	if name == "" {
 		return a
 	}
-	switch method {
-	case pmcp.MethodToolsCall:
+	switch pmcp.TargetOf(method) {
+	case pmcp.TargetTool:
 		a = append(a, KeyToolName.String(name), KeyOperationName.String(OperationExecuteTool))
-	case pmcp.MethodPromptsGet:
+	case pmcp.TargetPrompt:
 		a = append(a, KeyPromptName.String(name))
-	case pmcp.MethodResourcesRead, pmcp.MethodResourcesSubscribe, pmcp.MethodResourcesUnsubscribe:
+	case pmcp.TargetResource:
 		a = append(a, KeyResourceURI.String(name))
 	}
 	return a

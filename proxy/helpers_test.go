@@ -100,7 +100,7 @@ func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upSta
 		}
 	}
 	ask := func(ctx context.Context, extra *pmcp.RequestHandlerExtra, field string) (string, error) {
-		res, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: "your " + field + "?",
+		res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{Message: "your " + field + "?",
 			RequestedSchema: jsontext.Value(`{"type":"object","properties":{"` + field + `":{"type":"string"}},"required":["` + field + `"]}`)})
 		if err != nil {
 			return "", err
@@ -166,7 +166,7 @@ func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upSta
 		return text(os.Getenv("TENANT_TOKEN")), nil
 	})
 	add("sample", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
-		res, err := extra.Sample(ctx, &pmcp.CreateMessageParams{MaxTokens: 10, Messages: []*pmcp.SamplingMessage{{Role: "user", Content: pmcp.Text("2+2?")}}})
+		res, err := extra.Peer.Sample(ctx, &pmcp.CreateMessageParams{MaxTokens: 10, Messages: []*pmcp.SamplingMessage{{Role: "user", Content: pmcp.Text("2+2?")}}})
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +174,7 @@ func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upSta
 		if tc == nil {
 			return nil, errors.New("no text from the model")
 		}
-		roots, err := extra.ListRoots(ctx)
+		roots, err := extra.Peer.ListRoots(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -185,7 +185,7 @@ func newUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *upSta
 		return text(strings.Repeat("x", stdio.DefaultMaxLineBytes+1<<20)), nil
 	})
 	add("roots", func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ *pmcp.CallToolParams) (*pmcp.CallToolResult, error) {
-		res, err := extra.ListRoots(ctx)
+		res, err := extra.Peer.ListRoots(ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -114,7 +114,7 @@ func guessingUpstream(t *testing.T, askFirst bool) (srv *pmcp.Server, holding, r
 	}
 	holding, release = make(chan struct{}), make(chan struct{})
 	ask := func(ctx context.Context, extra *pmcp.RequestHandlerExtra) (string, error) {
-		res, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: "your name?",
+		res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{Message: "your name?",
 			RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
 		if err != nil {
 			return "", err

@@ -46,7 +46,7 @@ func newTaskUpstream(t testing.TB, era pmcp.Era, label string) (*pmcp.Server, *t
 		if extra.TaskID() == "" {
 			return nil, errors.New("ask_job did not run as a task")
 		}
-		res, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: "your name?",
+		res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{Message: "your name?",
 			RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)})
 		if err != nil {
 			return nil, err

@@ -272,10 +272,14 @@ func countCall(ctx context.Context, cs *pmcp.ClientSession, n, intervalMs int, o
 	return append([]int(nil), seen...), res, err
 }
 
+// serverProgressRate is pmcp's default ServerOptions.ProgressRate: the
+// progress notifications per second one request may send.
+const serverProgressRate = 10
+
 // progressInterval paces count_slowly under the server's progress rate
-// limit (pmcp.DefaultProgressRate per second), which would otherwise drop
+// limit (serverProgressRate per second), which would otherwise drop
 // updates on purpose.
-const progressInterval = 1000/pmcp.DefaultProgressRate + 10
+const progressInterval = 1000/serverProgressRate + 10
 
 // checkPrefix fails unless seen is 1, 2, …, len(seen): no event lost or
 // duplicated.

@@ -85,8 +85,9 @@ step "bench module builds and vets (run bench/run.sh for the numbers)"
 step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1; the third-party matrix (TypeScript SDK, Inspector CLI, go-sdk and mcp-go clients against pmcp serve and pmcp bridge); OAuth client and resource server vs zitadel/oidc (separate module)"
 (cd interop && go vet ./... && go test -race -count=1 ./...)
 
-step "otel module: OpenTelemetry middleware and exporters (separate module: the core never needs the OTel SDK)"
-(cd otel && go vet ./... && go test -race -count=1 ./...)
+step "otel module: OpenTelemetry middleware and exporters (separate module: the core never needs the OTel SDK); the OTLP/gRPC exporters of -tags pmcp_otlpgrpc"
+(cd otel && go vet ./... && go test -race -count=1 ./... &&
+	go vet -tags pmcp_otlpgrpc ./otelenv && go test -count=1 -tags pmcp_otlpgrpc ./otelenv)
 
 step "cmd/pmcp module: the CLI (separate module: it links the OTel exporters)"
 (cd cmd/pmcp && go vet ./... && go test -race -count=1 ./...)

@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/creack/pty"
 	"github.com/gopmcp/pmcp"
+	"golang.org/x/term"
 )
 
 // verb is one command of the command line: its flags, its usage text and
@@ -47,7 +47,7 @@ func logLevelUsage(name string) string {
 		shows += ", also the access log"
 	case "bridge":
 		shows += ", at debug also the access log"
-	case "login", "logout":
+	case "login", "logout", "version":
 	default:
 		shows += ", also the server's log records"
 	}
@@ -273,6 +273,9 @@ func verbFor(name string) *verb {
 	case "logout":
 		v, _, _ := logoutVerb()
 		return v
+	case "version":
+		v, _ := versionVerb()
+		return v
 	}
 	return nil
 }
@@ -296,7 +299,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 // $COLUMNS, else 0 (no limit: piped output keeps whole names).
 func columns(w io.Writer) int {
 	if f, ok := w.(*os.File); ok && isTerminal(f) {
-		if _, c, err := pty.Getsize(f); err == nil && c > 0 {
+		if c, _, err := term.GetSize(int(f.Fd())); err == nil && c > 0 {
 			return c
 		}
 	}

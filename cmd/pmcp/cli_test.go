@@ -11,7 +11,7 @@ import (
 	"github.com/gopmcp/pmcp"
 )
 
-var allVerbs = []string{"serve", "bridge", "inspect", "tools", "resources", "prompts", "call", "read", "get", "login", "logout"}
+var allVerbs = []string{"serve", "bridge", "inspect", "tools", "resources", "prompts", "call", "read", "get", "login", "logout", "version"}
 
 // TestHelpEveryVerb: -h, --help and `pmcp help VERB` print the verb's
 // usage on stdout and exit 0.

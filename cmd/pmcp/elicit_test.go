@@ -35,7 +35,7 @@ func fixtureURL(t *testing.T) string {
 	}
 	if err := pmcp.AddTool(s, &pmcp.Tool{Name: "open_page", Description: "URL-mode elicitation"},
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
-			r, err := extra.Elicit(ctx, &pmcp.ElicitParams{Mode: "url", Message: "Approve the payment", URL: "https://pay.example/approve/1", ElicitationID: "pay-1"})
+			r, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{Mode: "url", Message: "Approve the payment", URL: "https://pay.example/approve/1", ElicitationID: "pay-1"})
 			if err != nil {
 				return "", err
 			}
@@ -45,7 +45,7 @@ func fixtureURL(t *testing.T) string {
 	}
 	if err := pmcp.AddTool(s, &pmcp.Tool{Name: "order", Description: "a form"},
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
-			r, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: "Your order", RequestedSchema: jsontext.Value(`{"type":"object","properties":{` +
+			r, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{Message: "Your order", RequestedSchema: jsontext.Value(`{"type":"object","properties":{` +
 				`"name":{"type":"string","title":"Name","minLength":2},` +
 				`"size":{"type":"string","enum":["small","medium","large"],"default":"medium"},` +
 				`"count":{"type":"integer","minimum":1,"default":1},` +
@@ -66,7 +66,7 @@ func fixtureURL(t *testing.T) string {
 				`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`,
 				`{"type":"object","properties":{"plan":{"type":"string","enum":["free","pro"]}},"required":["plan"]}`,
 			} {
-				r, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: "Sign up", RequestedSchema: jsontext.Value(form)})
+				r, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{Message: "Sign up", RequestedSchema: jsontext.Value(form)})
 				if err != nil {
 					return "", err
 				}

@@ -11,6 +11,7 @@
 //	pmcp get PROMPT key=value ...
 //	pmcp login --url URL      sign in with OAuth (browser, loopback redirect)
 //	pmcp logout [--url URL]   forget stored credentials
+//	pmcp version              module version, git revision, Go and protocol versions
 //
 // Run "pmcp help" for the flags and the exit codes.
 package main
@@ -55,6 +56,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return login(ctx, args[1:], stdout, stderr)
 	case "logout":
 		return logout(ctx, args[1:], stdout, stderr)
+	case "version", "--version":
+		return version(args[1:], stdout, stderr)
 	case "help":
 		return help(args[1:], stdout, stderr)
 	case "-h", "--help":
@@ -123,6 +126,11 @@ client flags (anywhere before --):
   --sampling-cmd CMD         answer sampling: CMD reads the request JSON on
                              stdin and prints the result JSON
   --task                     call: run the tool as a task; show its status live
+
+other:
+  version [--json]           pmcp's module version, the git revision it was
+                             built from, the Go version and the protocol
+                             versions it speaks (also --version)
 
 every command:
   --log-level LEVEL          what is shown on stderr: off, debug, info,

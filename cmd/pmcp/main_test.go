@@ -14,5 +14,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv("PMCP_TEST_RUN_MAIN") == "1" {
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(removeBuilt))
 }

@@ -19,7 +19,7 @@ var schema = jsontext.Value(`{"type":"object","properties":{"name":{"type":"stri
 
 // example:handler begin
 func greet(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ struct{}) (string, error) {
-	res, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: "What is your name?", RequestedSchema: schema})
+	res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{Message: "What is your name?", RequestedSchema: schema})
 	if err != nil {
 		return "", err
 	}

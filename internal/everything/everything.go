@@ -208,7 +208,7 @@ type elicitArgs struct {
 func (b *builder) peerTools() {
 	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "test_sampling", Description: "Asks the client's model to answer a prompt."},
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, in samplingArgs) (string, error) {
-			res, err := extra.Sample(ctx, &pmcp.CreateMessageParams{
+			res, err := extra.Peer.Sample(ctx, &pmcp.CreateMessageParams{
 				Messages:  []*pmcp.SamplingMessage{{Role: "user", Content: pmcp.Text(in.Prompt)}},
 				MaxTokens: 100,
 			})
@@ -219,7 +219,7 @@ func (b *builder) peerTools() {
 		}))
 	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "test_elicitation", Description: "Asks the user for a username and an email."},
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, in elicitArgs) (string, error) {
-			res, err := extra.Elicit(ctx, &pmcp.ElicitParams{
+			res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{
 				Message:         in.Message,
 				RequestedSchema: jsontext.Value(`{"type":"object","properties":{"username":{"type":"string","description":"Your username"},"email":{"type":"string","description":"Your email address"}},"required":["username","email"]}`),
 			})
@@ -230,7 +230,7 @@ func (b *builder) peerTools() {
 		}))
 	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "test_elicitation_sep1034_defaults", Description: "Elicits a form whose fields carry defaults."},
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
-			res, err := extra.Elicit(ctx, &pmcp.ElicitParams{
+			res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{
 				Message:         "Please review and update the form fields with defaults",
 				RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string","description":"User name","default":"John Doe"},"age":{"type":"integer","description":"User age","default":30},"score":{"type":"number","description":"User score","default":95.5},"status":{"type":"string","description":"User status","enum":["active","inactive","pending"],"default":"active"},"verified":{"type":"boolean","description":"Verification status","default":true}}}`),
 			})
@@ -241,7 +241,7 @@ func (b *builder) peerTools() {
 		}))
 	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "test_elicitation_sep1330_enums", Description: "Elicits a form with every enum shape."},
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
-			res, err := extra.Elicit(ctx, &pmcp.ElicitParams{
+			res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{
 				Message: "Please select options from the enum fields",
 				RequestedSchema: jsontext.Value(`{"type":"object","properties":{` +
 					`"untitledSingle":{"type":"string","description":"Untitled single-select","enum":["option1","option2","option3"]},` +
@@ -258,7 +258,7 @@ func (b *builder) peerTools() {
 		}))
 	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "greet_user", Description: "Asks for the user's name (elicitation), then greets them. Works in both eras."},
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
-			res, err := extra.Elicit(ctx, &pmcp.ElicitParams{
+			res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{
 				Message:         "What is your name?",
 				RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`),
 			})
@@ -273,7 +273,7 @@ func (b *builder) peerTools() {
 		}))
 	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "roots_and_summary", Description: "Lists the client's roots, then asks its model to summarise them. Works in both eras."},
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, _ noArgs) (string, error) {
-			roots, err := extra.ListRoots(ctx)
+			roots, err := extra.Peer.ListRoots(ctx)
 			if err != nil {
 				return "", err
 			}
@@ -281,7 +281,7 @@ func (b *builder) peerTools() {
 			for _, r := range roots.Roots {
 				names = append(names, r.URI)
 			}
-			res, err := extra.Sample(ctx, &pmcp.CreateMessageParams{
+			res, err := extra.Peer.Sample(ctx, &pmcp.CreateMessageParams{
 				Messages:  []*pmcp.SamplingMessage{{Role: "user", Content: pmcp.Text("Summarise these roots: " + strings.Join(names, ", "))}},
 				MaxTokens: 50,
 			})

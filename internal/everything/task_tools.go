@@ -65,7 +65,7 @@ func (b *builder) taskTools() {
 		}))
 	b.check(pmcp.AddTool(b.s, &pmcp.Tool{Name: "confirm_delete", Description: "Asks the user to confirm a deletion, then reports the answer.", Execution: taskTool(pmcp.TaskSupportOptional)},
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, in confirmArgs) (string, error) {
-			res, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: fmt.Sprintf("Delete %s?", in.Filename), RequestedSchema: jsontext.Value(confirmSchema)})
+			res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{Message: fmt.Sprintf("Delete %s?", in.Filename), RequestedSchema: jsontext.Value(confirmSchema)})
 			if err != nil {
 				return "", err
 			}
@@ -83,7 +83,7 @@ func (b *builder) taskTools() {
 			errs := make([]error, 2)
 			for i, q := range []string{"What is your name?", "Do you confirm?"} {
 				wg.Go(func() {
-					res, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: q, RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"},"confirm":{"type":"boolean"}}}`)})
+					res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{Message: q, RequestedSchema: jsontext.Value(`{"type":"object","properties":{"name":{"type":"string"},"confirm":{"type":"boolean"}}}`)})
 					if err != nil {
 						errs[i] = err
 						return
@@ -102,7 +102,7 @@ func (b *builder) taskTools() {
 			name, ok := acceptedString(extra.InputResponses(), "user_name", "name")
 			if !ok {
 				if extra.Era() != pmcp.EraModern {
-					res, err := extra.Elicit(ctx, &pmcp.ElicitParams{Message: "What is your name?", RequestedSchema: jsontext.Value(nameSchema)})
+					res, err := extra.Peer.Elicit(ctx, &pmcp.ElicitParams{Message: "What is your name?", RequestedSchema: jsontext.Value(nameSchema)})
 					if err != nil {
 						return "", err
 					}

@@ -1,6 +1,6 @@
 // Package otelenv sets up OpenTelemetry exporters the way the standard
 // OTEL_* environment variables ask, for programs such as `pmcp serve`:
-// traces and metrics to OTLP (http/protobuf or grpc) or to a console
+// traces and metrics to OTLP (http/protobuf; grpc with a build tag) or to a console
 // writer, or nowhere, and an optional Prometheus text endpoint.
 //
 // Nothing is exported unless asked: an unset OTEL_TRACES_EXPORTER or
@@ -11,11 +11,22 @@
 // Variables read here: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER,
 // OTEL_METRICS_EXPORTER (comma-separated lists of otlp, console, none),
 // OTEL_EXPORTER_OTLP_PROTOCOL and its _TRACES_/_METRICS_ variants
-// (http/protobuf, the default, or grpc), OTEL_PROPAGATORS (tracecontext,
-// baggage, none), OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES. The
-// exporters and SDK read the rest themselves: OTEL_EXPORTER_OTLP_ENDPOINT,
-// _HEADERS, _TIMEOUT, _INSECURE, _CERTIFICATE and their per-signal forms,
-// OTEL_TRACES_SAMPLER(_ARG), OTEL_BSP_*, OTEL_METRIC_EXPORT_INTERVAL.
+// (http/protobuf, the default, or grpc: only in a build with the
+// pmcp_otlpgrpc tag, see ErrGRPCNotBuilt), OTEL_PROPAGATORS (tracecontext,
+// baggage, none), OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES; for
+// OTLP/HTTP, OTEL_EXPORTER_OTLP_ENDPOINT, _HEADERS, _TIMEOUT,
+// _COMPRESSION, _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY and their
+// per-signal forms, OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE and
+// OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION (all through
+// Options.Getenv). The SDK reads the rest itself from the process
+// environment: OTEL_TRACES_SAMPLER(_ARG), OTEL_BSP_*,
+// OTEL_METRIC_EXPORT_INTERVAL, and the gRPC exporters their
+// OTEL_EXPORTER_OTLP_* variables.
+//
+// The OTLP/HTTP exporters are this package's own (protobuf encoded with
+// google.golang.org/protobuf/encoding/protowire): the upstream otlptracehttp
+// and otlpmetrichttp modules import gRPC, which a program that only
+// speaks HTTP should not have to download and link.
 package otelenv
 
 import (
@@ -30,10 +41,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/exporters/stdout/stdoutmetric"
 	"go.opentelemetry.io/otel/exporters/stdout/stdouttrace"
@@ -106,6 +113,12 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 // not support.
 var ErrUnsupported = errors.New("otelenv: unsupported value")
 
+// ErrGRPCNotBuilt is Setup's error for OTEL_EXPORTER_OTLP_PROTOCOL=grpc
+// (or a per-signal _PROTOCOL=grpc) in a build without the pmcp_otlpgrpc
+// tag: the OTLP/gRPC exporters and gRPC itself are linked only with
+// `go build -tags pmcp_otlpgrpc`. It wraps ErrUnsupported.
+var ErrGRPCNotBuilt = fmt.Errorf("%w: OTEL_EXPORTER_OTLP_PROTOCOL=grpc needs a build with -tags pmcp_otlpgrpc (go install -tags pmcp_otlpgrpc ./cmd/pmcp); unset it or set http/protobuf, the default", ErrUnsupported)
+
 // Setup builds tracer and meter providers as the environment asks. On an
 // error nothing is left running.
 func Setup(ctx context.Context, opts Options) (*Telemetry, error) {
@@ -150,7 +163,7 @@ func Setup(ctx context.Context, opts Options) (*Telemetry, error) {
 	if len(traces) > 0 {
 		tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
 		for _, name := range traces {
-			exp, err := spanExporter(ctx, name, signalProtocol(getenv, "TRACES"), console)
+			exp, err := spanExporter(ctx, getenv, name, signalProtocol(getenv, "TRACES"), console)
 			if err != nil {
 				return fail(err)
 			}
@@ -163,7 +176,7 @@ func Setup(ctx context.Context, opts Options) (*Telemetry, error) {
 	if len(metrics) > 0 || opts.Prometheus {
 		mpOpts := []sdkmetric.Option{sdkmetric.WithResource(res)}
 		for _, name := range metrics {
-			exp, err := metricExporter(ctx, name, signalProtocol(getenv, "METRICS"), console)
+			exp, err := metricExporter(ctx, getenv, name, signalProtocol(getenv, "METRICS"), console)
 			if err != nil {
 				return fail(err)
 			}
@@ -215,28 +228,28 @@ func signalProtocol(getenv func(string) string, signal string) string {
 	return "http/protobuf"
 }
 
-func spanExporter(ctx context.Context, name, protocol string, console io.Writer) (sdktrace.SpanExporter, error) {
+func spanExporter(ctx context.Context, getenv func(string) string, name, protocol string, console io.Writer) (sdktrace.SpanExporter, error) {
 	if name == "console" {
 		return stdouttrace.New(stdouttrace.WithWriter(console))
 	}
 	switch protocol {
 	case "http/protobuf":
-		return otlptracehttp.New(ctx)
+		return newOTLPSpanExporter(getenv)
 	case "grpc":
-		return otlptracegrpc.New(ctx)
+		return grpcSpanExporter(ctx)
 	}
 	return nil, fmt.Errorf("%w: OTLP protocol %q for traces (want http/protobuf or grpc)", ErrUnsupported, protocol)
 }
 
-func metricExporter(ctx context.Context, name, protocol string, console io.Writer) (sdkmetric.Exporter, error) {
+func metricExporter(ctx context.Context, getenv func(string) string, name, protocol string, console io.Writer) (sdkmetric.Exporter, error) {
 	if name == "console" {
 		return stdoutmetric.New(stdoutmetric.WithWriter(console))
 	}
 	switch protocol {
 	case "http/protobuf":
-		return otlpmetrichttp.New(ctx)
+		return newOTLPMetricExporter(getenv)
 	case "grpc":
-		return otlpmetricgrpc.New(ctx)
+		return grpcMetricExporter(ctx)
 	}
 	return nil, fmt.Errorf("%w: OTLP protocol %q for metrics (want http/protobuf or grpc)", ErrUnsupported, protocol)
 }

@@ -83,7 +83,7 @@ func main() {
 			// cap is DefaultMaxSessions (4,096).
 			MaxSessions: 20000,
 			// The fan-out leg opens 10,000 listen streams; the default
-			// cap is DefaultMaxListenStreams (1,024).
+			// cap is 1,024 (StreamableHTTPOptions.MaxListenStreams).
 			MaxListenStreams:    20000,
 			DetachListenStreams: *detach,
 		})))

@@ -106,7 +106,7 @@ func TestOnSessionEnd(t *testing.T) {
 		got := make(chan [2]bool, 1)
 		err = AddTool(srv, &Tool{Name: "many"}, func(ctx context.Context, extra *RequestHandlerExtra, _ struct{}) (string, error) {
 			ok := true
-			for range MaxSessionEndFuncs {
+			for range maxSessionEndFuncs {
 				ok = ok && extra.OnSessionEnd(func() {})
 			}
 			got <- [2]bool{ok, extra.OnSessionEnd(func() {})}
@@ -119,7 +119,7 @@ func TestOnSessionEnd(t *testing.T) {
 		c.initialize(nil)
 		c.mustCall(MethodToolsCall, map[string]any{"name": "many"})
 		if r := <-got; !r[0] || r[1] {
-			t.Fatalf("first %d registrations ok = %v, one more = %v; want true, false", MaxSessionEndFuncs, r[0], r[1])
+			t.Fatalf("first %d registrations ok = %v, one more = %v; want true, false", maxSessionEndFuncs, r[0], r[1])
 		}
 	})
 }

@@ -10,8 +10,8 @@ import (
 
 // progressReporter is the server's ProgressReporter for one request that
 // carried a progressToken. It drops values that do not increase, and
-// rate-limits with a token bucket (DefaultProgressBurst back to back, then
-// DefaultProgressRate per second); a final update (progress >= total > 0)
+// rate-limits with a token bucket (defaultProgressBurst back to back, then
+// defaultProgressRate per second); a final update (progress >= total > 0)
 // is always sent.
 type progressReporter struct {
 	token  jsontext.Value
@@ -30,7 +30,7 @@ type progressReporter struct {
 }
 
 func newProgressReporter(token jsontext.Value, notify func(ctx context.Context, method string, params any) error) *progressReporter {
-	return newProgressReporterLimits(token, notify, DefaultProgressRate, DefaultProgressBurst)
+	return newProgressReporterLimits(token, notify, defaultProgressRate, defaultProgressBurst)
 }
 
 // newProgressReporterLimits is newProgressReporter with the limits of
@@ -38,10 +38,10 @@ func newProgressReporter(token jsontext.Value, notify func(ctx context.Context, 
 // negative: no limit).
 func newProgressReporterLimits(token jsontext.Value, notify func(ctx context.Context, method string, params any) error, rate, burst int) *progressReporter {
 	if rate == 0 {
-		rate = DefaultProgressRate
+		rate = defaultProgressRate
 	}
 	if burst == 0 {
-		burst = DefaultProgressBurst
+		burst = defaultProgressBurst
 	}
 	r := &progressReporter{token: token, notify: notify, now: time.Now, rate: float64(rate), burst: float64(burst), tokens: float64(burst)}
 	r.unlimited = rate < 0 || burst < 0
@@ -77,4 +77,44 @@ func (r *progressReporter) ReportProgress(ctx context.Context, p Progress) error
 		params.Total = &t
 	}
 	return r.notify(ctx, NotificationProgress, params)
+}
+
+// ProgressReporter sends progress notifications for one request.
+type ProgressReporter interface {
+	ReportProgress(ctx context.Context, p Progress) error
+}
+
+// ProgressReporterFunc adapts a function to ProgressReporter.
+type ProgressReporterFunc func(ctx context.Context, p Progress) error
+
+// ReportProgress calls f.
+func (f ProgressReporterFunc) ReportProgress(ctx context.Context, p Progress) error { return f(ctx, p) }
+
+// Progress is one progress update. Total is 0 when unknown.
+type Progress struct {
+	Progress float64
+	Total    float64
+	Message  string
+}
+
+// ReportProgress sends a progress update when the request carried a
+// progressToken; otherwise it is a no-op returning nil. The server's
+// reporter rate-limits updates (see ServerOptions.ProgressRate), drops values that
+// do not increase, and always sends a final update (progress >= total).
+// total <= 0 means unknown.
+func (e *RequestHandlerExtra) ReportProgress(progress, total float64, message string) error {
+	if e.ProgressReporter == nil {
+		return nil
+	}
+	return e.ProgressReporter.ReportProgress(e.ctx, Progress{Progress: progress, Total: total, Message: message})
+}
+
+// ReportPercent reports progress as a percentage of 100.
+func (e *RequestHandlerExtra) ReportPercent(percent float64, message string) error {
+	return e.ReportProgress(percent, 100, message)
+}
+
+// ReportCount reports count-based progress: current of total items.
+func (e *RequestHandlerExtra) ReportCount(current, total int, message string) error {
+	return e.ReportProgress(float64(current), float64(total), message)
 }
