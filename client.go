@@ -13,34 +13,6 @@ import (
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
-// Defaults of ClientOptions. Every limit is on by default; each option field
-// says what its zero value means.
-const (
-	// DefaultClientCallTimeout bounds each request a client sends when the
-	// caller's ctx has no deadline of its own.
-	DefaultClientCallTimeout = 60 * time.Second
-	// defaultProbeTimeout bounds the server/discover probe that decides the
-	// era on a stream transport. A server that does not answer in time is
-	// treated as a legacy server (the spec's rule for stdio).
-	defaultProbeTimeout = 5 * time.Second
-	// defaultClientMaxInputRounds caps the input_required rounds one
-	// modern-era call may go through before the client gives up.
-	defaultClientMaxInputRounds = 8
-	// defaultMaxPages caps the pages the All* helpers fetch for one
-	// listing.
-	defaultMaxPages = 1000
-	// defaultClientNotificationQueue is the capacity of the bounded queue
-	// between the connection's read loop and the worker that runs the
-	// notification handlers. When it is full the newest notification is
-	// dropped and logged at Warn (ClientOptions.Logger) with the running
-	// count.
-	defaultClientNotificationQueue = 256
-	// MaxPeerStringBytes caps every server-controlled string (error
-	// messages, tool names, versions) before it enters an error or a log
-	// record.
-	MaxPeerStringBytes = 1024
-)
-
 // SamplingHandler answers a server's sampling/createMessage: a real
 // server-to-client request in the legacy era, an entry of an
 // input_required result in the modern era. Both eras go through the same
@@ -100,94 +72,6 @@ type ClientNotificationHandlers struct {
 	// the session created (CallToolTask) both eras need no further call:
 	// a modern session opens that subscription itself.
 	TaskStatus func(ctx context.Context, st *TaskStatus)
-}
-
-// ClientOptions configures a Client. The zero value works: each field says
-// what its zero value means.
-type ClientOptions struct {
-	// Name and Version identify the client (clientInfo). Empty Name means
-	// "pmcp-client", empty Version means "0.0.0". Title is optional.
-	Name, Version, Title string
-
-	// Sampling, Elicitation and Roots answer the server's requests for
-	// input, in both eras. The capabilities the client declares are derived
-	// from which of them are set: a nil handler declares nothing, so a
-	// well-behaved server never asks for that kind of input.
-	Sampling    SamplingHandler
-	Elicitation ElicitationHandler
-	Roots       RootsHandler
-	// SamplingTools additionally declares sampling.tools (the handler can
-	// deal with tools and toolChoice). Ignored without Sampling.
-	SamplingTools bool
-	// ElicitationURL additionally declares URL-mode elicitation. Ignored
-	// without Elicitation.
-	ElicitationURL bool
-
-	// Notifications receive the server's notifications. The zero value
-	// ignores them all.
-	Notifications ClientNotificationHandlers
-	// NotificationQueue is the capacity of the notification queue. Zero
-	// means 256.
-	NotificationQueue int
-	// SyncLogMessages runs Notifications.LogMessage on the connection's
-	// read loop, as progress is, instead of the notification worker: the
-	// records a server sends while serving a call are then handled before
-	// the call's result is delivered (a proxy forwards them to the request
-	// that caused them). The handler must return quickly and must not call
-	// the session. False queues them like every other notification.
-	SyncLogMessages bool
-
-	// LogLevel is the minimum level of the log records the client asks
-	// for and delivers to Notifications.LogMessage, with one meaning in
-	// both eras. LevelUnset (zero) means DefaultLogLevel (info) when a
-	// LogMessage handler is set (what a handler set without a level most
-	// likely wants, and what a legacy server applies when nobody set a
-	// level), and none without one (nobody would read them). LevelOff
-	// asks for none. Modern requests carry the
-	// level in _meta (none: no logLevel, so the server sends no records);
-	// in the legacy era Connect calls logging/setLevel with it when the
-	// server declares logging. Either way the session drops records below
-	// the level (all of them for LevelOff, for which the legacy protocol
-	// has no value), so a server that ignores the level makes no
-	// difference. ClientSession.SetLoggingLevel changes it for a legacy
-	// session.
-	LogLevel LoggingLevel
-
-	// Era forces a protocol era. EraUnknown (zero) negotiates: probe
-	// server/discover, fall back to initialize. EraModern skips the
-	// fallback; EraLegacy skips the probe.
-	Era Era
-	// ProbeTimeout bounds the server/discover probe. Zero means 5 s.
-	ProbeTimeout time.Duration
-	// CallTimeout bounds each request whose ctx has no deadline. Zero
-	// means DefaultClientCallTimeout; negative means no bound. In the
-	// modern era it applies to each round of a multi-round-trip call, not
-	// to the time the input handlers take. Calls made with the same ctx
-	// share one timer: a call may run up to 1/64 of CallTimeout longer.
-	CallTimeout time.Duration
-	// MaxInputRounds caps the input_required rounds of one modern call.
-	// Zero means 8.
-	MaxInputRounds int
-	// MaxPages caps the pages fetched by AllTools, AllResources,
-	// AllResourceTemplates and AllPrompts. Zero means 1,000.
-	MaxPages int
-
-	// Logger receives the client's diagnostics (dropped notifications,
-	// handler panics). Nil discards them.
-	Logger *slog.Logger
-
-	// Middleware wraps every request the client sends and every server
-	// request for input it answers (see ClientMiddleware), the first one
-	// outermost. Nil or empty means none.
-	Middleware []ClientMiddleware
-
-	// HostTasks lets a 2025-11-25 server ask for sampling and elicitation
-	// as tasks (client-hosted tasks): the client declares
-	// capabilities.tasks for the handlers it has, answers such a request
-	// with a CreateTaskResult, runs the handler in the background and
-	// serves tasks/get, tasks/result, tasks/list and tasks/cancel. At most
-	// 16 run at once; they end with the session.
-	HostTasks bool
 }
 
 // clientDrainTimeout bounds how long the session lets the handlers of

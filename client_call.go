@@ -38,31 +38,11 @@ var (
 // maxPeerErrorData bounds the data member kept from a server's error.
 const maxPeerErrorData = 64 << 10
 
-// CallOption tunes one call (CallTool, ReadResource, GetPrompt, Complete).
-type CallOption func(*callConfig)
-
 type callConfig struct {
 	progress ProgressHandler
 	meta     Meta
 	// tasks declares the tasks extension on this modern request.
 	tasks bool
-}
-
-// WithProgress asks the server for progress updates on this call (a fresh
-// _meta.progressToken) and routes the matching notifications/progress to
-// h until the call returns. h runs on the connection's read loop, before
-// the call's own result is read: it must be quick and must not call the
-// session (start a goroutine for more).
-func WithProgress(h ProgressHandler) CallOption {
-	return func(c *callConfig) { c.progress = h }
-}
-
-// WithMeta adds members to the request's _meta (for example W3C trace
-// context: traceparent, tracestate). Keys the client manages itself (every
-// io.modelcontextprotocol/ key and progressToken) are ignored here: they
-// would change how the server reads the request.
-func WithMeta(m Meta) CallOption {
-	return func(c *callConfig) { c.meta = m }
 }
 
 // callConfigOf applies opts; nil when there are none (every use takes

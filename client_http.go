@@ -14,34 +14,8 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp/internal/peer"
-	"github.com/gopmcp/pmcp/internal/wwwauth"
 	"github.com/gopmcp/pmcp/jsonrpc"
-)
-
-// Defaults of HTTPClientOptions.
-const (
-	// DefaultHTTPMaxMessageBytes caps one message the server sends over
-	// HTTP: a JSON response body, or the data of one server-sent event.
-	DefaultHTTPMaxMessageBytes = 16 << 20
-	// defaultHTTPMaxReconnects is how many times in a row the client
-	// reconnects a legacy SSE stream that broke (by GET with
-	// Last-Event-ID) before giving up on it.
-	defaultHTTPMaxReconnects = 5
-	// defaultHTTPRetry is the reconnection delay when the server announced
-	// none with an SSE "retry:" field.
-	defaultHTTPRetry = time.Second
-	// defaultHTTPDialTimeout and defaultHTTPTLSHandshakeTimeout bound
-	// connection set-up of the client's own http.Client (when
-	// HTTPClientOptions.HTTPClient is nil). Requests are bounded by the
-	// session's call timeout (ClientOptions.CallTimeout).
-	defaultHTTPDialTimeout         = 30 * time.Second
-	defaultHTTPTLSHandshakeTimeout = 10 * time.Second
-	// httpErrorBodyBytes caps how much of an error response is read.
-	httpErrorBodyBytes = 64 << 10
-	// httpCloseTimeout bounds the DELETE that ends a legacy session.
-	httpCloseTimeout = 2 * time.Second
-	// maxSessionIDBytes caps an Mcp-Session-Id the client accepts.
-	maxSessionIDBytes = 1024
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // ErrHTTPSessionExpired: the server answered 404 to a request carrying the
@@ -94,8 +68,8 @@ func (e *HTTPStatusError) Challenge() (code, description string) {
 	if e.WWWAuthenticate == "" {
 		return "", ""
 	}
-	chs := wwwauth.Parse([]string{e.WWWAuthenticate})
-	return capPeerString(wwwauth.Param(chs, "error")), capPeerString(wwwauth.Param(chs, "error_description"))
+	chs := oauth.ParseChallenges([]string{e.WWWAuthenticate})
+	return capPeerString(oauth.ChallengeParam(chs, "error")), capPeerString(oauth.ChallengeParam(chs, "error_description"))
 }
 
 // Unwrap returns the JSON-RPC error of the body, if any.
@@ -104,53 +78,6 @@ func (e *HTTPStatusError) Unwrap() error {
 		return nil
 	}
 	return e.RPC
-}
-
-// HTTPClientOptions configures the Streamable HTTP transport of
-// Client.ConnectHTTP. The zero value (and nil) works.
-type HTTPClientOptions struct {
-	// HTTPClient sends the requests. Nil means a client of the session's
-	// own (dial and TLS timeouts as above, closed with the session). A
-	// given client's Timeout must be zero or longer than any stream the
-	// session keeps open (subscriptions, the legacy GET stream).
-	HTTPClient *http.Client
-	// Header is added to every request (for example Authorization).
-	// Headers the transport manages (Content-Type, Accept, Mcp-Session-Id,
-	// MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-*,
-	// Last-Event-ID) are removed from it.
-	Header http.Header
-	// MaxMessageBytes caps one message from the server (a JSON body or
-	// one SSE event). Zero means DefaultHTTPMaxMessageBytes.
-	MaxMessageBytes int
-	// MaxReconnects caps consecutive reconnections of a legacy SSE stream.
-	// Zero means 5; negative disables reconnection.
-	MaxReconnects int
-	// DefaultRetry is the reconnection delay when the server gave none.
-	// Zero means 1 s.
-	DefaultRetry time.Duration
-	// NoStandaloneStream stops a legacy session from opening the GET
-	// stream on which a server sends requests and notifications unrelated
-	// to any request (list changes, resource updates).
-	NoStandaloneStream bool
-	// Authorizer turns on authorization of the session's requests, such
-	// as MCP authorization with OAuth (*oauthclient.Config): on 401 (or
-	// 403 with insufficient_scope) the client obtains a token and sends
-	// the request again with it. Nil means none: a 401 is reported as
-	// ErrAuthorizationRequired.
-	Authorizer HTTPAuthorizer
-}
-
-// HTTPAuthorizer authorizes the requests of a Streamable HTTP session
-// (HTTPClientOptions.Authorizer) by wrapping its transport;
-// *oauthclient.Config is one.
-type HTTPAuthorizer interface {
-	// Wrap returns the transport that sends the requests to endpoint
-	// through base (nil means http.DefaultTransport), adding credentials
-	// and obtaining them when the server refuses. ConnectHTTP calls it
-	// before any request, once for every transport it opens (there may
-	// be more than one per session), with the client's logger; an error
-	// (an invalid configuration) ends ConnectHTTP before any request.
-	Wrap(base http.RoundTripper, endpoint string, log *slog.Logger) (http.RoundTripper, error)
 }
 
 // ConnectHTTP opens a session with the MCP server at endpoint (the URL of

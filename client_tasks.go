@@ -11,16 +11,6 @@ import (
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
-// Bounds of the client's task polling.
-const (
-	// defaultTaskPollInterval is used when the server suggests none.
-	defaultTaskPollInterval = time.Second
-	// minTaskPollInterval and maxTaskPollInterval clamp the server's
-	// suggestion, so a server can neither make the client spin nor stall.
-	minTaskPollInterval = 10 * time.Millisecond
-	maxTaskPollInterval = time.Minute
-)
-
 // ErrTaskCancelled is returned by ClientTask.Wait when the task ended
 // cancelled.
 var ErrTaskCancelled = errors.New("pmcp: task cancelled")

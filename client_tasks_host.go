@@ -11,10 +11,6 @@ import (
 	"github.com/gopmcp/pmcp/tasks"
 )
 
-// defaultMaxHostedTasks bounds the client-hosted tasks running at once in
-// one session; a server asking for more gets -32603.
-const defaultMaxHostedTasks = 16
-
 // hostedOwner owns every task a session hosts: the one server it talks to.
 const hostedOwner = "server"
 

@@ -70,11 +70,81 @@
 // # The request pipeline
 //
 // Every request, over any transport and in either era, goes through the
-// same ordered stages: decode (package jsonrpc) → one scan of the params,
-// which decides the era and reads _meta → the middleware chain → the
-// method handler → result decoration (serverInfo, cache hints, a private
-// copy of shared results) → one mapping of the outcome to a JSON-RPC
-// response → encode.
+// same ordered stages: decode (package jsonrpc) → one scan of the params
+// → one era decision → the method's row in the method table → the
+// middleware chain → the method handler → one mapping of a Go error to a
+// JSON-RPC error → result decoration (serverInfo, cache hints, a private
+// copy of shared results) → encode → the access log. Absent params are
+// replaced by an empty object once, before the middleware.
+//
+// Over Streamable HTTP, with the file of each step:
+//
+//  1. StreamableHTTPHandler.ServeHTTP (http.go): Host and Origin checks
+//     (http_security.go), Authenticate, then by HTTP method. Every refusal
+//     on the way is a named value of the one refusal table, written by its
+//     one writer (http_refusals.go).
+//  2. servePost (http.go) reads the bounded body (http_body.go), decodes
+//     it, scans the params once (reqParams.scan, server_params.go) and
+//     decides the era (classify, era.go), stored in the request's state.
+//  3. The era's half: legacyPost (http_legacy.go; GET, DELETE and
+//     resumption in http_legacy_stream.go) or serveModern (http_modern.go).
+//     The method's row (methodOf, method_table.go) says which headers must
+//     mirror the params (checkStandardHeaders, http_headers.go) and which
+//     scopes the target needs (httpScopeCheck, http_auth.go).
+//  4. Server.handle (server_dispatch.go): the row's eras and capability
+//     (Server.declares), then handleLegacy or handleModern build the
+//     RequestHandlerExtra (extra*.go) and run the middleware chain
+//     (Server.run, server_middleware.go), whose last link calls the row's
+//     serve function: tools (server_tools.go), prompts, resources,
+//     subscriptions, tasks (server_tasks*.go), skills, completion.
+//  5. An error becomes its JSON-RPC error once (wireError and sendError,
+//     errors_wire.go); a result is finished once (finishResult,
+//     server_result.go).
+//  6. The response is encoded as JSON or as an event stream (http_sse.go,
+//     http_modern_stream.go) and logged (Server.logAccess,
+//     server_accesslog.go).
+//
+// Over a stream (stdio, or any io.ReadWriteCloser): Server.Serve
+// (server_serve.go) runs the JSON-RPC engine (internal/rpcconn), which
+// hands every request to the same Server.handle (step 4 on) and every
+// notification to Server.onNotification, the one notification entry of
+// both transports.
+//
+// # Where things are
+//
+// A file's name says whose code it holds.
+//
+//   - server*.go: Server — options and defaults (server_options.go), the
+//     dispatcher, params scan, middleware, scopes, the registries (tools,
+//     prompts, resources, skills, subscriptions), tasks, multi-round-trip
+//     input (server_mrtr.go), the legacy back-channel (server_peer.go),
+//     notifications and their fan-out (server_notify.go,
+//     server_broadcast.go), the access log.
+//   - http*.go: StreamableHTTPHandler — one file per era
+//     (http_legacy*.go, http_modern*.go), refusals (http_refusals.go),
+//     authorization (http_auth.go), body (http_body.go), sessions across
+//     replicas (http_sessions_store.go), the event store, SSE writing.
+//   - client*.go: Client and ClientSession — options and defaults
+//     (client_options.go), the call machinery (client_call.go), the typed
+//     MCP calls (client_methods.go), what the client serves
+//     (client_handlers.go), the HTTP transport (client_http*.go), tasks.
+//   - extra*.go: RequestHandlerExtra, the per-request handler context —
+//     metadata, logging, progress, input, tasks, session hooks, printing.
+//   - method_table.go: one row per MCP method (eras, capability, target
+//     param, scopes, mirrored headers, the server's and the client's
+//     handler); era.go: the one era decision; errors_wire.go: the one
+//     error mapping; headers_params.go: Mcp-Param-* bindings of both sides.
+//   - types_*.go, protocol.go, metadata.go, result_encode.go: the protocol's
+//     types, versions and their encoding.
+//   - Packages: jsonrpc (the wire), transport/* (stdio, command, memory),
+//     tasks and reqstate (task stores, signed request state), oauth (the
+//     OAuth protocol both roles share: metadata and discovery, challenges,
+//     resource canonicalisation, DPoP; a leaf), auth (the resource
+//     server), oauthclient (the OAuth client, through
+//     HTTPClientOptions.Authorizer), proxy (the bridge), eventstoretest;
+//     internal/rpcconn (the engine under stream transports), internal/schema
+//     (JSON Schema inference and validation). Modules of their own: otel,
+//     redis, cmd/pmcp, interop, bench.
 //
 // # Scopes
 //

@@ -13,10 +13,6 @@ import (
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
-// defaultDetachedWriters is the number of goroutines that write the events
-// of detached listen streams (StreamableHTTPOptions.DetachListenStreams).
-const defaultDetachedWriters = 4
-
 // detachedHeaderSkip are the response headers a detached stream sets
 // itself; a middleware's values for them are not copied.
 var detachedHeaderSkip = map[string]bool{

@@ -5,25 +5,6 @@ import (
 	"sync"
 )
 
-// Defaults of MemoryEventStoreOptions.
-const (
-	// DefaultEventStoreMaxStreamEvents is how many events the in-memory
-	// event store keeps per stream; older events of a longer stream are
-	// evicted first.
-	DefaultEventStoreMaxStreamEvents = 256
-	// DefaultEventStoreMaxBytes caps the memory the in-memory event store
-	// holds across all sessions (16 MiB): event payloads plus an estimate
-	// of the store's own bookkeeping per event, stream and session. When it
-	// is exceeded the oldest events, whatever their session, are evicted
-	// first.
-	DefaultEventStoreMaxBytes = 16 << 20
-	// DefaultEventStoreMaxSessionBytes caps, the same way, what one session
-	// holds in the in-memory event store (2 MiB): a session that exceeds it
-	// loses its own oldest events, so it cannot push another session's
-	// events out unless the sessions together fill DefaultEventStoreMaxBytes.
-	DefaultEventStoreMaxSessionBytes = 2 << 20
-)
-
 // Bookkeeping charged by MemoryEventStore besides the payload bytes (whose
 // allocation size is charged): estimates of its structures' real size,
 // allocator rounding and map load included.
@@ -62,20 +43,6 @@ type StoredEvent struct {
 	Seq uint64
 	// Data is the JSON-RPC message the event carried.
 	Data []byte
-}
-
-// MemoryEventStoreOptions bound a MemoryEventStore. Zero fields mean the
-// defaults; negative fields disable that bound.
-type MemoryEventStoreOptions struct {
-	// MaxStreamEvents caps the events kept per stream. Zero means
-	// DefaultEventStoreMaxStreamEvents.
-	MaxStreamEvents int
-	// MaxBytes caps the memory kept in total: payloads plus bookkeeping
-	// (see DefaultEventStoreMaxBytes). Zero means DefaultEventStoreMaxBytes.
-	MaxBytes int64
-	// MaxSessionBytes caps the memory kept for one session, counted as
-	// MaxBytes is. Zero means DefaultEventStoreMaxSessionBytes.
-	MaxSessionBytes int64
 }
 
 // MemoryEventStore is the default EventStore: bounded and in process, so

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -23,11 +22,6 @@ import (
 // whole HTTP request to the owner. When the owner is gone, the replica
 // adopts the session from the SessionStore's record and serves it from
 // then on, replaying past events from the shared EventStore.
-
-// defaultSessionStoreTimeout bounds each SessionStore call the handler
-// makes outside a request's own context (recording a session after its
-// initialize was answered, deleting it when it ends).
-const defaultSessionStoreTimeout = 5 * time.Second
 
 var (
 	// ErrNoSession is returned by a SessionStore for an id it holds no

@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"time"
 )
 
 type listKind uint8
@@ -259,10 +258,6 @@ type EventBus interface {
 	// function ends the subscription.
 	Subscribe(deliver func(ServerEvent)) (unsubscribe func(), err error)
 }
-
-// defaultEventBusPublishTimeout bounds one EventBus.Publish made by a
-// Server (on AddTool, RemoveTools, NotifyResourceUpdated, ...).
-const defaultEventBusPublishTimeout = 5 * time.Second
 
 var eventKinds = [...]listKind{
 	ServerEventToolsListChanged:     listTools,

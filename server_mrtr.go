@@ -14,20 +14,6 @@ import (
 	"github.com/gopmcp/pmcp/reqstate"
 )
 
-// Bounds on client-supplied inputResponses (modern era). They are checked at
-// ingress, before any handler runs. DefaultMaxInputResponses and
-// DefaultMaxInputTotalBytes also bound a tasks/update (its inputResponses
-// and its params), in the server and in proxy.
-const (
-	DefaultMaxInputResponses     = 64
-	DefaultMaxInputResponseBytes = 64 << 10
-	DefaultMaxInputTotalBytes    = 256 << 10
-	defaultMaxInputDepth         = 32
-	// DefaultMaxInputRounds caps how many input_required rounds one request
-	// may go through before the server gives up with an error.
-	DefaultMaxInputRounds = 16
-)
-
 // InputResponses are the client's answers to a previous round's
 // inputRequests, keyed as the server keyed the requests. Every value came
 // off the wire: it is bounded and shape-checked (each is an elicitation,

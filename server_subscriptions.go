@@ -2,20 +2,6 @@ package pmcp
 
 import "strings"
 
-// Bounds on resource subscriptions: the resourceSubscriptions filter of one
-// modern subscriptions/listen stream, and the resources/subscribe set of
-// one legacy session. Beyond them the request fails with -32602.
-const (
-	// defaultMaxResourceSubscriptions caps the URIs of one listen filter or
-	// one legacy session.
-	defaultMaxResourceSubscriptions = 1024
-	// defaultMaxResourceURIBytes caps the length of one subscribed URI.
-	defaultMaxResourceURIBytes = 2048
-	// defaultMaxResourceSubscriptionBytes caps the summed length of the
-	// URIs of one listen filter or one legacy session (64 KiB).
-	defaultMaxResourceSubscriptionBytes = 64 << 10
-)
-
 // subLimits are the resolved subscription bounds; 0 means unbounded.
 type subLimits struct {
 	count, uriBytes, total int

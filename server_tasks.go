@@ -14,50 +14,6 @@ import (
 	"github.com/gopmcp/pmcp/tasks"
 )
 
-// Defaults for TaskOptions.
-const (
-	// defaultMaxRunningTasks bounds the task handlers running at once (one
-	// goroutine each). A call that would exceed it runs synchronously when
-	// its tool allows that, else it gets -32603.
-	defaultMaxRunningTasks = 1_000
-	// defaultTaskInputWindow is how long a 2026-07-28 tools/call waits for
-	// its task-capable handler before it creates the task. A handler that
-	// asks for input with RequireInput within the window ends the call with
-	// input_required and no task (multi-round-trip input is settled before
-	// the task exists); one that returns within it still gets a task, which
-	// is complete at once.
-	defaultTaskInputWindow = 20 * time.Millisecond
-)
-
-// TaskOptions turn on tasks (ServerOptions.Tasks). The zero value works.
-type TaskOptions struct {
-	// Store keeps the tasks. Nil means a tasks.MemoryStore built from
-	// StoreOptions, owned (and closed) by the Server. A store shared by
-	// replicas must be given here, with the same options on every replica.
-	Store tasks.Store
-	// StoreOptions configure the default memory store (ignored with Store).
-	StoreOptions tasks.Options
-	// MaxRunningTasks bounds the task handlers running at once in this
-	// process (one goroutine each): a call that would exceed it runs
-	// synchronously when its tool allows that, else it gets -32603. Zero
-	// means 1,000.
-	MaxRunningTasks int
-	// ReplicaID names this process as the lease holder of the tasks it
-	// runs. Empty means a random id.
-	ReplicaID string
-	// LeaseTTL is the lease a runner holds and renews every LeaseTTL/3.
-	// Zero means tasks.DefaultLeaseTTL.
-	LeaseTTL time.Duration
-	// InputWindow is how long a 2026-07-28 tools/call waits for its
-	// task-capable handler before it creates the task. A handler that asks
-	// for input with RequireInput within the window ends the call with
-	// input_required and no task (multi-round-trip input is settled before
-	// the task exists); one that returns within it still gets a task, which
-	// is complete at once. Zero means 20 ms; negative means the task is created before the handler starts (then a
-	// RequireInput goes through the task: input_required and tasks/update).
-	InputWindow time.Duration
-}
-
 // taskServer is the Server's task state; nil when tasks are off.
 type taskServer struct {
 	store    tasks.Store

@@ -202,14 +202,7 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	for {
 		if s.br.Buffered() == 0 {
-			// The read below may block the thread (a blocking standard
-			// input cannot use the poller), and with it the processor
-			// until the runtime takes it back. Let the goroutines that
-			// are ready (handlers with replies to write) run first, then
-			// write the replies they left in the open batch, as its
-			// leader might not get the processor before the read returns.
-			runtime.Gosched()
-			s.flushOpen()
+			s.yieldToWriters()
 		}
 		line, err := s.readLine()
 		if err != nil {
@@ -331,10 +324,9 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b 
 
 // wbatch is the lines of concurrent Writes, written together.
 type wbatch struct {
-	buf   *[]byte
-	taken bool          // being written (or written): closed to joiners
-	done  chan struct{} // closed once buf was written; made by the first joiner
-	err   error         // the write's result, set before done is closed
+	buf  *[]byte
+	done chan struct{} // closed once buf was written; made by the first joiner
+	err  error         // the write's result, set before done is closed
 }
 
 // Write encodes m as one line and writes it to the underlying writer.
@@ -421,11 +413,10 @@ func (s *Stream) Write(ctx context.Context, m jsonrpc.Message) error {
 	}
 
 	// Leader. While other requests are being served, let the goroutines
-	// that are ready (handlers with their responses) join first. The batch
-	// is written by the leader, or by the read loop if it gets there first
-	// (Read flushes the open batch before it blocks), so yielding never
-	// leaves the batch waiting on a read. Whoever wrote it held wmu, so
-	// once the leader has wmu the batch is out.
+	// that are ready (handlers with their responses) join first. Only the
+	// leader writes the batch; the read loop yields to it before a read
+	// that may block the thread (Read's yieldToWriters), so yielding here
+	// does not leave the batch waiting on a read.
 	if others > 0 {
 		runtime.Gosched()
 	}
@@ -438,8 +429,7 @@ func (s *Stream) Write(ctx context.Context, m jsonrpc.Message) error {
 	return err
 }
 
-// writeQueued writes batch b, opened by a queued notification, unless
-// another writer took it first.
+// writeQueued writes batch b, opened by a queued notification.
 func (s *Stream) writeQueued(b *wbatch) {
 	if s.unanswered.Load() > 0 {
 		runtime.Gosched()
@@ -449,27 +439,40 @@ func (s *Stream) writeQueued(b *wbatch) {
 	s.wmu.Unlock()
 }
 
-// flushOpen writes the open batch, if there is one and no write is under
-// way (that writer's batch comes first, and its leader will follow).
-func (s *Stream) flushOpen() {
-	s.qmu.Lock()
-	b := s.cur
-	s.qmu.Unlock()
-	if b == nil || !s.wmu.TryLock() {
-		return
+// maxReadYields bounds the yields of yieldToWriters to the open batch's
+// writer.
+const maxReadYields = 4
+
+// yieldToWriters is called by Read before a read that may wait. That read
+// may block the thread (a blocking standard input cannot use the poller),
+// and with it the processor until the runtime takes it back; so the
+// goroutines that are ready (handlers with replies to write) run first,
+// and then, while a batch is open, its writer (the leader, which yielded
+// to let them join, or a queued notification's goroutine) gets the
+// processor to write it before the read, not after it returns.
+//
+// Read only yields, a bounded number of times, and never writes nor waits
+// for a write: a write may wait for the peer to read (a full pipe, or an
+// in-memory one such as io.Pipe that has no buffer at all), and a peer
+// whose read loop is doing the same would never read again.
+func (s *Stream) yieldToWriters() {
+	runtime.Gosched()
+	for range maxReadYields {
+		s.qmu.Lock()
+		open := s.cur != nil
+		s.qmu.Unlock()
+		if !open {
+			return
+		}
+		runtime.Gosched()
 	}
-	s.writeBatch(b)
-	s.wmu.Unlock()
 }
 
-// writeBatch writes b unless it was taken already. s.wmu is held.
+// writeBatch closes b to joiners and writes it. Only the Write that
+// opened b (its leader, or writeQueued for it) calls it, once. s.wmu is
+// held.
 func (s *Stream) writeBatch(b *wbatch) {
 	s.qmu.Lock()
-	if b.taken {
-		s.qmu.Unlock()
-		return
-	}
-	b.taken = true
 	if s.cur == b {
 		s.cur = nil
 	}
@@ -488,7 +491,7 @@ func (s *Stream) writeBatch(b *wbatch) {
 		s.werr = err
 	}
 	b.err = err
-	done := b.done // no joiner can come any more: taken
+	done := b.done // no joiner can come any more: b is no longer s.cur
 	s.qmu.Unlock()
 	putBuf(b.buf)
 	if done != nil {

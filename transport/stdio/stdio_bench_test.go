@@ -25,7 +25,16 @@ type readerOnly struct{ io.Reader }
 // requests in flight: the client writes 16 lines at once and reads the 16
 // responses, as the bench/ load generator does over a child's stdin and
 // stdout.
-func BenchmarkStdioPipelined(b *testing.B) {
+func BenchmarkStdioPipelined(b *testing.B) { benchPipelined(b, false) }
+
+// BenchmarkStdioPipelinedBlockingRead is BenchmarkStdioPipelined with the
+// server's input in blocking mode, as a standard input that is a terminal
+// or a file (or a pipe the poller cannot take): each read that waits
+// blocks the thread, and with -cpu 1 the processor, so the responses of
+// a burst go out only if Read lets their writer run before it reads.
+func BenchmarkStdioPipelinedBlockingRead(b *testing.B) { benchPipelined(b, true) }
+
+func benchPipelined(b *testing.B, blocking bool) {
 	const depth = 16
 	s, err := pmcp.NewServer(pmcp.ServerOptions{Name: "bench", Version: "1"})
 	if err != nil {
@@ -42,6 +51,9 @@ func BenchmarkStdioPipelined(b *testing.B) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		b.Fatal(err)
+	}
+	if blocking {
+		inR.Fd() // puts inR in blocking mode
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(context.Background(), stdio.NewStream(readerOnly{inR}, outW, stdio.Options{})) }()
