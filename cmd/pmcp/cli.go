@@ -47,7 +47,7 @@ func logLevelUsage(name string) string {
 		shows += ", also the access log"
 	case "bridge":
 		shows += ", at debug also the access log"
-	case "login", "logout", "version":
+	case "login", "logout", "version", "doctor":
 	default:
 		shows += ", also the server's log records"
 	}
@@ -275,6 +275,9 @@ func verbFor(name string) *verb {
 		return v
 	case "version":
 		v, _ := versionVerb()
+		return v
+	case "doctor":
+		v, _ := doctorVerb()
 		return v
 	}
 	return nil

@@ -95,16 +95,8 @@ func clientVerb(cmd string) (*verb, *clientArgs) {
 		fs.BoolVar(&a.json, "json", false, "print results as JSON (for scripts)")
 		fs.BoolFunc("no-progress", "do not show progress on stderr", func(string) error { a.progress = false; return nil })
 	}
-	header := func(h string) error {
-		k, val, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("want 'Name: value', got %q", h)
-		}
-		a.headers.Add(strings.TrimSpace(k), strings.TrimSpace(val))
-		return nil
-	}
-	fs.Func("header", "'Name: value' added to every HTTP request (repeatable)", header)
-	fs.Func("H", "short for --header", header)
+	fs.Func("header", "'Name: value' added to every HTTP request (repeatable)", headerFlag(a.headers))
+	fs.Func("H", "short for --header", headerFlag(a.headers))
 	era := func(e string) error {
 		switch e {
 		case "auto":
@@ -154,6 +146,18 @@ func clientVerb(cmd string) (*verb, *clientArgs) {
 	}
 	a.auth.register(fs, cmd == "login")
 	return v, a
+}
+
+// headerFlag parses --header 'Name: value' into h.
+func headerFlag(h http.Header) func(string) error {
+	return func(s string) error {
+		k, val, ok := strings.Cut(s, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("want 'Name: value', got %q", s)
+		}
+		h.Add(strings.TrimSpace(k), strings.TrimSpace(val))
+		return nil
+	}
 }
 
 // finish checks the server arguments once the flags are parsed.

@@ -11,6 +11,7 @@
 //	pmcp get PROMPT key=value ...
 //	pmcp login --url URL      sign in with OAuth (browser, loopback redirect)
 //	pmcp logout [--url URL]   forget stored credentials
+//	pmcp doctor URL           check the way to a server (or: pmcp doctor -- CMD ARGS...)
 //	pmcp version              module version, git revision, Go and protocol versions
 //
 // Run "pmcp help" for the flags and the exit codes.
@@ -56,6 +57,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return login(ctx, args[1:], stdout, stderr)
 	case "logout":
 		return logout(ctx, args[1:], stdout, stderr)
+	case "doctor":
+		return doctor(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		return version(args[1:], stdout, stderr)
 	case "help":
@@ -128,6 +131,10 @@ client flags (anywhere before --):
   --task                     call: run the tool as a task; show its status live
 
 other:
+  doctor URL                 check the way to a server step by step (DNS,
+                             TCP, TLS, HTTP, Host, eras, OAuth metadata, the
+                             stored token, clock), each a PASS/FAIL/SKIP line
+                             with the fix; or doctor -- COMMAND ARGS...
   version [--json]           pmcp's module version, the git revision it was
                              built from, the Go version and the protocol
                              versions it speaks (also --version)

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/everything"
+	"github.com/gopmcp/pmcp/oauthclient"
+)
+
+// doctorLine asserts that out has a line starting with state and name.
+func doctorLine(t *testing.T, out, state, name string) {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, state) && strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(l, state)), name) {
+			return
+		}
+	}
+	t.Errorf("no %q line for %q in:\n%s", state, name, out)
+}
+
+// TestDoctorServe: `pmcp serve` over loopback speaks both eras; every
+// check of a server without authorization passes or is skipped.
+func TestDoctorServe(t *testing.T) {
+	endpoint, _, _ := serveInProcess(t)
+	code, out, errs := cli(t, "doctor", "--timeout", "10s", endpoint)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, name := range []string{"dns", "tcp", "http", "host/origin", "legacy era", "modern era", "clock"} {
+		doctorLine(t, out, "PASS", name)
+	}
+	doctorLine(t, out, "SKIP", "tls")
+	doctorLine(t, out, "SKIP", "authorization")
+}
+
+// TestDoctorHostRefused: a server behind a proxy that forwards its public
+// Host refuses it; doctor fails and says what to allow.
+func TestDoctorHostRefused(t *testing.T) {
+	srv, err := everything.New(everything.Options{Step: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Host = "mcp.example.com" // what a reverse proxy forwards
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { _ = h.Close(); ts.Close() })
+	code, out, _ := cli(t, "doctor", "--timeout", "10s", ts.URL+"/mcp")
+	if code != exitError {
+		t.Fatalf("exit %d, want %d\n%s", code, exitError, out)
+	}
+	doctorLine(t, out, "FAIL", "host/origin")
+	if !strings.Contains(out, "--allow-host") || !strings.Contains(out, "AllowedHosts") {
+		t.Errorf("no fix for the refused Host:\n%s", out)
+	}
+}
+
+// TestDoctorUnreachable: nothing listens on the port.
+func TestDoctorUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	code, out, _ := cli(t, "doctor", "--timeout", "5s", "http://"+addr+"/mcp")
+	if code != exitError {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	doctorLine(t, out, "PASS", "dns")
+	doctorLine(t, out, "FAIL", "tcp")
+	doctorLine(t, out, "SKIP", "http")
+}
+
+// fakeJWT is an unsigned token with the claims given (doctor only reads
+// them; the server is what verifies tokens).
+func fakeJWT(t *testing.T, claims map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := base64.RawURLEncoding.EncodeToString
+	return enc([]byte(`{"alg":"ES256","typ":"at+jwt"}`)) + "." + enc(b) + "." + enc([]byte("sig"))
+}
+
+// TestDoctorAuth: a server that answers 401 gets its protected-resource
+// and authorization-server metadata and registration options checked,
+// and the stored token judged: none, valid, expired, wrong audience.
+func TestDoctorAuth(t *testing.T) {
+	as := newLoginAS(t)
+	p := newProtectedEverything(t, as)
+	store := filepath.Join(t.TempDir(), "tokens.json")
+	doctor := func() (int, string) {
+		code, out, errs := cli(t, "doctor", "--timeout", "10s", "--token-store", store, p.url)
+		return code, out + errs
+	}
+	code, out := doctor()
+	if code != exitError {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	doctorLine(t, out, "PASS", "authorization")
+	doctorLine(t, out, "PASS", "resource metadata")
+	doctorLine(t, out, "PASS", "server metadata")
+	doctorLine(t, out, "PASS", "registration")
+	doctorLine(t, out, "FAIL", "token")
+	if !strings.Contains(out, "pmcp login --url "+p.url) || !strings.Contains(out, as.ts.URL+"/register") {
+		t.Errorf("missing the login fix or the registration endpoint:\n%s", out)
+	}
+
+	save := func(tok string, exp time.Time) {
+		t.Helper()
+		err := oauthclient.NewFileTokenStore(store).Save(context.Background(), oauthclient.TokenKey{Resource: p.url, Issuer: as.ts.URL},
+			&oauthclient.Credentials{ClientID: "pre", AccessToken: pmcp.Secret(tok), TokenType: "Bearer", Expiry: exp})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	save(fakeJWT(t, map[string]any{"aud": p.url, "exp": now.Add(time.Hour).Unix()}), now.Add(time.Hour))
+	code, out = doctor()
+	doctorLine(t, out, "PASS", "token")
+	if code != 0 {
+		t.Errorf("exit %d with a valid token\n%s", code, out)
+	}
+
+	save(fakeJWT(t, map[string]any{"aud": p.url, "exp": now.Add(-time.Hour).Unix()}), now.Add(-time.Hour))
+	_, out = doctor()
+	doctorLine(t, out, "FAIL", "token")
+	if !strings.Contains(out, "expired") {
+		t.Errorf("not said expired:\n%s", out)
+	}
+
+	save(fakeJWT(t, map[string]any{"aud": "https://other.example/mcp", "exp": now.Add(time.Hour).Unix()}), now.Add(time.Hour))
+	_, out = doctor()
+	doctorLine(t, out, "FAIL", "token")
+	if !strings.Contains(out, "audience") || !strings.Contains(out, "https://other.example/mcp") {
+		t.Errorf("not said wrong audience:\n%s", out)
+	}
+}
+
+// TestDoctorStdio: the child starts, answers initialize, and writes only
+// JSON-RPC; a child that prints to stdout fails the last check.
+func TestDoctorStdio(t *testing.T) {
+	good := []string{"--", "env", "PMCP_TEST_RUN_MAIN=1", os.Args[0], "serve", "--stdio", "--log-level", "off"}
+	code, out, errs := cli(t, append([]string{"doctor", "--timeout", "20s"}, good...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, name := range []string{"start", "initialize", "stdout"} {
+		doctorLine(t, out, "PASS", name)
+	}
+
+	noisy := []string{"--", "sh", "-c", "echo 'server starting on stdio'; exec env PMCP_TEST_RUN_MAIN=1 \"$0\" serve --stdio --log-level off", os.Args[0]}
+	code, out, _ = cli(t, append([]string{"doctor", "--timeout", "20s"}, noisy...)...)
+	if code != exitError {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	doctorLine(t, out, "FAIL", "stdout")
+	if !strings.Contains(out, "stderr") {
+		t.Errorf("no fix for stdout output:\n%s", out)
+	}
+
+	code, out, _ = cli(t, "doctor", "--timeout", "5s", "--", filepath.Join(t.TempDir(), "no-such-server"))
+	if code != exitError {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	doctorLine(t, out, "FAIL", "start")
+}
+
+// TestDoctorTLS: a certificate this machine does not trust, and plain
+// HTTP on an https:// URL, each fail the TLS check with their own fix.
+func TestDoctorTLS(t *testing.T) {
+	ts := httptest.NewTLSServer(http.NotFoundHandler())
+	t.Cleanup(ts.Close)
+	code, out, _ := cli(t, "doctor", "--timeout", "5s", ts.URL+"/mcp")
+	if code != exitError {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	doctorLine(t, out, "FAIL", "tls")
+	if !strings.Contains(out, "not signed by an authority this machine trusts") {
+		t.Errorf("no fix for the untrusted certificate:\n%s", out)
+	}
+
+	plain := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(plain.Close)
+	_, out, _ = cli(t, "doctor", "--timeout", "5s", strings.Replace(plain.URL, "http://", "https://", 1)+"/mcp")
+	doctorLine(t, out, "FAIL", "tls")
+	if !strings.Contains(out, "use http://") {
+		t.Errorf("no fix for plain HTTP:\n%s", out)
+	}
+}
