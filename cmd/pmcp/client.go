@@ -216,6 +216,10 @@ func clientCommand(ctx context.Context, cmd string, args []string, stdin io.Read
 	}
 	defer s.Close()
 	code, err = op(ctx, s, &output{json: a.json, w: stdout, errw: errw, progress: a.progress, tty: isTerminal(stderr), width: columns(stdout)})
+	if hint := stdoutNoise(child); hint != "" && (err == nil || exitFor(err) != exitConn) {
+		// (A connection failure says it in its error: see failure.)
+		fmt.Fprintf(errw, "pmcp %s: warning: %s\n", v.name, hint)
+	}
 	if err != nil {
 		if msg, ok := missingCapability(err); ok {
 			return v.fail(errw, exitError, errors.New(msg))
@@ -310,6 +314,29 @@ func failure(err error, a *clientArgs, child *command.Transport) error {
 	if msg, ok := authFailure(err, a); ok {
 		return msg
 	}
+	err = stdioFailure(err, a, child)
+	if hint := stdoutNoise(child); hint != "" {
+		err = fmt.Errorf("%w; %s", err, hint)
+	}
+	return err
+}
+
+// stdoutNoise says which line a stdio server wrote on stdout that was not
+// JSON-RPC (the first, bounded by the stream), or "" when there was none.
+func stdoutNoise(child *command.Transport) string {
+	if child == nil {
+		return ""
+	}
+	line := child.FirstInvalidLine()
+	if line == "" {
+		return ""
+	}
+	return fmt.Sprintf("the server wrote a line on stdout that is not JSON-RPC: %q (a stdio server logs to stderr; stdout carries only protocol messages)", line)
+}
+
+// stdioFailure is failure's description of what is not an authorization
+// refusal.
+func stdioFailure(err error, a *clientArgs, child *command.Transport) error {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		return childExit(err, child)
 	}

@@ -386,6 +386,9 @@ func doctorStdio(ctx context.Context, a *doctorArgs, argv []string, r *checks) {
 		if err != nil && !timedOut {
 			detail = errText(childExit(err, tr))
 		}
+		if hint := stdoutNoise(tr); hint != "" {
+			detail += "; " + hint
+		}
 		if e := errs.String(); e != "" {
 			detail += "; its stderr ends: " + e
 		}
@@ -404,9 +407,9 @@ func doctorStdio(ctx context.Context, a *doctorArgs, argv []string, r *checks) {
 		name = info.Name + " " + info.Version
 	}
 	r.pass("initialize", "%s era, protocol version %s, server %s", s.Era(), s.ProtocolVersion(), name)
-	if n := s.Stats().Conn.DecodeErrors; n > 0 {
-		r.fail("stdout", fmt.Sprintf("the server wrote %d line(s) on stdout that are not JSON-RPC", n),
-			"stdout is the protocol's channel: a server logs to stderr (in Go: log.SetOutput(os.Stderr), slog.NewTextHandler(os.Stderr, nil))")
+	if line := tr.FirstInvalidLine(); line != "" {
+		r.fail("stdout", fmt.Sprintf("the server wrote a line on stdout that is not JSON-RPC: %q", line),
+			"stdout carries only protocol messages: a stdio server logs to stderr (in Go: log.SetOutput(os.Stderr), slog.NewTextHandler(os.Stderr, nil))")
 		return
 	}
 	r.pass("stdout", "only JSON-RPC")

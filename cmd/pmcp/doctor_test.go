@@ -170,8 +170,8 @@ func TestDoctorStdio(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
 	doctorLine(t, out, "FAIL", "stdout")
-	if !strings.Contains(out, "stderr") {
-		t.Errorf("no fix for stdout output:\n%s", out)
+	if !strings.Contains(out, "stderr") || !strings.Contains(out, `"server starting on stdio"`) {
+		t.Errorf("no quote and fix for stdout output:\n%s", out)
 	}
 
 	code, out, _ = cli(t, "doctor", "--timeout", "5s", "--", filepath.Join(t.TempDir(), "no-such-server"))
