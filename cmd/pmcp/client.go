@@ -48,6 +48,9 @@ type clientArgs struct {
 	samplingCmd string
 	// task: pmcp call runs the tool as a task and shows its status.
 	task bool
+	// childStderr keeps a stdio server's stderr below --log-level debug,
+	// to be shown when the server fails (see failure).
+	childStderr *keptStderr
 }
 
 // clientSynopsis is each client command's usage line.
@@ -277,7 +280,14 @@ func connect(ctx context.Context, a *clientArgs, in *interaction, stderr io.Writ
 		s, err := c.ConnectHTTP(cctx, a.url, o)
 		return s, nil, err
 	}
-	tr, err := command.New(exec.Command(a.server[0], a.server[1:]...), command.Options{Stderr: stderr})
+	// A server's stderr is its log (pmcp serve's access log, for one):
+	// shown as it comes at debug, else kept for when the server fails.
+	cmdOpts := command.Options{Stderr: stderr}
+	if a.logLevel > pmcp.LevelDebug {
+		a.childStderr = &keptStderr{}
+		cmdOpts = command.Options{Stderr: a.childStderr, MaxStderrBytes: maxKeptStderr}
+	}
+	tr, err := command.New(exec.Command(a.server[0], a.server[1:]...), cmdOpts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -318,7 +328,36 @@ func failure(err error, a *clientArgs, child *command.Transport) error {
 	if hint := stdoutNoise(child); hint != "" {
 		err = fmt.Errorf("%w; %s", err, hint)
 	}
+	if e := a.childStderr.String(); e != "" {
+		err = fmt.Errorf("%w\nthe server's stderr:\n  %s", err, strings.ReplaceAll(sanitize(e), "\n", "\n  "))
+	}
 	return err
+}
+
+// maxKeptStderr bounds the stderr kept of a stdio server.
+const maxKeptStderr = 16 << 10
+
+// keptStderr keeps what a stdio server wrote on stderr (the transport
+// caps it at maxKeptStderr) to show it when the server fails. A nil
+// *keptStderr kept nothing.
+type keptStderr struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (k *keptStderr) Write(p []byte) (int, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.b.Write(p)
+}
+
+func (k *keptStderr) String() string {
+	if k == nil {
+		return ""
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return strings.TrimSpace(k.b.String())
 }
 
 // stdoutNoise says which line a stdio server wrote on stdout that was not

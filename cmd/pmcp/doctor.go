@@ -46,10 +46,6 @@ const clockSkewLimit = time.Minute
 // check, so the renewal happens before clients start failing.
 const certExpiryWarning = 7 * 24 * time.Hour
 
-// maxDoctorStderr caps the child's stderr doctor keeps to show when the
-// child fails.
-const maxDoctorStderr = 4 << 10
-
 type doctorArgs struct {
 	headers http.Header
 	timeout time.Duration
@@ -355,8 +351,8 @@ func checkClock(date string, r *checks) {
 
 // doctorStdio runs the child as the client commands do.
 func doctorStdio(ctx context.Context, a *doctorArgs, argv []string, r *checks) {
-	errs := &tailBuffer{}
-	tr, err := command.New(exec.Command(argv[0], argv[1:]...), command.Options{Stderr: errs, MaxStderrBytes: maxDoctorStderr})
+	errs := &keptStderr{}
+	tr, err := command.New(exec.Command(argv[0], argv[1:]...), command.Options{Stderr: errs, MaxStderrBytes: maxKeptStderr})
 	if err != nil {
 		r.fail("start", err.Error(), "")
 		r.skip("no child", "initialize", "stdout")
@@ -413,25 +409,6 @@ func doctorStdio(ctx context.Context, a *doctorArgs, argv []string, r *checks) {
 		return
 	}
 	r.pass("stdout", "only JSON-RPC")
-}
-
-// tailBuffer keeps what the child wrote on stderr (capped by the
-// transport's MaxStderrBytes).
-type tailBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.b.Write(p)
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.TrimSpace(t.b.String())
 }
 
 // readJSON GETs u into v, bounded like the SDK's own metadata reads.
