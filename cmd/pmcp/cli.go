@@ -285,13 +285,13 @@ func verbFor(name string) *verb {
 
 // help runs `pmcp help [VERB]`.
 func help(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		return exitOK
 	}
 	v := verbFor(args[0])
 	if v == nil {
-		fmt.Fprintf(stderr, "pmcp help: unknown command %q (pmcp help)\n", args[0])
+		fmt.Fprintf(stderr, "pmcp help: %s\n", unknownCommand(args[0]))
 		return exitUsage
 	}
 	v.usage(stdout)

@@ -504,7 +504,8 @@ func newOperation(cmd string, a *clientArgs) (operation, error) {
 			return nil, err
 		}
 		return func(ctx context.Context, s *pmcp.ClientSession, out *output) (int, error) {
-			return callCmd(ctx, s, out, pos[0], args, a.url != "", a.task)
+			code, err := callCmd(ctx, s, out, pos[0], args, a.url != "", a.task)
+			return code, unknownTool(ctx, s, pos[0], err)
 		}, nil
 	case "read":
 		if len(pos) != 1 {

@@ -67,8 +67,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "pmcp: unknown command %q (pmcp help lists them)\n", args[0])
+	fmt.Fprintf(stderr, "pmcp: %s\n", unknownCommand(args[0]))
 	return exitUsage
+}
+
+// commandNames are the commands run dispatches (TestCommandsDispatch
+// holds them to it): what "did you mean" draws from.
+var commandNames = []string{"serve", "bridge", "inspect", "tools", "resources", "prompts", "call", "read", "get",
+	"shell", "login", "logout", "doctor", "version", "help"}
+
+// unknownCommand says name is no command, and which one is close to it.
+func unknownCommand(name string) string {
+	if s := didYouMean(name, commandNames); s != "" {
+		return fmt.Sprintf("unknown command %q: %s (pmcp help lists them)", name, s)
+	}
+	return fmt.Sprintf("unknown command %q (pmcp help lists them)", name)
 }
 
 func usage(w io.Writer) {
