@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp"
-	"github.com/gopmcp/pmcp/auth"
 	"github.com/gopmcp/pmcp/transport/command"
 )
 
@@ -409,25 +407,4 @@ func doctorStdio(ctx context.Context, a *doctorArgs, argv []string, r *checks) {
 		return
 	}
 	r.pass("stdout", "only JSON-RPC")
-}
-
-// readJSON GETs u into v, bounded like the SDK's own metadata reads.
-func readJSON(ctx context.Context, hc *http.Client, u string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, auth.DefaultMetadataMaxBytes)).Decode(v); err != nil {
-		return fmt.Errorf("GET %s: %w", u, err)
-	}
-	return nil
 }

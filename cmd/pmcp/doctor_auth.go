@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -12,9 +14,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/gopmcp/pmcp"
-	"github.com/gopmcp/pmcp/auth"
-	"github.com/gopmcp/pmcp/internal/resourceuri"
-	"github.com/gopmcp/pmcp/internal/wwwauth"
+	"github.com/gopmcp/pmcp/oauth"
 	"github.com/gopmcp/pmcp/oauthclient"
 )
 
@@ -23,85 +23,71 @@ import (
 
 // checkAuthorization follows a 401 (or 403 with a challenge) to the
 // protected-resource metadata, the authorization server's metadata and
-// its registration options. It returns the protected-resource metadata
-// when it was found.
-func checkAuthorization(ctx context.Context, a *doctorArgs, hc *http.Client, endpoint string, hse *pmcp.HTTPStatusError, r *checks) *auth.ProtectedResourceMetadata {
+// its registration options, found the way the OAuth client finds them
+// (package oauth). It returns the protected-resource metadata when it
+// was found.
+func checkAuthorization(ctx context.Context, a *doctorArgs, hc *http.Client, endpoint string, hse *pmcp.HTTPStatusError, r *checks) *oauth.ProtectedResourceMetadata {
 	status := hse.StatusCode
-	chs := wwwauth.Parse([]string{hse.WWWAuthenticate})
+	chs := oauth.ParseChallenges([]string{hse.WWWAuthenticate})
 	if len(chs) == 0 {
 		r.fail("authorization", fmt.Sprintf("HTTP %d without a WWW-Authenticate challenge", status),
 			"answer 401 with WWW-Authenticate: Bearer resource_metadata=\"<metadata URL>\" (RFC 9728 §5.1) so clients can find the authorization server")
 	} else {
 		r.pass("authorization", "HTTP %d, WWW-Authenticate: %s", status, hse.WWWAuthenticate)
 	}
-	prmURL := wwwauth.Param(chs, "resource_metadata")
-	if prmURL == "" {
-		var err error
-		if prmURL, err = auth.MetadataURL(endpoint); err != nil {
-			r.fail("resource metadata", err.Error(), "")
-			r.skip("no protected-resource metadata", "server metadata", "registration")
-			return nil
-		}
-	}
 	cctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
-	var prm auth.ProtectedResourceMetadata
-	if err := readJSON(cctx, hc, prmURL, &prm); err != nil {
-		r.fail("resource metadata", err.Error(),
-			"publish the protected-resource metadata (RFC 9728) at "+prmURL+" and name it in the 401's resource_metadata (in Go: auth.MountProtectedResourceMetadata)")
-		r.skip("no protected-resource metadata", "server metadata", "registration")
-		return nil
-	}
+	challengeURL := oauth.ChallengeParam(chs, "resource_metadata")
+	prm, err := oauth.DiscoverProtectedResource(cctx, hc, endpoint, challengeURL)
+	fix := ""
 	switch {
-	case !resourceuri.Same(prm.Resource, endpoint):
-		r.fail("resource metadata", fmt.Sprintf("%s names resource %q, not this server %q: clients refuse it (RFC 9728 §3.3)", prmURL, prm.Resource, endpoint),
-			"set its resource to the URL clients use for the server")
+	case errors.Is(err, oauth.ErrResourceMismatch):
+		fix = "set the document's resource to the URL clients use for the server"
+	case err == nil && prm == nil:
+		var where []string
+		if eu, perr := url.Parse(endpoint); perr == nil {
+			where = oauth.ProtectedResourceMetadataURLs(eu, challengeURL)
+		}
+		err = fmt.Errorf("no protected-resource metadata at %s", strings.Join(where, ", "))
+		fix = "publish it (RFC 9728; in Go: auth.MountProtectedResourceMetadata) and name it in the 401's resource_metadata"
+	case err == nil && len(prm.AuthorizationServers) == 0:
+		err = errors.New("the protected-resource metadata lists no authorization_servers")
+		fix = "list the issuer URL of the authorization server"
+	}
+	if err != nil {
+		r.fail("resource metadata", errText(err), fix)
 		r.skip("no usable protected-resource metadata", "server metadata", "registration")
 		return nil
-	case len(prm.AuthorizationServers) == 0:
-		r.fail("resource metadata", prmURL+" lists no authorization_servers", "list the issuer URL of the authorization server")
-		r.skip("no authorization server named", "server metadata", "registration")
-		return nil
 	}
-	r.pass("resource metadata", "%s: resource %s, authorization server %s", prmURL, prm.Resource, strings.Join(prm.AuthorizationServers, ", "))
+	r.pass("resource metadata", "resource %s, authorization server %s", prm.Resource, strings.Join(prm.AuthorizationServers, ", "))
 
 	issuer := prm.AuthorizationServers[0]
-	md, err := auth.DiscoverIssuer(cctx, hc, issuer)
+	md, err := oauth.DiscoverAuthServer(cctx, hc, issuer, oauth.DiscoverOptions{})
 	if err != nil {
 		r.fail("server metadata", errText(err),
-			"the issuer must publish RFC 8414 (/.well-known/oauth-authorization-server) or OpenID Connect metadata whose issuer is exactly "+issuer)
+			"the issuer must publish RFC 8414 or OpenID Connect metadata whose issuer is exactly "+issuer)
 		r.skip("no authorization-server metadata", "registration")
-		return &prm
+		return prm
 	}
 	r.pass("server metadata", "%s: issuer %s", md.URL, md.Issuer)
 
-	// What a client can register with (RFC 7591 dynamic registration,
-	// client ID metadata documents), read from the document just found.
-	var reg struct {
-		RegistrationEndpoint string `json:"registration_endpoint"`
-		CIMD                 bool   `json:"client_id_metadata_document_supported"`
-	}
-	if err := readJSON(cctx, hc, md.URL, &reg); err != nil {
-		r.fail("registration", err.Error(), "")
-		return &prm
-	}
 	switch {
-	case reg.RegistrationEndpoint != "" && reg.CIMD:
-		r.pass("registration", "dynamic registration at %s; client ID metadata documents supported (--client-metadata-url)", reg.RegistrationEndpoint)
-	case reg.RegistrationEndpoint != "":
-		r.pass("registration", "dynamic registration at %s", reg.RegistrationEndpoint)
-	case reg.CIMD:
+	case md.RegistrationEndpoint != "" && md.ClientIDMetadataDocumentSupported:
+		r.pass("registration", "dynamic registration at %s; client ID metadata documents supported (--client-metadata-url)", md.RegistrationEndpoint)
+	case md.RegistrationEndpoint != "":
+		r.pass("registration", "dynamic registration at %s", md.RegistrationEndpoint)
+	case md.ClientIDMetadataDocumentSupported:
 		r.pass("registration", "client ID metadata documents supported: pmcp login --client-metadata-url URL")
 	default:
 		r.fail("registration", "neither dynamic registration nor client ID metadata documents",
 			"register a client with the authorization server and sign in with pmcp login --url "+endpoint+" --client-id ID")
 	}
-	return &prm
+	return prm
 }
 
 // checkToken judges the token pmcp login stored for endpoint, a server
 // that asked for one.
-func checkToken(ctx context.Context, a *doctorArgs, endpoint string, prm *auth.ProtectedResourceMetadata, r *checks) {
+func checkToken(ctx context.Context, a *doctorArgs, endpoint string, prm *oauth.ProtectedResourceMetadata, r *checks) {
 	login := "pmcp login --url " + endpoint
 	st, err := a.auth.store()
 	if err != nil {
@@ -143,7 +129,7 @@ func checkToken(ctx context.Context, a *doctorArgs, endpoint string, prm *auth.P
 			}
 		}
 	}
-	if len(aud) > 0 && !slices.ContainsFunc(aud, func(s string) bool { return resourceuri.Same(s, endpoint) }) {
+	if canon, cerr := oauth.Canonical(endpoint); len(aud) > 0 && (cerr != nil || !oauth.AudienceHas(aud, canon)) {
 		r.fail("token", fmt.Sprintf("the stored token's audience is %s, not this server: the server refuses it", strings.Join(aud, ", ")),
 			"pmcp logout --url "+endpoint+" && "+login)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -201,5 +202,32 @@ func TestDoctorTLS(t *testing.T) {
 	doctorLine(t, out, "FAIL", "tls")
 	if !strings.Contains(out, "use http://") {
 		t.Errorf("no fix for plain HTTP:\n%s", out)
+	}
+}
+
+// TestDoctorAuthNoMetadata: a server that answers 401 but publishes no
+// protected-resource metadata fails that check, with where it was looked
+// for and how to publish it.
+func TestDoctorAuthNoMetadata(t *testing.T) {
+	srv, err := everything.New(everything.Options{Step: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{
+		Authenticate: func(*http.Request) (*pmcp.AuthInfo, *pmcp.AuthContext, error) { return nil, nil, errors.New("no token") },
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	ts := httptest.NewServer(mux)
+	t.Cleanup(func() { _ = h.Close(); ts.Close() })
+	code, out, _ := cli(t, "doctor", "--timeout", "5s", "--token-store", filepath.Join(t.TempDir(), "t.json"), ts.URL+"/mcp")
+	if code != exitError {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	doctorLine(t, out, "FAIL", "resource metadata")
+	doctorLine(t, out, "SKIP", "server metadata")
+	if !strings.Contains(out, "/.well-known/oauth-protected-resource/mcp") || !strings.Contains(out, "auth.MountProtectedResourceMetadata") {
+		t.Errorf("no place or fix:\n%s", out)
 	}
 }
