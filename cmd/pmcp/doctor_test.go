@@ -215,7 +215,9 @@ func TestDoctorAuthNoMetadata(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{
-		Authenticate: func(*http.Request) (*pmcp.AuthInfo, *pmcp.AuthContext, error) { return nil, nil, errors.New("no token") },
+		Authenticate: func(*http.Request) (*pmcp.AuthInfo, *pmcp.AuthContext, error) {
+			return nil, nil, errors.New("no token")
+		},
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
