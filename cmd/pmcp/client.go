@@ -284,7 +284,7 @@ func connect(ctx context.Context, a *clientArgs, in *interaction, stderr io.Writ
 	// shown as it comes at debug, else kept for when the server fails.
 	cmdOpts := command.Options{Stderr: stderr}
 	if a.logLevel > pmcp.LevelDebug {
-		a.childStderr = &keptStderr{}
+		a.childStderr = newKeptStderr()
 		cmdOpts = command.Options{Stderr: a.childStderr, MaxStderrBytes: maxKeptStderr}
 	}
 	tr, err := command.New(exec.Command(a.server[0], a.server[1:]...), cmdOpts)
@@ -339,16 +339,16 @@ const maxKeptStderr = 16 << 10
 
 // keptStderr keeps what a stdio server wrote on stderr (the transport
 // caps it at maxKeptStderr) to show it when the server fails. A nil
-// *keptStderr kept nothing.
+// *keptStderr kept nothing. Make it with newKeptStderr.
 type keptStderr struct {
-	mu sync.Mutex
-	b  strings.Builder
+	syncWriter // writes into b
+	b          strings.Builder
 }
 
-func (k *keptStderr) Write(p []byte) (int, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.b.Write(p)
+func newKeptStderr() *keptStderr {
+	k := &keptStderr{}
+	k.w = &k.b
+	return k
 }
 
 func (k *keptStderr) String() string {

@@ -349,7 +349,7 @@ func checkClock(date string, r *checks) {
 
 // doctorStdio runs the child as the client commands do.
 func doctorStdio(ctx context.Context, a *doctorArgs, argv []string, r *checks) {
-	errs := &keptStderr{}
+	errs := newKeptStderr()
 	tr, err := command.New(exec.Command(argv[0], argv[1:]...), command.Options{Stderr: errs, MaxStderrBytes: maxKeptStderr})
 	if err != nil {
 		r.fail("start", err.Error(), "")
