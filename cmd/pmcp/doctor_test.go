@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +232,33 @@ func TestDoctorAuthNoMetadata(t *testing.T) {
 	doctorLine(t, out, "SKIP", "server metadata")
 	if !strings.Contains(out, "/.well-known/oauth-protected-resource/mcp") || !strings.Contains(out, "auth.MountProtectedResourceMetadata") {
 		t.Errorf("no place or fix:\n%s", out)
+	}
+}
+
+// TestDoctorReadme: the README's doctor output has the lines (state and
+// check) of a real run against pmcp serve.
+func TestDoctorReadme(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(raw), "<!-- doctor output -->\n```text\n")
+	if !ok {
+		t.Fatal("README.md has no doctor output block")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	endpoint, _, _ := serveInProcess(t)
+	_, out, errs := cli(t, "doctor", "--timeout", "10s", endpoint)
+	heads := func(s string) []string {
+		var h []string
+		for _, l := range strings.Split(s, "\n") {
+			if len(l) > 24 {
+				h = append(h, strings.TrimSpace(l[:24]))
+			}
+		}
+		return h
+	}
+	if got, want := heads(out), heads(block); !slices.Equal(got, want) {
+		t.Errorf("README doctor lines %q\nreal run %q\n%s%s", want, got, out, errs)
 	}
 }
