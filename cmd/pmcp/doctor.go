@@ -122,7 +122,7 @@ func (c *checks) skip(why string, names ...string) {
 // when the server cannot be reached.
 var (
 	eraChecks  = []string{"http", "host/origin", "legacy era", "modern era"}
-	authChecks = []string{"authorization", "resource metadata", "server metadata", "registration", "token"}
+	authChecks = []string{"authorization", "resource metadata", "server metadata", "registration", "token", "token use"}
 )
 
 func doctorHTTP(ctx context.Context, a *doctorArgs, u *url.URL, r *checks) {
@@ -171,7 +171,7 @@ func doctorHTTP(ctx context.Context, a *doctorArgs, u *url.URL, r *checks) {
 		r.skip("the server asked for no token", authChecks...)
 	} else {
 		prm := checkAuthorization(ctx, a, hc, endpoint, challenge, r)
-		checkToken(ctx, a, endpoint, prm, r)
+		checkTokenUse(ctx, a, hc, endpoint, checkToken(ctx, a, endpoint, prm, r), r)
 	}
 	checkClock(tr.date(), r)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -86,18 +87,18 @@ func checkAuthorization(ctx context.Context, a *doctorArgs, hc *http.Client, end
 }
 
 // checkToken judges the token pmcp login stored for endpoint, a server
-// that asked for one.
-func checkToken(ctx context.Context, a *doctorArgs, endpoint string, prm *oauth.ProtectedResourceMetadata, r *checks) {
+// that asked for one; it returns the credentials when they pass.
+func checkToken(ctx context.Context, a *doctorArgs, endpoint string, prm *oauth.ProtectedResourceMetadata, r *checks) *oauthclient.Credentials {
 	login := "pmcp login --url " + endpoint
 	st, err := a.auth.store()
 	if err != nil {
 		r.fail("token", err.Error(), "")
-		return
+		return nil
 	}
 	keys, err := st.Keys(ctx)
 	if err != nil {
 		r.fail("token", "token store: "+err.Error(), "")
-		return
+		return nil
 	}
 	var key oauthclient.TokenKey
 	var creds *oauthclient.Credentials
@@ -112,11 +113,11 @@ func checkToken(ctx context.Context, a *doctorArgs, endpoint string, prm *oauth.
 	}
 	if creds == nil {
 		r.fail("token", "no token stored for this server", login)
-		return
+		return nil
 	}
 	if prm != nil && !slices.Contains(prm.AuthorizationServers, key.Issuer) {
 		r.fail("token", fmt.Sprintf("stored from %s, but the server now trusts %s", key.Issuer, strings.Join(prm.AuthorizationServers, ", ")), login)
-		return
+		return nil
 	}
 	exp := creds.Expiry
 	var aud []string
@@ -132,15 +133,16 @@ func checkToken(ctx context.Context, a *doctorArgs, endpoint string, prm *oauth.
 	if canon, cerr := oauth.Canonical(endpoint); len(aud) > 0 && (cerr != nil || !oauth.AudienceHas(aud, canon)) {
 		r.fail("token", fmt.Sprintf("the stored token's audience is %s, not this server: the server refuses it", strings.Join(aud, ", ")),
 			"pmcp logout --url "+endpoint+" && "+login)
-		return
+		return nil
 	}
 	if !exp.IsZero() && time.Now().After(exp) {
 		if creds.RefreshToken != "" {
 			r.pass("token", "expired %s ago; a refresh token is stored, the next command renews it", time.Since(exp).Round(time.Second))
-			return
+			r.skip("the token is renewed on first use", "token use")
+			return nil
 		}
 		r.fail("token", fmt.Sprintf("the stored token expired %s ago (%s) and there is no refresh token", time.Since(exp).Round(time.Second), exp.Format(time.RFC3339)), login)
-		return
+		return nil
 	}
 	what := "opaque (its audience is the server's to judge)"
 	if len(aud) > 0 {
@@ -151,6 +153,35 @@ func checkToken(ctx context.Context, a *doctorArgs, endpoint string, prm *oauth.
 		left = "expires in " + time.Until(exp).Round(time.Second).String()
 	}
 	r.pass("token", "stored from %s, %s, %s", key.Issuer, what, left)
+	return creds
+}
+
+// checkTokenUse presents the stored token (a bearer token; a DPoP one
+// needs a proof, which only the OAuth client makes) in an initialize: the
+// server's verdict, and the era it then speaks. Nothing is registered,
+// refreshed or stored.
+func checkTokenUse(ctx context.Context, a *doctorArgs, hc *http.Client, endpoint string, creds *oauthclient.Credentials, r *checks) {
+	if creds == nil {
+		r.skip("no usable stored token", "token use")
+		return
+	}
+	if !strings.EqualFold(creds.TokenType, "Bearer") && creds.TokenType != "" {
+		r.skip(creds.TokenType+" tokens are presented by the OAuth client only", "token use")
+		return
+	}
+	h := a.headers.Clone()
+	h.Set("Authorization", "Bearer "+creds.AccessToken.Reveal())
+	c := pmcp.NewClient(pmcp.ClientOptions{Name: "pmcp-doctor", Version: "1.0.0", CallTimeout: a.timeout, ProbeTimeout: a.timeout,
+		Logger: slog.New(slog.DiscardHandler)})
+	cctx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	s, err := c.ConnectHTTP(cctx, endpoint, pmcp.HTTPClientOptions{Header: h, HTTPClient: hc})
+	if err != nil {
+		r.fail("token use", "the server refuses the stored token: "+errText(err), "pmcp login --url "+endpoint)
+		return
+	}
+	defer s.Close()
+	r.pass("token use", "the server accepts it: %s era, protocol version %s", s.Era(), s.ProtocolVersion())
 }
 
 // tokenAlgs are the signature algorithms doctor reads JWT access tokens

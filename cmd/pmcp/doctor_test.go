@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/internal/everything"
 	"github.com/gopmcp/pmcp/oauthclient"
@@ -132,11 +135,21 @@ func TestDoctorAuth(t *testing.T) {
 		}
 	}
 	now := time.Now()
+	save(as.mint(t, p.url, now.Add(time.Hour)), now.Add(time.Hour))
+	code, out = doctor()
+	doctorLine(t, out, "PASS", "token")
+	doctorLine(t, out, "PASS", "token use")
+	if code != 0 {
+		t.Errorf("exit %d with a valid token\n%s", code, out)
+	}
+
+	// Valid by its claims, refused by the server (its signature).
 	save(fakeJWT(t, map[string]any{"aud": p.url, "exp": now.Add(time.Hour).Unix()}), now.Add(time.Hour))
 	code, out = doctor()
 	doctorLine(t, out, "PASS", "token")
-	if code != 0 {
-		t.Errorf("exit %d with a valid token\n%s", code, out)
+	doctorLine(t, out, "FAIL", "token use")
+	if code != exitError || !strings.Contains(out, "invalid_token") {
+		t.Errorf("exit %d with a forged token\n%s", code, out)
 	}
 
 	save(fakeJWT(t, map[string]any{"aud": p.url, "exp": now.Add(-time.Hour).Unix()}), now.Add(-time.Hour))
@@ -261,4 +274,20 @@ func TestDoctorReadme(t *testing.T) {
 	if got, want := heads(out), heads(block); !slices.Equal(got, want) {
 		t.Errorf("README doctor lines %q\nreal run %q\n%s%s", want, got, out, errs)
 	}
+}
+
+// mint signs an access token for resource the way the token endpoint
+// does.
+func (as *loginAS) mint(t *testing.T, resource string, exp time.Time) string {
+	t.Helper()
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: as.key}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", "k1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := jwt.Signed(s).Claims(map[string]any{"iss": as.ts.URL, "aud": resource, "sub": "cli-user", "client_id": "pre",
+		"scope": "mcp:tools", "iat": time.Now().Unix(), "exp": exp.Unix(), "jti": "doctor"}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
