@@ -291,3 +291,27 @@ func (as *loginAS) mint(t *testing.T, resource string, exp time.Time) string {
 	}
 	return tok
 }
+
+// TestDoctorClockSkew: a server whose Date is five minutes off fails the
+// clock check.
+func TestDoctorClockSkew(t *testing.T) {
+	srv, err := everything.New(everything.Options{Step: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", time.Now().Add(5*time.Minute).UTC().Format(http.TimeFormat))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { _ = h.Close(); ts.Close() })
+	code, out, _ := cli(t, "doctor", "--timeout", "10s", ts.URL+"/mcp")
+	if code != exitError {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	doctorLine(t, out, "FAIL", "clock")
+	if !strings.Contains(out, "behind the server's") || !strings.Contains(out, "NTP") {
+		t.Errorf("no direction or fix:\n%s", out)
+	}
+}
