@@ -52,18 +52,11 @@ func TestDoctorServe(t *testing.T) {
 // TestDoctorHostRefused: a server behind a proxy that forwards its public
 // Host refuses it; doctor fails and says what to allow.
 func TestDoctorHostRefused(t *testing.T) {
-	srv, err := everything.New(everything.Options{Step: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url := wrappedEverything(t, func(w http.ResponseWriter, r *http.Request, h http.Handler) {
 		r.Host = "mcp.example.com" // what a reverse proxy forwards
 		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { _ = h.Close(); ts.Close() })
-	code, out, _ := cli(t, "doctor", "--timeout", "10s", ts.URL+"/mcp")
+	})
+	code, out, _ := cli(t, "doctor", "--timeout", "10s", url)
 	if code != exitError {
 		t.Fatalf("exit %d, want %d\n%s", code, exitError, out)
 	}
@@ -295,18 +288,11 @@ func (as *loginAS) mint(t *testing.T, resource string, exp time.Time) string {
 // TestDoctorClockSkew: a server whose Date is five minutes off fails the
 // clock check.
 func TestDoctorClockSkew(t *testing.T) {
-	srv, err := everything.New(everything.Options{Step: time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	url := wrappedEverything(t, func(w http.ResponseWriter, r *http.Request, h http.Handler) {
 		w.Header().Set("Date", time.Now().Add(5*time.Minute).UTC().Format(http.TimeFormat))
 		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { _ = h.Close(); ts.Close() })
-	code, out, _ := cli(t, "doctor", "--timeout", "10s", ts.URL+"/mcp")
+	})
+	code, out, _ := cli(t, "doctor", "--timeout", "10s", url)
 	if code != exitError {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -314,4 +300,20 @@ func TestDoctorClockSkew(t *testing.T) {
 	if !strings.Contains(out, "behind the server's") || !strings.Contains(out, "NTP") {
 		t.Errorf("no direction or fix:\n%s", out)
 	}
+}
+
+// wrappedEverything serves the everything server over Streamable HTTP
+// through wrap (a stand-in for what sits in front of a server: a proxy,
+// a wrong clock) and returns its endpoint URL.
+func wrappedEverything(t *testing.T, wrap func(http.ResponseWriter, *http.Request, http.Handler)) string {
+	t.Helper()
+	srv, err := everything.New(everything.Options{Step: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	h := pmcp.NewStreamableHTTPHandler(srv, pmcp.StreamableHTTPOptions{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { wrap(w, r, h) }))
+	t.Cleanup(func() { _ = h.Close(); ts.Close() })
+	return ts.URL + "/mcp"
 }
