@@ -77,19 +77,6 @@ type AuthContext struct {
 	Token  Secret
 }
 
-// HasScope reports whether the context carries scope s.
-func (a *AuthContext) HasScope(s string) bool {
-	if a == nil {
-		return false
-	}
-	for _, x := range a.Scopes {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // Format prints AuthInfo without its token.
 func (a AuthInfo) Format(f fmt.State, _ rune) {
 	fmt.Fprintf(f, "AuthInfo{ClientID:%q Scopes:%v Resource:%q ExpiresAt:%s Token:%s}", a.ClientID, a.Scopes, a.Resource, a.ExpiresAt.Format("2006-01-02T15:04:05Z07:00"), redacted)

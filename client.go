@@ -40,7 +40,8 @@ type ProgressHandler func(ctx context.Context, p *ProgressParams)
 // 256 by default), so they may call the session (for
 // example ListTools after a list change) but should not take long: while
 // one runs, later notifications wait and, once the queue is full, are
-// dropped. Their ctx ends when the session closes.
+// dropped (each drop is logged at Warn on ClientOptions.Logger). Their
+// ctx ends when the session closes.
 type ClientNotificationHandlers struct {
 	// LogMessage receives notifications/message at or above
 	// ClientOptions.LogLevel (info when unset), in both eras.
@@ -402,39 +403,6 @@ func (s *ClientSession) SessionID() string {
 	s.http.mu.Lock()
 	defer s.http.mu.Unlock()
 	return s.http.sessionID
-}
-
-// ClientStats is a snapshot of a session's counters.
-type ClientStats struct {
-	// DroppedNotifications counts notifications dropped because the
-	// notification queue was full.
-	DroppedNotifications uint64
-	// Conn is the snapshot of the underlying JSON-RPC connection.
-	Conn ConnStats
-}
-
-// ConnStats is a snapshot of the counters of a session's JSON-RPC
-// connection.
-type ConnStats struct {
-	// InFlight is the number of the server's requests whose handlers are
-	// running.
-	InFlight int
-	// PendingCalls is the number of calls waiting for the server's answer.
-	PendingCalls int
-	// DroppedResponses counts responses whose id matched no pending call
-	// (unknown, already answered or abandoned).
-	DroppedResponses uint64
-	// PanicsRecovered counts panics recovered in handlers and while
-	// marshaling results.
-	PanicsRecovered uint64
-	// DecodeErrors counts malformed messages received; each was answered
-	// with an error response when it had an id.
-	DecodeErrors uint64
-}
-
-// Stats returns a snapshot of the session's counters.
-func (s *ClientSession) Stats() ClientStats {
-	return ClientStats{DroppedNotifications: s.dropped.Load(), Conn: ConnStats(s.conn.Stats())}
 }
 
 // idSlotKey is the context key of an *idSlot: a Call made with such a ctx

@@ -58,10 +58,11 @@ func ExampleClient() {
 	defer session.Close()
 	fmt.Println(session.Era(), session.ProtocolVersion(), session.ServerInfo().Name)
 
-	for tool, err := range session.Tools(ctx) {
-		if err != nil {
-			log.Fatal(err)
-		}
+	tools, err := session.AllTools(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, tool := range tools {
 		fmt.Println("tool:", tool.Name)
 	}
 	out, _, err := pmcp.CallToolTyped[sumOut](ctx, session, "sum", sumIn{A: 2, B: 3})

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp/internal/peer"
-	"github.com/gopmcp/pmcp/internal/wwwauth"
 	"github.com/gopmcp/pmcp/jsonrpc"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // ErrHTTPSessionExpired: the server answered 404 to a request carrying the
@@ -68,8 +68,8 @@ func (e *HTTPStatusError) Challenge() (code, description string) {
 	if e.WWWAuthenticate == "" {
 		return "", ""
 	}
-	chs := wwwauth.Parse([]string{e.WWWAuthenticate})
-	return capPeerString(wwwauth.Param(chs, "error")), capPeerString(wwwauth.Param(chs, "error_description"))
+	chs := oauth.ParseChallenges([]string{e.WWWAuthenticate})
+	return capPeerString(oauth.ChallengeParam(chs, "error")), capPeerString(oauth.ChallengeParam(chs, "error_description"))
 }
 
 // Unwrap returns the JSON-RPC error of the body, if any.

@@ -131,16 +131,3 @@ func TestClientHTTPAuthorizationPlainText(t *testing.T) {
 		t.Fatalf("err %v, want ErrAuthorizationRequired", err)
 	}
 }
-
-func TestAuthParam(t *testing.T) {
-	h := `Bearer realm="x", error="invalid_token", resource_metadata="https://a/b", scope=read`
-	if got := authParam(h, "resource_metadata"); got != "https://a/b" {
-		t.Errorf("resource_metadata %q", got)
-	}
-	if got := authParam(h, "scope"); got != "read" {
-		t.Errorf("scope %q", got)
-	}
-	if got := authParam(`Bearer xresource_metadata="no"`, "resource_metadata"); got != "" {
-		t.Errorf("prefix match %q", got)
-	}
-}

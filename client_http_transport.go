@@ -502,7 +502,7 @@ func (t *httpTransport) adoptLegacyVersion(result jsontext.Value) {
 	var r struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if json.Unmarshal(result, &r) == nil && IsLegacyVersion(r.ProtocolVersion) {
+	if json.Unmarshal(result, &r) == nil && EraOf(r.ProtocolVersion) == EraLegacy {
 		t.mu.Lock()
 		t.legacyVersion = r.ProtocolVersion
 		t.mu.Unlock()

@@ -111,28 +111,21 @@ func (s *ClientSession) ListTools(ctx context.Context, cursor string) (*ListTool
 	return listPage[ListToolsResult](ctx, s, MethodToolsList, cursor)
 }
 
-// Tools iterates over every tool, fetching pages as needed (at most
-// ClientOptions.MaxPages). An error ends the iteration as its last pair.
-func (s *ClientSession) Tools(ctx context.Context) iter.Seq2[*Tool, error] {
-	return listAll(ctx, s, MethodToolsList, func(r *ListToolsResult) ([]*Tool, string) { return r.Tools, r.NextCursor })
+// AllTools returns every tool, fetching pages as needed (at most
+// ClientOptions.MaxPages; ErrTooManyPages past that). ListTools fetches
+// one page: use it to stop early.
+func (s *ClientSession) AllTools(ctx context.Context) ([]*Tool, error) {
+	return collect(listAll(ctx, s, MethodToolsList, func(r *ListToolsResult) ([]*Tool, string) { return r.Tools, r.NextCursor }))
 }
-
-// AllTools returns every tool (see Tools).
-func (s *ClientSession) AllTools(ctx context.Context) ([]*Tool, error) { return collect(s.Tools(ctx)) }
 
 // ListResources returns one page of resources/list.
 func (s *ClientSession) ListResources(ctx context.Context, cursor string) (*ListResourcesResult, error) {
 	return listPage[ListResourcesResult](ctx, s, MethodResourcesList, cursor)
 }
 
-// Resources iterates over every resource (see Tools).
-func (s *ClientSession) Resources(ctx context.Context) iter.Seq2[*Resource, error] {
-	return listAll(ctx, s, MethodResourcesList, func(r *ListResourcesResult) ([]*Resource, string) { return r.Resources, r.NextCursor })
-}
-
-// AllResources returns every resource (see Tools).
+// AllResources returns every resource (see AllTools).
 func (s *ClientSession) AllResources(ctx context.Context) ([]*Resource, error) {
-	return collect(s.Resources(ctx))
+	return collect(listAll(ctx, s, MethodResourcesList, func(r *ListResourcesResult) ([]*Resource, string) { return r.Resources, r.NextCursor }))
 }
 
 // ListResourceTemplates returns one page of resources/templates/list.
@@ -140,16 +133,11 @@ func (s *ClientSession) ListResourceTemplates(ctx context.Context, cursor string
 	return listPage[ListResourceTemplatesResult](ctx, s, MethodResourcesTemplatesList, cursor)
 }
 
-// ResourceTemplates iterates over every resource template (see Tools).
-func (s *ClientSession) ResourceTemplates(ctx context.Context) iter.Seq2[*ResourceTemplate, error] {
-	return listAll(ctx, s, MethodResourcesTemplatesList, func(r *ListResourceTemplatesResult) ([]*ResourceTemplate, string) {
-		return r.ResourceTemplates, r.NextCursor
-	})
-}
-
-// AllResourceTemplates returns every resource template (see Tools).
+// AllResourceTemplates returns every resource template (see AllTools).
 func (s *ClientSession) AllResourceTemplates(ctx context.Context) ([]*ResourceTemplate, error) {
-	return collect(s.ResourceTemplates(ctx))
+	return collect(listAll(ctx, s, MethodResourcesTemplatesList, func(r *ListResourceTemplatesResult) ([]*ResourceTemplate, string) {
+		return r.ResourceTemplates, r.NextCursor
+	}))
 }
 
 // ListPrompts returns one page of prompts/list.
@@ -157,14 +145,9 @@ func (s *ClientSession) ListPrompts(ctx context.Context, cursor string) (*ListPr
 	return listPage[ListPromptsResult](ctx, s, MethodPromptsList, cursor)
 }
 
-// Prompts iterates over every prompt (see Tools).
-func (s *ClientSession) Prompts(ctx context.Context) iter.Seq2[*Prompt, error] {
-	return listAll(ctx, s, MethodPromptsList, func(r *ListPromptsResult) ([]*Prompt, string) { return r.Prompts, r.NextCursor })
-}
-
-// AllPrompts returns every prompt (see Tools).
+// AllPrompts returns every prompt (see AllTools).
 func (s *ClientSession) AllPrompts(ctx context.Context) ([]*Prompt, error) {
-	return collect(s.Prompts(ctx))
+	return collect(listAll(ctx, s, MethodPromptsList, func(r *ListPromptsResult) ([]*Prompt, string) { return r.Prompts, r.NextCursor }))
 }
 
 // encodeArguments marshals tool arguments, which must be a JSON object

@@ -163,7 +163,7 @@ func (s *ClientSession) initialize(ctx context.Context, version string) error {
 	if err := decodeResult(MethodInitialize, raw, &res); err != nil {
 		return err
 	}
-	if !IsLegacyVersion(res.ProtocolVersion) {
+	if EraOf(res.ProtocolVersion) != EraLegacy {
 		return fmt.Errorf("%w: the server answered initialize with version %q", ErrNoCommonVersion, capPeerString(res.ProtocolVersion))
 	}
 	info := res.ServerInfo

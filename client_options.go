@@ -23,13 +23,14 @@ const (
 	// defaultClientMaxInputRounds caps the input_required rounds one
 	// modern-era call may go through before the client gives up.
 	defaultClientMaxInputRounds = 8
-	// defaultMaxPages caps the pages the list iterators and the All*
-	// helpers fetch for one listing.
+	// defaultMaxPages caps the pages the All* helpers fetch for one
+	// listing.
 	defaultMaxPages = 1000
 	// defaultClientNotificationQueue is the capacity of the bounded queue
 	// between the connection's read loop and the worker that runs the
 	// notification handlers. When it is full the newest notification is
-	// dropped and counted in ClientStats.DroppedNotifications.
+	// dropped and logged at Warn (ClientOptions.Logger) with the running
+	// count.
 	defaultClientNotificationQueue = 256
 	// MaxPeerStringBytes caps every server-controlled string (error
 	// messages, tool names, versions) before it enters an error or a log
@@ -103,8 +104,8 @@ type ClientOptions struct {
 	// MaxInputRounds caps the input_required rounds of one modern call.
 	// Zero means 8.
 	MaxInputRounds int
-	// MaxPages caps the pages fetched by the list iterators and the All*
-	// helpers. Zero means 1,000.
+	// MaxPages caps the pages fetched by AllTools, AllResources,
+	// AllResourceTemplates and AllPrompts. Zero means 1,000.
 	MaxPages int
 
 	// Logger receives the client's diagnostics (dropped notifications,

@@ -516,7 +516,7 @@ func TestClientListsAndPageCap(t *testing.T) {
 				t.Fatalf("first page %+v %v", first, err)
 			}
 			n := 0
-			for tool, err := range s.Tools(ctx) {
+			for tool, err := range listAll(ctx, s, MethodToolsList, func(r *ListToolsResult) ([]*Tool, string) { return r.Tools, r.NextCursor }) {
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -137,8 +137,10 @@
 //   - types_*.go, protocol.go, metadata.go, result_encode.go: the protocol's
 //     types, versions and their encoding.
 //   - Packages: jsonrpc (the wire), transport/* (stdio, command, memory),
-//     tasks and reqstate (task stores, signed request state), auth (the
-//     resource server), oauthclient (the OAuth client, through
+//     tasks and reqstate (task stores, signed request state), oauth (the
+//     OAuth protocol both roles share: metadata and discovery, challenges,
+//     resource canonicalisation, DPoP; a leaf), auth (the resource
+//     server), oauthclient (the OAuth client, through
 //     HTTPClientOptions.Authorizer), proxy (the bridge), eventstoretest;
 //     internal/rpcconn (the engine under stream transports), internal/schema
 //     (JSON Schema inference and validation). Modules of their own: otel,

@@ -67,7 +67,7 @@ func httpEraInput(r *http.Request, body eraInput) eraInput {
 // to (see accessEra): so an unknown method reads as modern over a
 // modern POST and as legacy over stdio (kept; pinned by TestEraDecision).
 func classify(in eraInput) Era {
-	headerModern := in.hasHeader && IsModernVersion(in.header)
+	headerModern := in.hasHeader && EraOf(in.header) == EraModern
 	switch in.httpMethod {
 	case http.MethodGet, http.MethodDelete: // case 1
 		if headerModern {

@@ -76,7 +76,7 @@ func logEra(r map[string]string) string {
 	if r == nil {
 		return "-"
 	}
-	era, v := r[AccessKeyEra], r[AccessKeyProtocolVersion]
+	era, v := r["era"], r["protocol_version"]
 	if era == "" {
 		era = "none"
 	}

@@ -159,8 +159,8 @@ func (e *RequestHandlerExtra) Cancelled() <-chan struct{} { return e.ctx.Done() 
 // result-meta slot, with its own Metadata and Extensions maps.
 func (e *RequestHandlerExtra) Clone() *RequestHandlerExtra {
 	c := *e
-	c.Metadata = e.Metadata.Clone()
-	c.Extensions = e.Extensions.Clone()
+	c.Metadata = e.Metadata.clone()
+	c.Extensions = e.Extensions.clone()
 	if c.resultMeta == nil {
 		e.resultMeta = new(resultMetaSlot)
 		c.resultMeta = e.resultMeta
@@ -247,7 +247,7 @@ func (e *RequestHandlerExtra) GetSecretMetadata(key string) (Secret, bool) {
 // TraceContext returns the W3C trace context from the request _meta; false
 // when there is no valid traceparent. The values are untrusted.
 func (e *RequestHandlerExtra) TraceContext() (TraceContext, bool) {
-	return TraceContextFromMeta(e.RequestMeta)
+	return traceContextFromMeta(e.RequestMeta)
 }
 
 // SetResultMeta merges keys into the _meta of this request's result. Keys
@@ -389,9 +389,9 @@ func RemoveExtension[T any](e *Extensions) { delete(e.m, reflect.TypeFor[T]()) }
 // Len reports how many values are stored.
 func (e *Extensions) Len() int { return len(e.m) }
 
-// Clone returns a shallow copy: the map is new, the values are shared
-// (store pointers for large values).
-func (e *Extensions) Clone() Extensions {
+// clone returns a shallow copy: the map is new, the values are shared
+// (store pointers for large values). RequestHandlerExtra.Clone uses it.
+func (e *Extensions) clone() Extensions {
 	if e.m == nil {
 		return Extensions{}
 	}
@@ -402,8 +402,8 @@ func (e *Extensions) Clone() Extensions {
 	return Extensions{m: m}
 }
 
-// TypeNames lists the stored types, sorted.
-func (e *Extensions) TypeNames() []string {
+// typeNames lists the stored types, sorted.
+func (e *Extensions) typeNames() []string {
 	names := make([]string, 0, len(e.m))
 	for t := range e.m {
 		names = append(names, t.String())
@@ -414,11 +414,11 @@ func (e *Extensions) TypeNames() []string {
 
 // String prints the stored type names only.
 func (e Extensions) String() string {
-	return "Extensions{" + strings.Join(e.TypeNames(), ", ") + "}"
+	return "Extensions{" + strings.Join(e.typeNames(), ", ") + "}"
 }
 
 // Format makes every fmt verb print type names only.
 func (e Extensions) Format(f fmt.State, _ rune) { fmt.Fprint(f, e.String()) }
 
 // LogValue implements slog.LogValuer with type names only.
-func (e Extensions) LogValue() slog.Value { return slog.AnyValue(e.TypeNames()) }
+func (e Extensions) LogValue() slog.Value { return slog.AnyValue(e.typeNames()) }

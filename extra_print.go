@@ -63,7 +63,7 @@ func (e *RequestHandlerExtra) LogValue() slog.Value {
 		attrs = append(attrs, slog.Any("metadata", e.Metadata))
 	}
 	if e.Extensions.Len() > 0 {
-		attrs = append(attrs, slog.Any("extensions", e.Extensions.TypeNames()))
+		attrs = append(attrs, slog.Any("extensions", e.Extensions.typeNames()))
 	}
 	return slog.GroupValue(attrs...)
 }
@@ -118,7 +118,7 @@ func (e *RequestHandlerExtra) MarshalJSON() ([]byte, error) {
 		v.Metadata = &e.Metadata
 	}
 	if e.Extensions.Len() > 0 {
-		v.Extensions = e.Extensions.TypeNames()
+		v.Extensions = e.Extensions.typeNames()
 	}
 	return Marshal(&v)
 }

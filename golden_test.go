@@ -86,7 +86,7 @@ func (l *factLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
 func (l *factLog) WithGroup(string) slog.Handler            { return l }
 
 func (l *factLog) Handle(_ context.Context, r slog.Record) error {
-	if r.Message != AccessLogMessage {
+	if r.Message != "mcp request" {
 		return nil
 	}
 	m := map[string]string{}
@@ -95,7 +95,7 @@ func (l *factLog) Handle(_ context.Context, r slog.Record) error {
 		return true
 	})
 	l.mu.Lock()
-	l.recs[m[AccessKeyID]] = m
+	l.recs[m["id"]] = m
 	close(l.wake)
 	l.wake = make(chan struct{})
 	l.mu.Unlock()

@@ -266,9 +266,9 @@ func (m *MemoryEventStore) DeleteSession(_ context.Context, sessionID string) er
 	return nil
 }
 
-// Len reports how many events the store holds and the bytes it charges
+// size reports how many events the store holds and the bytes it charges
 // against MaxBytes for them (payloads plus bookkeeping).
-func (m *MemoryEventStore) Len() (events int, bytes int64) {
+func (m *MemoryEventStore) size() (events int, bytes int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.count, m.bytes

@@ -156,7 +156,7 @@ func (h *StreamableHTTPHandler) lookupSession(w http.ResponseWriter, r *http.Req
 		refuseRepeatedVersion.write(w, &h.refusals, noID)
 		return nil
 	}
-	if v, ok := headerValue(r.Header, headerProtocolVersion); ok && !IsLegacyVersion(v) {
+	if v, ok := headerValue(r.Header, headerProtocolVersion); ok && EraOf(v) != EraLegacy {
 		refuseVersion.write(w, &h.refusals, noID, v)
 		return nil
 	}

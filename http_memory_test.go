@@ -413,7 +413,7 @@ func TestHTTPEventStoreSessionShare(t *testing.T) {
 	for i := range 2 {
 		sseCall(t, e, sidA, 5000+i, "chatty", `{"n":20000}`)
 	}
-	events, charged := store.Len()
+	events, charged := store.size()
 	t.Logf("after A's flood: %d events, %d KiB charged", events, charged>>10)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -458,7 +458,7 @@ func TestHTTPEventStoreHeapWithinCap(t *testing.T) {
 		sseCall(t, e, sid, 100+i, "echo", fmt.Sprintf(`{"text":%q}`, strings.Repeat("b", 100<<10)))
 	}
 	grew := heapGrowth(before, liveHeap())
-	events, charged := store.Len()
+	events, charged := store.size()
 	t.Logf("store full: %d events, %d KiB charged, heap +%d KiB (cap %d KiB)", events, charged>>10, grew>>10, maxBytes>>10)
 	if charged > maxBytes {
 		t.Fatalf("store charges %d bytes, over its cap", charged)

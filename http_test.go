@@ -672,7 +672,7 @@ func TestMemoryEventStore(t *testing.T) {
 	// made here could live on the stack, with another capacity.)
 	m0 := NewMemoryEventStore(MemoryEventStoreOptions{})
 	_ = m0.Append(ctx, "s", "1", 1, []byte("a"))
-	_, b0 := m0.Len()
+	_, b0 := m0.size()
 	one := b0 - int64(memSessionOverhead+memStreamOverhead)
 	base := int64(memSessionOverhead + memStreamOverhead) // a session with one stream
 	m := NewMemoryEventStore(MemoryEventStoreOptions{MaxStreamEvents: 3})
@@ -686,7 +686,7 @@ func TestMemoryEventStore(t *testing.T) {
 	if evs, _ := m.After(ctx, "s", "1", 4); len(evs) != 1 || evs[0].Seq != 5 {
 		t.Fatalf("After(4) = %+v", evs)
 	}
-	if n, b := m.Len(); n != 3 || b != base+3*one {
+	if n, b := m.size(); n != 3 || b != base+3*one {
 		t.Fatalf("Len = %d, %d; want 3, %d", n, b, base+3*one)
 	}
 	// The events are exact-size copies.
@@ -695,11 +695,11 @@ func TestMemoryEventStore(t *testing.T) {
 	if evs, _ := m.After(ctx, "s", "2", 0); len(evs) != 1 || cap(evs[0].Data) >= 4096 {
 		t.Fatalf("stored event keeps a %d-byte array", cap(evs[0].Data))
 	}
-	if _, b := m.Len(); b != base+memStreamOverhead+4*one {
+	if _, b := m.size(); b != base+memStreamOverhead+4*one {
 		t.Fatalf("Len bytes = %d", b)
 	}
 	_ = m.DeleteSession(ctx, "s")
-	if n, b := m.Len(); n != 0 || b != 0 {
+	if n, b := m.size(); n != 0 || b != 0 {
 		t.Fatalf("after DeleteSession: %d, %d", n, b)
 	}
 
@@ -730,7 +730,7 @@ func TestMemoryEventStore(t *testing.T) {
 	if evs, _ := p.After(ctx, "t", "1", 0); len(evs) != 1 {
 		t.Fatalf("another session lost events: %+v", evs)
 	}
-	if n, b := p.Len(); n != 3 || b != 2*base+3*one {
+	if n, b := p.size(); n != 3 || b != 2*base+3*one {
 		t.Fatalf("Len = %d, %d", n, b)
 	}
 }

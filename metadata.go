@@ -75,9 +75,6 @@ func (m Metadata) getSecret(key string) (Secret, bool) {
 	return Secret(v.v), ok
 }
 
-// IsSecret reports whether the value under key was stored as a secret.
-func (m Metadata) IsSecret(key string) bool { return m.m[key].secret }
-
 // Delete removes key.
 func (m *Metadata) Delete(key string) { delete(m.m, key) }
 
@@ -87,8 +84,8 @@ func (m Metadata) Len() int { return len(m.m) }
 // Keys returns the keys, sorted.
 func (m Metadata) Keys() []string { return slices.Sorted(maps.Keys(m.m)) }
 
-// Clone returns an independent copy.
-func (m Metadata) Clone() Metadata {
+// clone returns an independent copy (RequestHandlerExtra.Clone uses it).
+func (m Metadata) clone() Metadata {
 	if m.m == nil {
 		return Metadata{}
 	}

@@ -278,7 +278,7 @@ func TestMethodFacts(t *testing.T) {
 					}
 					lg := "-"
 					if r := log.record(key); r != nil {
-						lg = strconv.Quote(r[AccessKeyName])
+						lg = strconv.Quote(r["name"])
 					}
 					line := fmt.Sprintf("%-24s %-8s %-6s %-5s %s mw.Name=%s log.name=%s", method, v.label, era, transport, o.long(), mw, lg) + extra
 					if task != "" {

@@ -30,12 +30,6 @@ func SupportedVersions() []string {
 var legacyVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
 var modernVersions = []string{Version20260728}
 
-// IsLegacyVersion reports whether v is a handshake-era version this SDK accepts.
-func IsLegacyVersion(v string) bool { return slices.Contains(legacyVersions, v) }
-
-// IsModernVersion reports whether v is a stateless-era version this SDK accepts.
-func IsModernVersion(v string) bool { return slices.Contains(modernVersions, v) }
-
 // Era is the protocol generation a request is served under. It is a
 // behavioural switch derived from the negotiated version, never an identity
 // or authorization signal.
@@ -62,12 +56,14 @@ func (e Era) String() string {
 	return "unknown"
 }
 
-// EraOf maps a protocol version to its era.
+// EraOf maps a protocol version to its era: EraLegacy for a handshake-era
+// version this SDK accepts, EraModern for a stateless-era one, EraUnknown
+// for any other string.
 func EraOf(version string) Era {
 	switch {
-	case IsModernVersion(version):
+	case slices.Contains(modernVersions, version):
 		return EraModern
-	case IsLegacyVersion(version):
+	case slices.Contains(legacyVersions, version):
 		return EraLegacy
 	}
 	return EraUnknown

@@ -17,30 +17,33 @@ import (
 // off. A record never holds arguments, results, tokens, error messages or
 // Metadata values.
 
-// AccessLogMessage is the message of every access record.
-const AccessLogMessage = "mcp request"
+// The record's message, keys and outcome values are data, documented once,
+// as a table, on ServerOptions.DisableAccessLog (and in the README).
+
+// accessLogMessage is the message of every access record.
+const accessLogMessage = "mcp request"
 
 // Attribute keys of an access record.
 const (
-	AccessKeyMethod          = "method"
-	AccessKeyName            = "name"
-	AccessKeyEra             = "era"
-	AccessKeyProtocolVersion = "protocol_version"
-	AccessKeyID              = "id"
-	AccessKeySession         = "session"
-	AccessKeyTransport       = "transport"
-	AccessKeyDuration        = "duration"
-	AccessKeyOutcome         = "outcome"
-	AccessKeyCode            = "code"
-	AccessKeyResponseBytes   = "response_bytes"
-	AccessKeyPrincipal       = "principal"
+	accessKeyMethod          = "method"
+	accessKeyName            = "name"
+	accessKeyEra             = "era"
+	accessKeyProtocolVersion = "protocol_version"
+	accessKeyID              = "id"
+	accessKeySession         = "session"
+	accessKeyTransport       = "transport"
+	accessKeyDuration        = "duration"
+	accessKeyOutcome         = "outcome"
+	accessKeyCode            = "code"
+	accessKeyResponseBytes   = "response_bytes"
+	accessKeyPrincipal       = "principal"
 )
 
 // Outcomes of an access record.
 const (
-	OutcomeOK        = "ok"
-	OutcomeToolError = "tool_error" // a tools/call result with isError
-	OutcomeError     = "error"      // a JSON-RPC error; its code is logged
+	outcomeOK        = "ok"
+	outcomeToolError = "tool_error" // a tools/call result with isError
+	outcomeError     = "error"      // a JSON-RPC error; its code is logged
 )
 
 // accessAttrsMax is the number of attributes an access record can have.
@@ -67,49 +70,49 @@ func (s *Server) logAccess(ctx context.Context, req *jsonrpc.Request, rs *reqSta
 	env := &rs.env
 	var a [accessAttrsMax]slog.Attr
 	n := 0
-	a[n] = slog.String(AccessKeyMethod, req.Method)
+	a[n] = slog.String(accessKeyMethod, req.Method)
 	n++
 	if name := targetName(req, &rs.params); name != "" {
-		a[n] = slog.String(AccessKeyName, name)
+		a[n] = slog.String(accessKeyName, name)
 		n++
 	}
 	era, version := accessEra(req, rs)
 	if era != EraUnknown {
-		a[n] = slog.String(AccessKeyEra, era.String())
+		a[n] = slog.String(accessKeyEra, era.String())
 		n++
 	}
 	if version != "" {
-		a[n] = slog.String(AccessKeyProtocolVersion, version)
+		a[n] = slog.String(accessKeyProtocolVersion, version)
 		n++
 	}
-	a[n] = slog.String(AccessKeyID, req.ID.String())
+	a[n] = slog.String(accessKeyID, req.ID.String())
 	n++
 	if env.sessionID != "" {
-		a[n] = slog.String(AccessKeySession, env.sessionID)
+		a[n] = slog.String(accessKeySession, env.sessionID)
 		n++
 	}
-	a[n] = slog.String(AccessKeyTransport, env.transportName())
-	a[n+1] = slog.Duration(AccessKeyDuration, now.Sub(rs.accessStart))
+	a[n] = slog.String(accessKeyTransport, env.transportName())
+	a[n+1] = slog.Duration(accessKeyDuration, now.Sub(rs.accessStart))
 	n += 2
 	switch code := ErrorCode(err); {
 	case code != 0:
-		a[n] = slog.String(AccessKeyOutcome, OutcomeError)
-		a[n+1] = slog.Int64(AccessKeyCode, code)
+		a[n] = slog.String(accessKeyOutcome, outcomeError)
+		a[n+1] = slog.Int64(accessKeyCode, code)
 		n += 2
 	case isToolErrorResult(res):
-		a[n] = slog.String(AccessKeyOutcome, OutcomeToolError)
+		a[n] = slog.String(accessKeyOutcome, outcomeToolError)
 		n++
 	default:
-		a[n] = slog.String(AccessKeyOutcome, OutcomeOK)
+		a[n] = slog.String(accessKeyOutcome, outcomeOK)
 		n++
 	}
-	a[n] = slog.Int(AccessKeyResponseBytes, size)
+	a[n] = slog.Int(accessKeyResponseBytes, size)
 	n++
 	if p := logSubject(env.authInfo, env.authCtx); p != "" {
-		a[n] = slog.String(AccessKeyPrincipal, p)
+		a[n] = slog.String(accessKeyPrincipal, p)
 		n++
 	}
-	r := slog.NewRecord(now, slog.LevelInfo, AccessLogMessage, 0)
+	r := slog.NewRecord(now, slog.LevelInfo, accessLogMessage, 0)
 	r.AddAttrs(a[:n]...)
 	_ = h.Handle(ctx, r) // as Logger.LogAttrs: a handler's error is not reported
 }

@@ -26,11 +26,11 @@ func recordOutput(t *testing.T, opts slog.HandlerOptions, mod func(req *jsonrpc.
 				t.Errorf("record time %v", a.Value)
 			}
 			return slog.String(slog.TimeKey, "T")
-		case AccessKeyDuration:
+		case "duration":
 			if a.Value.Kind() != slog.KindDuration || a.Value.Duration() < 0 {
 				t.Errorf("duration %v", a.Value)
 			}
-			return slog.String(AccessKeyDuration, "D")
+			return slog.String("duration", "D")
 		}
 		return a
 	}

@@ -47,7 +47,7 @@ func accessRecords(t *testing.T, buf *syncBuffer) []map[string]any {
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("log line %q: %v", line, err)
 		}
-		if m["msg"] == AccessLogMessage {
+		if m["msg"] == "mcp request" {
 			out = append(out, m)
 		}
 	}
@@ -57,7 +57,7 @@ func accessRecords(t *testing.T, buf *syncBuffer) []map[string]any {
 func recordFor(t *testing.T, recs []map[string]any, method, id string) map[string]any {
 	t.Helper()
 	for _, r := range recs {
-		if r[AccessKeyMethod] == method && r[AccessKeyID] == id {
+		if r["method"] == method && r["id"] == id {
 			return r
 		}
 	}
@@ -111,38 +111,38 @@ func TestAccessLogHTTP(t *testing.T) {
 	recs := accessRecords(t, &buf)
 	legacy := recordFor(t, recs, MethodToolsCall, "2")
 	want := map[string]any{
-		"level": "INFO", AccessKeyName: "echo", AccessKeyEra: "legacy", AccessKeyProtocolVersion: Version20251125,
-		AccessKeySession: sid, AccessKeyTransport: TransportHTTP, AccessKeyOutcome: OutcomeOK,
-		AccessKeyResponseBytes: float64(len(legacyBody)), AccessKeyPrincipal: "alice",
+		"level": "INFO", "name": "echo", "era": "legacy", "protocol_version": Version20251125,
+		"session": sid, "transport": TransportHTTP, "outcome": "ok",
+		"response_bytes": float64(len(legacyBody)), "principal": "alice",
 	}
 	for k, v := range want {
 		if legacy[k] != v {
 			t.Errorf("legacy record %s = %v, want %v (%v)", k, legacy[k], v, legacy)
 		}
 	}
-	if d, ok := legacy[AccessKeyDuration].(float64); !ok || d <= 0 {
-		t.Errorf("legacy duration %v", legacy[AccessKeyDuration])
+	if d, ok := legacy["duration"].(float64); !ok || d <= 0 {
+		t.Errorf("legacy duration %v", legacy["duration"])
 	}
 	modernRec := recordFor(t, recs, MethodToolsCall, "5")
 	want = map[string]any{
-		AccessKeyName: "echo", AccessKeyEra: "modern", AccessKeyProtocolVersion: Version20260728, AccessKeyTransport: TransportHTTP,
-		AccessKeyOutcome: OutcomeOK, AccessKeyResponseBytes: float64(len(modernBodyBytes)), AccessKeyPrincipal: "alice",
+		"name": "echo", "era": "modern", "protocol_version": Version20260728, "transport": TransportHTTP,
+		"outcome": "ok", "response_bytes": float64(len(modernBodyBytes)), "principal": "alice",
 	}
 	for k, v := range want {
 		if modernRec[k] != v {
 			t.Errorf("modern record %s = %v, want %v (%v)", k, modernRec[k], v, modernRec)
 		}
 	}
-	if _, ok := modernRec[AccessKeySession]; ok {
+	if _, ok := modernRec["session"]; ok {
 		t.Errorf("modern record has a session: %v", modernRec)
 	}
-	if r := recordFor(t, recs, MethodToolsCall, "3"); r[AccessKeyOutcome] != OutcomeToolError {
+	if r := recordFor(t, recs, MethodToolsCall, "3"); r["outcome"] != "tool_error" {
 		t.Errorf("tool error record %v", r)
 	}
-	if r := recordFor(t, recs, MethodToolsCall, "4"); r[AccessKeyOutcome] != OutcomeError || r[AccessKeyCode] != float64(-32602) {
+	if r := recordFor(t, recs, MethodToolsCall, "4"); r["outcome"] != "error" || r["code"] != float64(-32602) {
 		t.Errorf("unknown tool record %v", r)
 	}
-	if r := recordFor(t, recs, MethodInitialize, "1"); r[AccessKeyProtocolVersion] != Version20251125 || r[AccessKeyEra] != "legacy" {
+	if r := recordFor(t, recs, MethodInitialize, "1"); r["protocol_version"] != Version20251125 || r["era"] != "legacy" {
 		t.Errorf("initialize record %v", r)
 	}
 	log := buf.String()
@@ -185,10 +185,10 @@ func TestAccessLogStdio(t *testing.T) {
 	modern := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + secretArg + `"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	resp := line(modern)
 	rec := recordFor(t, accessRecords(t, &buf), MethodToolsCall, "9")
-	if rec[AccessKeyResponseBytes] != float64(len(resp)) || rec[AccessKeyTransport] != TransportStdio || rec[AccessKeyEra] != "modern" {
+	if rec["response_bytes"] != float64(len(resp)) || rec["transport"] != TransportStdio || rec["era"] != "modern" {
 		t.Fatalf("record %v for response of %d bytes", rec, len(resp))
 	}
-	if _, ok := rec[AccessKeyPrincipal]; ok {
+	if _, ok := rec["principal"]; ok {
 		t.Fatalf("principal without auth: %v", rec)
 	}
 	if strings.Contains(buf.String(), secretArg) {
@@ -233,10 +233,10 @@ func TestAccessLogHTTPStreams(t *testing.T) {
 	_, _ = body(t, resp)
 	recs := accessRecords(t, &buf)
 	legacy := recordFor(t, recs, MethodToolsCall, "2")
-	if n, _ := legacy[AccessKeyResponseBytes].(float64); n <= 0 || !strings.Contains(string(sse), `"id":2`) || legacy[AccessKeySession] != sid {
+	if n, _ := legacy["response_bytes"].(float64); n <= 0 || !strings.Contains(string(sse), `"id":2`) || legacy["session"] != sid {
 		t.Fatalf("legacy SSE record %v", legacy)
 	}
-	if r := recordFor(t, recs, MethodToolsCall, "3"); r[AccessKeyEra] != "modern" || r[AccessKeyOutcome] != OutcomeOK {
+	if r := recordFor(t, recs, MethodToolsCall, "3"); r["era"] != "modern" || r["outcome"] != "ok" {
 		t.Fatalf("modern stream record %v", r)
 	}
 }

@@ -228,7 +228,7 @@ func (s *Server) handleModern(ctx context.Context, req *jsonrpc.Request, env *re
 		}
 		return nil, invalidParams("missing required _meta %q", MetaProtocolVersion)
 	}
-	if !IsModernVersion(*meta.ProtocolVersion) {
+	if EraOf(*meta.ProtocolVersion) != EraModern {
 		return nil, unsupportedVersion(*meta.ProtocolVersion)
 	}
 	if meta.ClientCapabilities == nil {

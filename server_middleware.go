@@ -52,7 +52,12 @@ type Request struct {
 	// members of Extra and Name were resolved before the chain ran and do
 	// not change. Do not modify the bytes in place.
 	Params jsontext.Value
-	// Extra is the handler context the method's handler receives.
+	// Extra is the handler context the method's handler receives. It
+	// describes the request too: Extra.Era() and Extra.ProtocolVersion()
+	// (the negotiated version of a legacy session, empty during
+	// initialize, or the modern per-request one), Extra.SessionID (the
+	// legacy Streamable HTTP session id, "" otherwise), Extra.RequestMeta
+	// (the raw _meta object, nil when absent) and Extra.TraceContext().
 	Extra *RequestHandlerExtra
 	// Transport describes how the request arrived.
 	Transport TransportInfo
@@ -67,18 +72,6 @@ type Request struct {
 	rs   *reqState
 	rp   *reqParams
 }
-
-// Era returns the request's protocol era.
-func (r *Request) Era() Era { return r.Extra.Era() }
-
-// ProtocolVersion returns the request's protocol version: the negotiated
-// one of a legacy session (empty during initialize) or the modern
-// per-request one.
-func (r *Request) ProtocolVersion() string { return r.Extra.ProtocolVersion() }
-
-// SessionID returns the legacy Streamable HTTP session id, "" otherwise
-// (stdio, in-memory, and always in the modern era).
-func (r *Request) SessionID() string { return r.Extra.SessionID }
 
 // NameRegistered reports whether Name names something registered on the
 // server: the tool of tools/call, the prompt of prompts/get, a resource
@@ -125,11 +118,6 @@ func (r *Request) NameRegistered() bool {
 	}
 	return s.opts.NameKnown != nil && s.opts.NameKnown(r.Method, r.Name)
 }
-
-// Meta returns the raw _meta object of the params, nil when absent. W3C
-// trace context lives there under "traceparent", "tracestate" and
-// "baggage" (see also RequestHandlerExtra.TraceContext).
-func (r *Request) Meta() jsontext.Value { return r.Extra.RequestMeta }
 
 // Transport names reported in TransportInfo.Name.
 const (

@@ -137,7 +137,7 @@ func ExampleClientMiddleware() {
 func ExampleServerOptions_accessLog() {
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey || a.Key == pmcp.AccessKeyDuration || a.Key == pmcp.AccessKeyResponseBytes {
+			if a.Key == slog.TimeKey || a.Key == "duration" || a.Key == "response_bytes" {
 				return slog.Attr{}
 			}
 			return a

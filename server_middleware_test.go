@@ -188,8 +188,8 @@ func TestMiddlewareFillsExtraOverEveryTransport(t *testing.T) {
 				if !ok {
 					t.Fatalf("middleware saw %v", saw.methods())
 				}
-				if r.Name != "whoami" || r.Era() != era || r.Transport.Name != transport || r.ID.String() == "" || len(r.Params) == 0 {
-					t.Fatalf("request as seen: name %q era %v transport %+v id %s params %s", r.Name, r.Era(), r.Transport, r.ID, r.Params)
+				if r.Name != "whoami" || r.Extra.Era() != era || r.Transport.Name != transport || r.ID.String() == "" || len(r.Params) == 0 {
+					t.Fatalf("request as seen: name %q era %v transport %+v id %s params %s", r.Name, r.Extra.Era(), r.Transport, r.ID, r.Params)
 				}
 				wantNet := map[string]string{TransportMemory: "inproc", TransportStdio: "pipe", TransportHTTP: "tcp"}[transport]
 				if r.Transport.Network != wantNet {
@@ -198,10 +198,10 @@ func TestMiddlewareFillsExtraOverEveryTransport(t *testing.T) {
 				if transport == TransportHTTP && (r.Transport.Protocol != "http" || r.Transport.ProtocolVersion != "1.1" || r.Transport.RemoteAddr == "") {
 					t.Fatalf("http transport info: %+v", r.Transport)
 				}
-				if (era == EraLegacy && transport == TransportHTTP) != (r.SessionID() != "") {
-					t.Fatalf("session id %q in era %v over %s", r.SessionID(), era, transport)
+				if (era == EraLegacy && transport == TransportHTTP) != (r.Extra.SessionID != "") {
+					t.Fatalf("session id %q in era %v over %s", r.Extra.SessionID, era, transport)
 				}
-				if r.ProtocolVersion() == "" {
+				if r.Extra.ProtocolVersion() == "" {
 					t.Fatal("no protocol version")
 				}
 				// Lists and (legacy) the handshake go through the chain too.
@@ -430,7 +430,7 @@ func TestMiddlewareAuthIsTheRequestsAuth(t *testing.T) {
 	if res["cacheScope"] != CacheScopePrivate {
 		t.Fatalf("cacheScope %v for an authenticated caller", res["cacheScope"])
 	}
-	if r := recordFor(t, accessRecords(t, &buf), MethodToolsList, "1"); r[AccessKeyPrincipal] != "bob" {
+	if r := recordFor(t, accessRecords(t, &buf), MethodToolsList, "1"); r["principal"] != "bob" {
 		t.Fatalf("record %v", r)
 	}
 }

@@ -135,7 +135,26 @@ type ServerOptions struct {
 
 	// DisableAccessLog turns off the access log: one Info record per
 	// request written to Logger (see the README's Observability section).
-	// It is on whenever Logger is set and enabled at Info.
+	// It is on whenever Logger is set and enabled at Info. The record's
+	// message is "mcp request" and its attributes, in this order, are:
+	//
+	//	key               value
+	//	method            the JSON-RPC method
+	//	name              the tool, prompt or resource named (when there is one)
+	//	era               "legacy" or "modern" (when known)
+	//	protocol_version  the negotiated or declared version (when known)
+	//	id                the JSON-RPC id
+	//	session           the legacy HTTP session id (when there is one)
+	//	transport         TransportInfo.Name: "stdio", "http", "memory", ...
+	//	duration          the time the request took, up to its encoded response
+	//	outcome           "ok", "tool_error" (a tools/call result with isError)
+	//	                  or "error" (a JSON-RPC error)
+	//	code              the JSON-RPC error code (outcome "error" only)
+	//	response_bytes    the size of the encoded response
+	//	principal         the authenticated subject (when there is one)
+	//
+	// A record never holds arguments, results, tokens, error messages,
+	// headers or Metadata values.
 	DisableAccessLog bool
 
 	// Tasks turns on tasks in both eras (see TaskOptions). Nil means no
@@ -395,7 +414,9 @@ type MemoryEventStoreOptions struct {
 }
 
 // Bounds on client-supplied inputResponses (modern era). They are checked at
-// ingress, before any handler runs.
+// ingress, before any handler runs. DefaultMaxInputResponses and
+// DefaultMaxInputTotalBytes also bound a tasks/update (its inputResponses
+// and its params), in the server and in proxy.
 const (
 	DefaultMaxInputResponses     = 64
 	DefaultMaxInputResponseBytes = 64 << 10

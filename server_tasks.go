@@ -75,14 +75,6 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// TaskStore returns the server's task store, nil when tasks are off.
-func (s *Server) TaskStore() tasks.Store {
-	if s.tasks == nil {
-		return nil
-	}
-	return s.tasks.store
-}
-
 func hasTasksExtension(c *ClientCapabilities) bool {
 	if c == nil {
 		return false

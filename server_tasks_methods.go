@@ -11,12 +11,6 @@ import (
 	"github.com/gopmcp/pmcp/tasks"
 )
 
-// Bounds on tasks/update (2026-07-28), checked before the store sees it.
-const (
-	DefaultMaxTaskUpdateResponses = DefaultMaxInputResponses
-	DefaultMaxTaskUpdateBytes     = DefaultMaxInputTotalBytes
-)
-
 // unknownTask is the one answer for an unknown, expired or foreign task id,
 // so that the answer tells nothing about other owners' tasks.
 func unknownTask() *jsonrpc.Error {
@@ -93,8 +87,10 @@ func (s *Server) serveTasksUpdate(ctx context.Context, req *jsonrpc.Request, _ *
 	if err != nil {
 		return nil, err
 	}
-	if len(req.Params) > DefaultMaxTaskUpdateBytes {
-		return nil, invalidParams("tasks/update params exceed %d bytes", DefaultMaxTaskUpdateBytes)
+	// tasks/update carries inputResponses too: the same bounds as a
+	// request's (server_mrtr.go), checked before the store sees it.
+	if len(req.Params) > DefaultMaxInputTotalBytes {
+		return nil, invalidParams("tasks/update params exceed %d bytes", DefaultMaxInputTotalBytes)
 	}
 	p, err := decodeParams[UpdateTaskParams](req.Params)
 	if err != nil {
@@ -103,8 +99,8 @@ func (s *Server) serveTasksUpdate(ctx context.Context, req *jsonrpc.Request, _ *
 	if p.TaskID == "" {
 		return nil, invalidParams("missing taskId")
 	}
-	if len(p.InputResponses) > DefaultMaxTaskUpdateResponses {
-		return nil, invalidParams("inputResponses has more than %d entries", DefaultMaxTaskUpdateResponses)
+	if len(p.InputResponses) > DefaultMaxInputResponses {
+		return nil, invalidParams("inputResponses has more than %d entries", DefaultMaxInputResponses)
 	}
 	if _, err := s.tasks.store.DeliverInputs(ctx, owner, p.TaskID, p.InputResponses); err != nil {
 		return nil, taskStoreError(err)

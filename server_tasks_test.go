@@ -320,7 +320,7 @@ func TestTaskExpiryNeverEarly(t *testing.T) {
 		t.Fatalf("granted ttl %v, want 1500", st["ttl"])
 	}
 	now.Store(start.Add(1500 * time.Millisecond).UnixNano())
-	if _, err := f.srv.TaskStore().Sweep(context.Background()); err != nil {
+	if _, err := f.srv.tasks.store.Sweep(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := c.mustCall(MethodTasksGet, map[string]any{"taskId": id}); got["taskId"] != id {
@@ -538,7 +538,7 @@ func TestTaskToolScopes(t *testing.T) {
 	if e.Code != ScopeErrorCode {
 		t.Fatalf("scoped task tool without the scope: %v", e)
 	}
-	if n, _ := f.srv.TaskStore().List(context.Background(), "sub:alice", "", 0); len(n.Tasks) != 0 {
+	if n, _ := f.srv.tasks.store.List(context.Background(), "sub:alice", "", 0); len(n.Tasks) != 0 {
 		t.Fatalf("a task was created: %v", n.Tasks)
 	}
 }

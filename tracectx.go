@@ -19,9 +19,9 @@ type TraceContext struct {
 	Baggage     string
 }
 
-// TraceContextFromMeta extracts a TraceContext from a raw _meta object. It
+// traceContextFromMeta extracts a TraceContext from a raw _meta object. It
 // reports false when there is no valid traceparent.
-func TraceContextFromMeta(meta jsontext.Value) (TraceContext, bool) {
+func traceContextFromMeta(meta jsontext.Value) (TraceContext, bool) {
 	if len(meta) == 0 {
 		return TraceContext{}, false
 	}

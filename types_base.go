@@ -160,9 +160,6 @@ func (l *LoggingLevel) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ProgressToken is a string or integer chosen by the requester.
-type ProgressToken = jsontext.Value
-
 // Cache scopes for cacheable results (2026-07-28).
 const (
 	CacheScopePublic  = "public"

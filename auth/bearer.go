@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // Default limits of the resource server. Each option that uses one says
@@ -132,13 +133,13 @@ func NewAuthenticator(opts Options) (*Authenticator, error) {
 	if opts.Verifier == nil {
 		return nil, errors.New("auth: Options.Verifier is required")
 	}
-	res, err := CanonicalResource(opts.Resource)
+	res, err := oauth.Canonical(opts.Resource)
 	if err != nil {
 		return nil, fmt.Errorf("auth: Options.Resource: %w", err)
 	}
 	a := &Authenticator{verifier: opts.Verifier, resource: res, prmURL: opts.ResourceMetadataURL, maxToken: opts.MaxTokenBytes, dpopMode: opts.DPoP}
 	if a.prmURL == "" {
-		if a.prmURL, err = MetadataURL(res); err != nil {
+		if a.prmURL, err = oauth.ProtectedResourceMetadataURL(res); err != nil {
 			return nil, err
 		}
 	}
@@ -146,7 +147,7 @@ func NewAuthenticator(opts Options) (*Authenticator, error) {
 		a.maxToken = DefaultMaxTokenBytes
 	}
 	for _, s := range opts.Scopes {
-		if s == "" || joinTokens([]string{s}) != s {
+		if !oauth.IsScopeToken(s) {
 			return nil, fmt.Errorf("auth: Options.Scopes: %q is not a valid scope", s)
 		}
 		if s == "offline_access" {

@@ -10,27 +10,6 @@ import (
 	"github.com/gopmcp/pmcp"
 )
 
-func TestChallengeString(t *testing.T) {
-	cases := []struct {
-		c    Challenge
-		want string
-	}{
-		{Challenge{}, "Bearer"},
-		{Challenge{ResourceMetadata: "https://x/.well-known/oauth-protected-resource/mcp", Scope: []string{"a", "b"}},
-			`Bearer resource_metadata="https://x/.well-known/oauth-protected-resource/mcp", scope="a b"`},
-		{Challenge{Scope: []string{"a"}, Error: ErrorInvalidToken, ErrorDescription: `bad "token"` + "\r\n\\x"},
-			`Bearer scope="a", error="invalid_token", error_description="bad tokenx"`},
-		{Challenge{Scheme: SchemeDPoP, Algs: []string{"ES256", "EdDSA"}, Error: ErrorInvalidDPoPProof},
-			`DPoP error="invalid_dpop_proof", algs="ES256 EdDSA"`},
-		{Challenge{Scope: []string{"ok", `b"ad`, "", "sp ace"}}, `Bearer scope="ok"`},
-	}
-	for _, tc := range cases {
-		if got := tc.c.String(); got != tc.want {
-			t.Errorf("got  %s\nwant %s", got, tc.want)
-		}
-	}
-}
-
 func TestParseAuthorization(t *testing.T) {
 	cases := []struct {
 		vals   []string

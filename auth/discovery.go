@@ -2,151 +2,63 @@ package auth
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
+
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // Limits of authorization server metadata discovery.
 const (
 	// DefaultMetadataMaxBytes caps an authorization server metadata
 	// document.
-	DefaultMetadataMaxBytes = 256 << 10
+	//
+	// Deprecated: it is oauth.MaxMetadataBytes, the one cap of metadata
+	// documents; this name goes in the next release.
+	DefaultMetadataMaxBytes = oauth.MaxMetadataBytes
 	// DefaultMetadataTimeout bounds the whole discovery (every URL tried).
 	DefaultMetadataTimeout = 10 * time.Second
 )
 
 // ErrIssuerMetadata is the cause of every DiscoverIssuer failure.
-var ErrIssuerMetadata = errors.New("auth: authorization server metadata")
+//
+// Deprecated: it is oauth.ErrMetadata; this name goes in the next
+// release.
+var ErrIssuerMetadata = oauth.ErrMetadata
 
-// IssuerMetadata is what a resource server needs from its authorization
-// server's metadata (RFC 8414, or OpenID Connect Discovery).
-type IssuerMetadata struct {
-	Issuer  string `json:"issuer"`
-	JWKSURI string `json:"jwks_uri"`
-	// IntrospectionEndpoint is RFC 7662's, when the server has one.
-	IntrospectionEndpoint string   `json:"introspection_endpoint,omitempty"`
-	ScopesSupported       []string `json:"scopes_supported,omitempty"`
-	// URL is where the document was found.
-	URL string `json:"-"`
-}
+// IssuerMetadata is an authorization server's metadata (RFC 8414, or
+// OpenID Connect Discovery).
+//
+// Deprecated: it is oauth.AuthServerMetadata, the one type of the server
+// and the client; this name goes in the next release.
+type IssuerMetadata = oauth.AuthServerMetadata
 
 // DiscoverIssuer fetches the metadata of the authorization server issuer
-// and returns it once its "issuer" equals issuer exactly and its jwks_uri
-// is usable. The URLs are tried in the order MCP clients use: RFC 8414
-// (/.well-known/oauth-authorization-server inserted before the issuer's
-// path), then OpenID Connect Discovery path-inserted and appended
-// (/.well-known/openid-configuration); for an issuer without a path, the
-// first two are the plain well-known URLs.
+// with oauth.DiscoverAuthServer (its URLs, order and checks) and returns
+// it once it has a jwks_uri, the one endpoint a resource server needs.
+// The whole discovery is bounded by DefaultMetadataTimeout (or ctx's
+// deadline). A nil client means http.DefaultClient. Its errors match
+// oauth.ErrMetadata.
 //
-// The issuer must be https, except http on a loopback address
-// (localhost, 127.0.0.0/8, [::1]) for local development; the same holds
-// for the jwks_uri. Documents are capped at DefaultMetadataMaxBytes and
-// the whole discovery at DefaultMetadataTimeout (or ctx's deadline). A nil
-// client means http.DefaultClient.
-func DiscoverIssuer(ctx context.Context, client *http.Client, issuer string) (*IssuerMetadata, error) {
-	u, err := checkIssuerURL(issuer)
-	if err != nil {
-		return nil, err
-	}
-	if client == nil {
-		client = http.DefaultClient
-	}
+// Deprecated: use oauth.DiscoverAuthServer and check JWKSURI; this
+// wrapper goes in the next release.
+func DiscoverIssuer(ctx context.Context, client *http.Client, issuer string) (*oauth.AuthServerMetadata, error) {
 	ctx, cancel := context.WithTimeout(ctx, DefaultMetadataTimeout)
 	defer cancel()
-	path := strings.TrimSuffix(u.Path, "/")
-	origin := u.Scheme + "://" + u.Host
-	candidates := []string{origin + "/.well-known/oauth-authorization-server" + path}
-	if path == "" {
-		candidates = append(candidates, origin+"/.well-known/openid-configuration")
-	} else {
-		candidates = append(candidates, origin+"/.well-known/openid-configuration"+path, origin+path+"/.well-known/openid-configuration")
-	}
-	var errs []error
-	for _, c := range candidates {
-		m, err := fetchIssuerMetadata(ctx, client, c)
-		if err != nil {
-			errs = append(errs, err)
-			if ctx.Err() != nil {
-				break
-			}
-			continue
-		}
-		if m.Issuer != issuer {
-			// RFC 8414 §3.3: a document naming another issuer is not used.
-			return nil, fmt.Errorf("%w: %s names issuer %q, not %q", ErrIssuerMetadata, c, m.Issuer, issuer)
-		}
-		if m.JWKSURI == "" {
-			return nil, fmt.Errorf("%w: %s has no jwks_uri", ErrIssuerMetadata, c)
-		}
-		if _, err := checkIssuerURL(m.JWKSURI); err != nil {
-			return nil, fmt.Errorf("%w: jwks_uri: %w", ErrIssuerMetadata, err)
-		}
-		m.URL = c
-		return m, nil
-	}
-	return nil, fmt.Errorf("%w: none found for %s: %w", ErrIssuerMetadata, issuer, errors.Join(errs...))
-}
-
-func fetchIssuerMetadata(ctx context.Context, client *http.Client, u string) (*IssuerMetadata, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	m, err := oauth.DiscoverAuthServer(ctx, client, issuer, oauth.DiscoverOptions{})
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
+	if m.JWKSURI == "" {
+		return nil, fmt.Errorf("%w: %s has no jwks_uri", oauth.ErrMetadata, m.URL)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: HTTP %d", u, resp.StatusCode)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, DefaultMetadataMaxBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u, err)
-	}
-	if len(body) > DefaultMetadataMaxBytes {
-		return nil, fmt.Errorf("%s: document larger than %d bytes", u, DefaultMetadataMaxBytes)
-	}
-	var m IssuerMetadata
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", u, err)
-	}
-	return &m, nil
-}
-
-// checkIssuerURL accepts an absolute https URL without query or fragment,
-// or an http one whose host is a loopback address.
-func checkIssuerURL(s string) (*url.URL, error) {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%w: %q is not an absolute URL without query or fragment", ErrIssuerMetadata, s)
-	}
-	switch u.Scheme {
-	case "https":
-		return u, nil
-	case "http":
-		if IsLoopbackHost(u.Hostname()) {
-			return u, nil
-		}
-		return nil, fmt.Errorf("%w: %q: http is accepted only on a loopback address", ErrIssuerMetadata, s)
-	}
-	return nil, fmt.Errorf("%w: %q is not https", ErrIssuerMetadata, s)
+	return m, nil
 }
 
 // IsLoopbackHost reports whether host (without port or brackets) is
 // "localhost" or a loopback IP address.
-func IsLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+//
+// Deprecated: use oauth.IsLoopbackHost, the one loopback rule of OAuth
+// URLs; this wrapper goes in the next release.
+func IsLoopbackHost(host string) bool { return oauth.IsLoopbackHost(host) }

@@ -1,7 +1,10 @@
 // Package auth is the resource-server half of MCP authorization for
 // pmcp's Streamable HTTP handler: it checks OAuth 2.1 access tokens,
 // publishes RFC 9728 protected resource metadata, and answers with the
-// exact challenges of RFC 6750 (and RFC 9449 for DPoP).
+// exact challenges of RFC 6750 (and RFC 9449 for DPoP). The protocol it
+// speaks (the canonical form of resources and audiences, metadata
+// documents and their discovery, the challenge grammar, the DPoP htu) is
+// package oauth, which the OAuth client uses too; auth is the server role.
 //
 // Quick start, for an MCP server at https://mcp.example.com/mcp whose
 // tokens come from https://as.example.com:
@@ -21,7 +24,7 @@
 //	if err != nil { ... }
 //	mux := http.NewServeMux()
 //	// /.well-known/oauth-protected-resource/mcp and the root form.
-//	if _, err := auth.MountProtectedResourceMetadata(mux, &auth.ProtectedResourceMetadata{
+//	if _, err := auth.MountProtectedResourceMetadata(mux, &oauth.ProtectedResourceMetadata{
 //		Resource:             resource,
 //		AuthorizationServers: []string{"https://as.example.com"},
 //		ScopesSupported:      []string{"mcp:tools"},

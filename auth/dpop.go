@@ -10,12 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // Default limits of DPoP proof checking (RFC 9449).
@@ -76,7 +77,7 @@ func newDPoPChecker(opts DPoPOptions, resource string) (*dpopChecker, error) {
 	if target == "" {
 		target = resource
 	}
-	if d.htu, err = normalizeHTU(target); err != nil {
+	if d.htu, err = oauth.HTU(target); err != nil {
 		return nil, fmt.Errorf("auth: DPoPOptions.TargetURI: %w", err)
 	}
 	size := opts.ReplayCacheSize
@@ -85,17 +86,6 @@ func newDPoPChecker(opts DPoPOptions, resource string) (*dpopChecker, error) {
 	}
 	d.replay = &replayCache{max: size, seen: map[[32]byte]*list.Element{}, order: list.New()}
 	return d, nil
-}
-
-// normalizeHTU is the form of an htu compared: the canonical URI without
-// query and fragment (RFC 9449 §4.3).
-func normalizeHTU(s string) (string, error) {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "", err
-	}
-	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
-	return CanonicalResource(u.String())
 }
 
 type dpopClaims struct {
@@ -152,7 +142,7 @@ func (d *dpopChecker) check(r *http.Request, token, jkt string) error {
 	if c.HTM != r.Method {
 		return bad("htm %q is not the request method", c.HTM)
 	}
-	if htu, err := normalizeHTU(c.HTU); err != nil || htu != d.htu {
+	if htu, err := oauth.HTU(c.HTU); err != nil || htu != d.htu {
 		return bad("htu %q is not this resource", c.HTU)
 	}
 	if c.IAT == nil {

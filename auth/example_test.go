@@ -10,6 +10,7 @@ import (
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/auth"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // Protect an MCP server with bearer tokens and publish its protected
@@ -36,7 +37,7 @@ func ExampleNewAuthenticator() {
 		log.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	prm, err := auth.MountProtectedResourceMetadata(mux, &auth.ProtectedResourceMetadata{
+	prm, err := auth.MountProtectedResourceMetadata(mux, &oauth.ProtectedResourceMetadata{
 		Resource:             resource,
 		AuthorizationServers: []string{"https://as.example.com"},
 		ScopesSupported:      []string{"mcp:tools"},

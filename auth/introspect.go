@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // Default limits of the introspection verifier.
@@ -104,7 +105,7 @@ func NewIntrospectionVerifier(opts IntrospectionOptions) (*IntrospectionVerifier
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, errors.New("auth: IntrospectionOptions.Endpoint must be an http(s) URL")
 	}
-	aud, err := CanonicalResource(opts.Audience)
+	aud, err := oauth.Canonical(opts.Audience)
 	if err != nil {
 		return nil, fmt.Errorf("auth: IntrospectionOptions.Audience is required and must be the resource URI: %w", err)
 	}
@@ -279,7 +280,7 @@ func (v *IntrospectionVerifier) introspect(ctx context.Context, token string) (*
 	switch {
 	case len(aud) == 0 && !v.opts.AllowMissingAudience:
 		return nil, fmt.Errorf("%w: introspection response has no aud", ErrInvalidToken)
-	case len(aud) > 0 && !audienceHas(aud, v.aud):
+	case len(aud) > 0 && !oauth.AudienceHas(aud, v.aud):
 		return nil, fmt.Errorf("%w: audience %q does not include %s", ErrInvalidToken, aud, v.aud)
 	}
 	if tt := strings.ToLower(r.TokenType); tt != "" && tt != "bearer" && tt != "dpop" && tt != "access_token" {

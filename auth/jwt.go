@@ -13,6 +13,8 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // DefaultAlgorithms are the JWS algorithms accepted when none are
@@ -98,7 +100,7 @@ func NewJWTVerifier(opts JWTOptions) (*JWTVerifier, error) {
 	if opts.Issuer == "" {
 		return nil, errors.New("auth: JWTOptions.Issuer is required")
 	}
-	aud, err := CanonicalResource(opts.Audience)
+	aud, err := oauth.Canonical(opts.Audience)
 	if err != nil {
 		return nil, fmt.Errorf("auth: JWTOptions.Audience is required and must be the resource URI: %w", err)
 	}
@@ -262,7 +264,7 @@ func (v *JWTVerifier) verifyFull(ctx context.Context, token string, cacheKey [32
 	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: v.issuer, Time: v.now()}, v.leeway); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
-	if !audienceHas(std.Audience, v.audience) {
+	if !oauth.AudienceHas(std.Audience, v.audience) {
 		return nil, fmt.Errorf("%w: audience %q does not include %s", ErrInvalidToken, []string(std.Audience), v.audience)
 	}
 	t := &Token{
@@ -284,15 +286,6 @@ func (v *JWTVerifier) verifyFull(ctx context.Context, token string, cacheKey [32
 		v.remember(cacheKey, h.KeyID, h.Algorithm, pub, &std, t)
 	}
 	return t, nil
-}
-
-func audienceHas(aud []string, canon string) bool {
-	for _, a := range aud {
-		if sameResource(a, canon) {
-			return true
-		}
-	}
-	return false
 }
 
 // scopeList reads scopes from "scope" (a space-separated string, RFC

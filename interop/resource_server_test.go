@@ -21,6 +21,7 @@ import (
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/auth"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // startCCProvider runs a zitadel/oidc OpenID provider on loopback with
@@ -106,7 +107,7 @@ func TestResourceServerAgainstZitadel(t *testing.T) {
 	defer cancel()
 
 	// The resource server.
-	md, err := auth.DiscoverIssuer(ctx, nil, issuer)
+	md, err := oauth.DiscoverAuthServer(ctx, nil, issuer, oauth.DiscoverOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestResourceServerAgainstZitadel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := auth.MountProtectedResourceMetadata(mux, &auth.ProtectedResourceMetadata{
+	if _, err := auth.MountProtectedResourceMetadata(mux, &oauth.ProtectedResourceMetadata{
 		Resource: resource, AuthorizationServers: []string{issuer}, ScopesSupported: []string{"mcp:tools", "mcp:deploy"},
 	}); err != nil {
 		t.Fatal(err)

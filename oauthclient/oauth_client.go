@@ -15,8 +15,7 @@ import (
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/internal/peer"
-	"github.com/gopmcp/pmcp/internal/resourceuri"
-	"github.com/gopmcp/pmcp/internal/wwwauth"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // Grant selects how an OAuth client obtains its access tokens.
@@ -302,8 +301,8 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !replayable {
 			return resp, nil
 		}
-		chs := wwwauth.Parse(resp.Header.Values("WWW-Authenticate"))
-		errCode := wwwauth.Param(chs, "error")
+		chs := oauth.ParseChallenges(resp.Header.Values("WWW-Authenticate"))
+		errCode := oauth.ChallengeParam(chs, "error")
 		if errCode == "use_dpop_nonce" && bound && o.dpop != nil && nonceRetries < maxNonceRetries && resp.Header.Get("DPoP-Nonce") != "" {
 			nonceRetries++
 			peer.DrainClose(resp.Body)
@@ -339,7 +338,7 @@ func refusal(resp *http.Response, flowErr error) error {
 
 // authorize obtains a new token after the server refused rejected with
 // status (401 or 403) and challenges chs.
-func (o *oauthTransport) authorize(ctx context.Context, status int, chs []wwwauth.Challenge, rejected pmcp.Secret) error {
+func (o *oauthTransport) authorize(ctx context.Context, status int, chs []oauth.Challenge, rejected pmcp.Secret) error {
 	select {
 	case o.flowSem <- struct{}{}:
 		defer func() { <-o.flowSem }()
@@ -369,15 +368,15 @@ func (o *oauthTransport) authorize(ctx context.Context, status int, chs []wwwaut
 
 // flowState carries one authorization.
 type flowState struct {
-	prm      *prmDoc
-	meta     *asMetadata
+	prm      *oauth.ProtectedResourceMetadata
+	meta     *oauth.AuthServerMetadata
 	key      TokenKey
 	creds    *Credentials
 	resource string
 }
 
-func (o *oauthTransport) flow(ctx context.Context, status int, chs []wwwauth.Challenge, rejected pmcp.Secret) error {
-	prm, err := discoverPRM(ctx, o.as, o.endpoint, wwwauth.Param(chs, "resource_metadata"))
+func (o *oauthTransport) flow(ctx context.Context, status int, chs []oauth.Challenge, rejected pmcp.Secret) error {
+	prm, err := oauth.DiscoverProtectedResource(ctx, o.as, o.endpoint.String(), oauth.ChallengeParam(chs, "resource_metadata"))
 	if err != nil {
 		return err
 	}
@@ -392,7 +391,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []wwwauth.Cha
 		// 2025-03-26: no protected resource metadata; the MCP server's
 		// origin is the authorization server.
 		issuer = o.endpoint.Scheme + "://" + o.endpoint.Host
-		if fs.resource, err = resourceuri.CanonicalURL(o.endpoint); err != nil {
+		if fs.resource, err = oauth.CanonicalURL(o.endpoint); err != nil {
 			return fmt.Errorf("%w: the endpoint is not a resource URI: %w", ErrMetadata, err)
 		}
 	}
@@ -437,7 +436,7 @@ func (o *oauthTransport) flow(ctx context.Context, status int, chs []wwwauth.Cha
 		}
 	}
 
-	scopes := o.selectScopes(fs, status, wwwauth.Param(chs, "scope"))
+	scopes := o.selectScopes(fs, status, oauth.ChallengeParam(chs, "scope"))
 	grant := o.cfg.Grant
 	if grant == "" {
 		grant = GrantAuthorizationCode
@@ -568,12 +567,12 @@ func validateConfig(cfg *Config) error {
 		return nil
 	}
 	if cfg.DPoPKey != nil {
-		if _, err := signingMethod(cfg.DPoPKey); err != nil {
+		if _, err := oauth.NewSigner(cfg.DPoPKey); err != nil {
 			return fmt.Errorf("pmcp: oauthclient.Config.DPoPKey: %w", err)
 		}
 	}
 	if cfg.PrivateKey != nil {
-		if _, err := signingMethod(cfg.PrivateKey); err != nil {
+		if _, err := oauth.NewSigner(cfg.PrivateKey); err != nil {
 			return fmt.Errorf("pmcp: oauthclient.Config.PrivateKey: %w", err)
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -24,9 +23,11 @@ import (
 	"testing"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
+	josejwt "github.com/go-jose/go-jose/v4/jwt"
 	"github.com/go-json-experiment/json"
-	"github.com/golang-jwt/jwt/v5"
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 const testRedirect = "http://127.0.0.1:1/callback"
@@ -187,9 +188,9 @@ func TestOAuthDiscoveryOrder(t *testing.T) {
 	defer srv.Close()
 	ctx := context.Background()
 	ep, _ := url.Parse(srv.URL + "/public/mcp")
-	prm, err := discoverPRM(ctx, srv.Client(), ep, srv.URL+"/custom/prm.json")
+	prm, err := oauth.DiscoverProtectedResource(ctx, srv.Client(), ep.String(), srv.URL+"/custom/prm.json")
 	if prm != nil || err != nil {
-		t.Fatalf("discoverPRM = %v, %v", prm, err)
+		t.Fatalf("DiscoverProtectedResource = %v, %v", prm, err)
 	}
 	_, err = discoverAS(ctx, srv.Client(), srv.URL+"/tenant1", false)
 	if !errors.Is(err, ErrMetadata) {
@@ -220,7 +221,7 @@ func TestOAuthResourceMismatch(t *testing.T) {
 	}))
 	defer srv.Close()
 	ep, _ := url.Parse(srv.URL + "/mcp")
-	if _, err := discoverPRM(context.Background(), srv.Client(), ep, ""); !errors.Is(err, pmcp.ErrResourceMismatch) {
+	if _, err := oauth.DiscoverProtectedResource(context.Background(), srv.Client(), ep.String(), ""); !errors.Is(err, pmcp.ErrResourceMismatch) {
 		t.Fatalf("err = %v, want pmcp.ErrResourceMismatch", err)
 	}
 }
@@ -290,7 +291,7 @@ func TestOAuthIssTable(t *testing.T) {
 // iss is an issuer mismatch, not the (attacker's) OAuth error.
 func TestOAuthIssCheckedOnErrorResponse(t *testing.T) {
 	o := &oauthTransport{cfg: &Config{RedirectURL: testRedirect}}
-	meta := &asMetadata{Issuer: "https://as.example"}
+	meta := &oauth.AuthServerMetadata{Issuer: "https://as.example"}
 	_, err := o.checkAuthorizationResponse(meta, testRedirect+"?error=access_denied&error_description=click+here&state=s&iss=https://evil.example", "s")
 	var oe *Error
 	if !errors.Is(err, ErrIssuerMismatch) || errors.As(err, &oe) || strings.Contains(err.Error(), "click") {
@@ -524,10 +525,14 @@ func TestOAuthClientCredentialsPrivateKeyJWTAndDPoP(t *testing.T) {
 	if r.form.Get("grant_type") != "client_credentials" || r.form.Get("client_assertion_type") != assertionTypeJWT {
 		t.Fatalf("form %v", r.form)
 	}
-	claims := jwt.MapClaims{}
-	if _, err := jwt.ParseWithClaims(r.form.Get("client_assertion"), claims, func(*jwt.Token) (any, error) { return &ck.PublicKey, nil },
-		jwt.WithValidMethods([]string{"ES256"}), jwt.WithAudience(f.srv.URL), jwt.WithIssuer("svc"), jwt.WithSubject("svc"), jwt.WithExpirationRequired()); err != nil {
+	tok, err := josejwt.ParseSigned(r.form.Get("client_assertion"), []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil {
 		t.Fatalf("client assertion: %v", err)
+	}
+	var std josejwt.Claims
+	if err := tok.Claims(&ck.PublicKey, &std); err != nil || std.Expiry == nil ||
+		std.Validate(josejwt.Expected{Issuer: "svc", Subject: "svc", AnyAudience: josejwt.Audience{f.srv.URL}}) != nil {
+		t.Fatalf("client assertion: %+v, %v", std, err)
 	}
 	proof := verifyDPoP(t, r.dpop)
 	if proof["htm"] != "POST" || proof["htu"] != f.srv.URL+"/token" {
@@ -535,25 +540,29 @@ func TestOAuthClientCredentialsPrivateKeyJWTAndDPoP(t *testing.T) {
 	}
 }
 
-// verifyDPoP checks a proof with the key of its own jwk header and
-// returns its claims.
-func verifyDPoP(t *testing.T, proof string) jwt.MapClaims {
+// verifyDPoP checks a proof with the key of its own jwk header (a public
+// P-256 key) and returns its claims.
+func verifyDPoP(t *testing.T, proof string) map[string]any {
 	t.Helper()
-	claims := jwt.MapClaims{}
-	tok, err := jwt.ParseWithClaims(proof, claims, func(tok *jwt.Token) (any, error) {
-		if tok.Header["typ"] != "dpop+jwt" {
-			return nil, errors.New("typ")
-		}
-		jwk, _ := tok.Header["jwk"].(map[string]any)
-		if _, priv := jwk["d"]; priv || jwk["kty"] != "EC" || jwk["crv"] != "P-256" {
-			return nil, fmt.Errorf("jwk %v", jwk)
-		}
-		x, _ := base64.RawURLEncoding.DecodeString(jwk["x"].(string))
-		y, _ := base64.RawURLEncoding.DecodeString(jwk["y"].(string))
-		return &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}, nil
-	}, jwt.WithValidMethods([]string{"ES256"}), jwt.WithIssuedAt())
-	if err != nil || !tok.Valid {
+	jws, err := jose.ParseSigned(proof, []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil || len(jws.Signatures) != 1 {
 		t.Fatalf("DPoP proof: %v", err)
+	}
+	h := jws.Signatures[0].Protected
+	pub, _ := h.JSONWebKey.Key.(*ecdsa.PublicKey)
+	if h.ExtraHeaders[jose.HeaderType] != "dpop+jwt" || !h.JSONWebKey.IsPublic() || pub == nil || pub.Curve != elliptic.P256() {
+		t.Fatalf("DPoP proof header %+v", h)
+	}
+	payload, err := jws.Verify(pub)
+	if err != nil {
+		t.Fatalf("DPoP proof: %v", err)
+	}
+	claims := map[string]any{}
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		t.Fatal(err)
+	}
+	if iat, _ := claims["iat"].(float64); iat == 0 || time.Unix(int64(iat), 0).After(time.Now().Add(time.Minute)) {
+		t.Fatalf("DPoP proof iat %v", claims["iat"])
 	}
 	if j, _ := claims["jti"].(string); j == "" {
 		t.Fatal("proof without jti")
@@ -585,11 +594,6 @@ func TestDPoPProofAndNonce(t *testing.T) {
 	other, _ := url.Parse("https://as.example/token")
 	if d.nonce(other) != "" {
 		t.Fatal("nonces must be per origin")
-	}
-	// RFC 7638 §3.1 example thumbprint.
-	jwk := map[string]string{"kty": "RSA", "e": "AQAB", "n": "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw"}
-	if got := jwkThumbprint(jwk); got != "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs" {
-		t.Fatalf("thumbprint %s", got)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/internal/peer"
-	"golang.org/x/oauth2"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // tokenResponse is an RFC 6749 §5.1 access token response.
@@ -58,7 +58,7 @@ const (
 // useDPoP reports whether token requests to the authorization server of
 // meta carry DPoP proofs: a key is configured and its algorithm is
 // advertised.
-func (o *oauthTransport) useDPoP(meta *asMetadata) bool {
+func (o *oauthTransport) useDPoP(meta *oauth.AuthServerMetadata) bool {
 	return o.dpop != nil && slices.Contains(meta.DPoPSigningAlgValuesSupported, o.dpop.alg())
 }
 
@@ -175,7 +175,7 @@ func (o *oauthTransport) clientAuth(fs *flowState, form url.Values) (func(*http.
 // chooseAuthMethod picks the token endpoint authentication from what the
 // authorization server lists (RFC 8414: absent means
 // client_secret_basic), given what the client has.
-func (o *oauthTransport) chooseAuthMethod(meta *asMetadata, hasSecret bool) string {
+func (o *oauthTransport) chooseAuthMethod(meta *oauth.AuthServerMetadata, hasSecret bool) string {
 	listed := meta.TokenEndpointAuthMethodsSupported
 	if len(listed) == 0 {
 		listed = []string{"client_secret_basic"}
@@ -246,7 +246,7 @@ func (o *oauthTransport) register(ctx context.Context, fs *flowState) error {
 	appType := cfg.ApplicationType
 	if appType == "" {
 		appType = "web"
-		if ru, err := url.Parse(cfg.RedirectURL); err == nil && (isLoopbackHost(ru.Hostname()) || (ru.Scheme != "http" && ru.Scheme != "https")) {
+		if ru, err := url.Parse(cfg.RedirectURL); err == nil && (oauth.IsLoopbackHost(ru.Hostname()) || (ru.Scheme != "http" && ru.Scheme != "https")) {
 			appType = "native"
 		}
 	}
@@ -326,19 +326,19 @@ func (o *oauthTransport) authorizationCode(ctx context.Context, fs *flowState, s
 	if cfg.Authorize == nil || cfg.RedirectURL == "" {
 		return nil, errors.New("pmcp: the authorization code grant needs oauthclient.Config.Authorize and RedirectURL")
 	}
-	if !meta.fallback && !slices.Contains(meta.CodeChallengeMethodsSupported, "S256") {
+	if !meta.Fallback && !slices.Contains(meta.CodeChallengeMethodsSupported, "S256") {
 		return nil, fmt.Errorf("%w (%s)", ErrPKCEUnsupported, meta.Issuer)
 	}
 	if meta.AuthorizationEndpoint == "" {
 		return nil, fmt.Errorf("%w: %s lists no authorization_endpoint", ErrMetadata, meta.Issuer)
 	}
-	verifier := oauth2.GenerateVerifier()
-	state := randomToken(24)
+	verifier := oauth.PKCEVerifier()
+	state := oauth.RandomToken(24)
 	q := url.Values{
 		"response_type":         {"code"},
 		"client_id":             {fs.creds.ClientID},
 		"redirect_uri":          {cfg.RedirectURL},
-		"code_challenge":        {oauth2.S256ChallengeFromVerifier(verifier)},
+		"code_challenge":        {oauth.PKCES256(verifier)},
 		"code_challenge_method": {"S256"},
 		"state":                 {state},
 		"resource":              {fs.resource},
@@ -378,7 +378,7 @@ func (o *oauthTransport) authorizationCode(ctx context.Context, fs *flowState, s
 // error responses included: present, it must equal the issuer exactly
 // (no normalisation of any kind); absent, it is an error only when the
 // authorization server advertised it.
-func (o *oauthTransport) checkAuthorizationResponse(meta *asMetadata, redirected, state string) (string, error) {
+func (o *oauthTransport) checkAuthorizationResponse(meta *oauth.AuthServerMetadata, redirected, state string) (string, error) {
 	ru, err := url.Parse(redirected)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrAuthorizationResponse, err)
@@ -458,8 +458,8 @@ func (o *oauthTransport) enterprise(ctx context.Context, fs *flowState, scopes [
 	if e == nil || e.IDToken == nil || e.TokenEndpoint == "" {
 		return nil, errors.New("pmcp: enterprise-managed authorization needs oauthclient.Config.Enterprise with TokenEndpoint and IDToken")
 	}
-	if err := checkASURL(e.TokenEndpoint); err != nil {
-		return nil, err
+	if _, err := oauth.CheckCredentialURL(e.TokenEndpoint); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMetadata, err)
 	}
 	idt, err := e.IDToken(ctx)
 	if err != nil {

@@ -44,8 +44,8 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 	return func(next pmcp.MethodHandler) pmcp.MethodHandler {
 		return func(ctx context.Context, r *pmcp.Request) (res pmcp.Result, err error) {
 			start := time.Now()
-			parent, links := c.serverParent(ctx, r.Meta(), r.Header)
-			key := serverOpKey(r.Method, r.Name, r.ProtocolVersion(), r.Transport)
+			parent, links := c.serverParent(ctx, r.Extra.RequestMeta, r.Header)
+			key := serverOpKey(r.Method, r.Name, r.Extra.ProtocolVersion(), r.Transport)
 			key.nameOther = r.Name != "" && !r.NameRegistered()
 			op := ops.get(key)
 			// The span's attributes: the operation's, then the
@@ -55,7 +55,7 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 			if r.ID.IsValid() {
 				sattrs = append(sattrs, KeyJSONRPCRequestID.String(idString(r.ID)))
 			}
-			if id := r.SessionID(); id != "" && r.Era() == pmcp.EraLegacy {
+			if id := r.Extra.SessionID; id != "" && r.Extra.Era() == pmcp.EraLegacy {
 				sattrs = append(sattrs, KeySessionID.String(id))
 			}
 			sattrs = appendClientAddr(sattrs, r.Transport.RemoteAddr)
@@ -68,7 +68,7 @@ func ServerMiddleware(opts Options) pmcp.Middleware {
 			}()
 			res, err = next(spanCtx, r)
 			finished = true
-			if ir, ok := res.(*pmcp.InitializeResult); ok && err == nil && r.ProtocolVersion() == "" && ir.ProtocolVersion != "" {
+			if ir, ok := res.(*pmcp.InitializeResult); ok && err == nil && r.Extra.ProtocolVersion() == "" && ir.ProtocolVersion != "" {
 				// The version initialize negotiates is known only now.
 				span.SetAttributes(KeyProtocolVersion.String(ir.ProtocolVersion))
 				key.version = ir.ProtocolVersion

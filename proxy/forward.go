@@ -146,7 +146,7 @@ func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err er
 // forwardMeta is the request's _meta as passed upstream: every member
 // except those the client manages.
 func forwardMeta(req *pmcp.Request) pmcp.Meta {
-	raw := req.Meta()
+	raw := req.Extra.RequestMeta
 	if len(raw) == 0 {
 		return nil
 	}
@@ -213,7 +213,7 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 	if target == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing name or uri"}
 	}
-	modern := req.Era() == pmcp.EraModern
+	modern := req.Extra.Era() == pmcp.EraModern
 	task, ttl, err := wantsTask(req, &fp)
 	if err != nil {
 		return nil, err

@@ -25,7 +25,7 @@ import (
 func onlyEra(e pmcp.Era) pmcp.Middleware {
 	return func(next pmcp.MethodHandler) pmcp.MethodHandler {
 		return func(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
-			if req.Era() != e {
+			if req.Extra.Era() != e {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method}
 			}
 			return next(ctx, req)

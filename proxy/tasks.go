@@ -66,7 +66,7 @@ func wantsTask(req *pmcp.Request, fp *featureParams) (bool, time.Duration, error
 	if req.Method != pmcp.MethodToolsCall {
 		return false, 0, nil
 	}
-	if req.Era() == pmcp.EraModern {
+	if req.Extra.Era() == pmcp.EraModern {
 		return hasTasksExtension(req.Extra.ClientCapabilities()), 0, nil
 	}
 	if len(fp.Task) == 0 || string(fp.Task) == "null" {
@@ -145,7 +145,7 @@ func errTaskCancelled() error {
 // serveTask answers a downstream tasks/* request from the upstream that
 // owns the task.
 func (p *Proxy) serveTask(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
-	modern := req.Era() == pmcp.EraModern
+	modern := req.Extra.Era() == pmcp.EraModern
 	if modern && !hasTasksExtension(req.Extra.ClientCapabilities()) {
 		return nil, missingTasksExtension()
 	}

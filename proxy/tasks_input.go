@@ -201,11 +201,11 @@ func (tp *taskPump) take(id string) bool {
 // updateLegacyTask hands a 2026-07-28 client's tasks/update answers to
 // the requests the pump of the 2025-11-25 upstream's task holds.
 func (p *Proxy) updateLegacyTask(req *pmcp.Request, sl *slot, id string, responses map[string]jsontext.Value) error {
-	if len(req.Params) > pmcp.DefaultMaxTaskUpdateBytes {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tasks/update params exceed %d bytes", pmcp.DefaultMaxTaskUpdateBytes)}
+	if len(req.Params) > pmcp.DefaultMaxInputTotalBytes {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tasks/update params exceed %d bytes", pmcp.DefaultMaxInputTotalBytes)}
 	}
-	if len(responses) > pmcp.DefaultMaxTaskUpdateResponses {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses has more than %d entries", pmcp.DefaultMaxTaskUpdateResponses)}
+	if len(responses) > pmcp.DefaultMaxInputResponses {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("inputResponses has more than %d entries", pmcp.DefaultMaxInputResponses)}
 	}
 	p.pumps.mu.Lock()
 	tp := p.pumps.m[pumpKey{sl, id}]

@@ -118,7 +118,7 @@ func TestBridgeURLToStdio(t *testing.T) {
 // legacyOnly refuses modern requests, as a 2025-11-25 server does.
 func legacyOnly(next pmcp.MethodHandler) pmcp.MethodHandler {
 	return func(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
-		if req.Era() == pmcp.EraModern {
+		if req.Extra.Era() == pmcp.EraModern {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found: " + req.Method}
 		}
 		return next(ctx, req)

@@ -47,7 +47,7 @@ func logLevelUsage(name string) string {
 		shows += ", also the access log"
 	case "bridge":
 		shows += ", at debug also the access log"
-	case "login", "logout", "version":
+	case "login", "logout", "version", "doctor":
 	default:
 		shows += ", also the server's log records"
 	}
@@ -276,19 +276,22 @@ func verbFor(name string) *verb {
 	case "version":
 		v, _ := versionVerb()
 		return v
+	case "doctor":
+		v, _ := doctorVerb()
+		return v
 	}
 	return nil
 }
 
 // help runs `pmcp help [VERB]`.
 func help(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
 		return exitOK
 	}
 	v := verbFor(args[0])
 	if v == nil {
-		fmt.Fprintf(stderr, "pmcp help: unknown command %q (pmcp help)\n", args[0])
+		fmt.Fprintf(stderr, "pmcp help: %s\n", unknownCommand(args[0]))
 		return exitUsage
 	}
 	v.usage(stdout)

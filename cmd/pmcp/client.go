@@ -48,6 +48,9 @@ type clientArgs struct {
 	samplingCmd string
 	// task: pmcp call runs the tool as a task and shows its status.
 	task bool
+	// childStderr keeps a stdio server's stderr below --log-level debug,
+	// to be shown when the server fails (see failure).
+	childStderr *keptStderr
 }
 
 // clientSynopsis is each client command's usage line.
@@ -95,16 +98,8 @@ func clientVerb(cmd string) (*verb, *clientArgs) {
 		fs.BoolVar(&a.json, "json", false, "print results as JSON (for scripts)")
 		fs.BoolFunc("no-progress", "do not show progress on stderr", func(string) error { a.progress = false; return nil })
 	}
-	header := func(h string) error {
-		k, val, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("want 'Name: value', got %q", h)
-		}
-		a.headers.Add(strings.TrimSpace(k), strings.TrimSpace(val))
-		return nil
-	}
-	fs.Func("header", "'Name: value' added to every HTTP request (repeatable)", header)
-	fs.Func("H", "short for --header", header)
+	fs.Func("header", "'Name: value' added to every HTTP request (repeatable)", headerFlag(a.headers))
+	fs.Func("H", "short for --header", headerFlag(a.headers))
 	era := func(e string) error {
 		switch e {
 		case "auto":
@@ -154,6 +149,18 @@ func clientVerb(cmd string) (*verb, *clientArgs) {
 	}
 	a.auth.register(fs, cmd == "login")
 	return v, a
+}
+
+// headerFlag parses --header 'Name: value' into h.
+func headerFlag(h http.Header) func(string) error {
+	return func(s string) error {
+		k, val, ok := strings.Cut(s, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("want 'Name: value', got %q", s)
+		}
+		h.Add(strings.TrimSpace(k), strings.TrimSpace(val))
+		return nil
+	}
 }
 
 // finish checks the server arguments once the flags are parsed.
@@ -212,6 +219,10 @@ func clientCommand(ctx context.Context, cmd string, args []string, stdin io.Read
 	}
 	defer s.Close()
 	code, err = op(ctx, s, &output{json: a.json, w: stdout, errw: errw, progress: a.progress, tty: isTerminal(stderr), width: columns(stdout)})
+	if hint := stdoutNoise(child); hint != "" && (err == nil || exitFor(err) != exitConn) {
+		// (A connection failure says it in its error: see failure.)
+		fmt.Fprintf(errw, "pmcp %s: warning: %s\n", v.name, hint)
+	}
 	if err != nil {
 		if msg, ok := missingCapability(err); ok {
 			return v.fail(errw, exitError, errors.New(msg))
@@ -269,7 +280,14 @@ func connect(ctx context.Context, a *clientArgs, in *interaction, stderr io.Writ
 		s, err := c.ConnectHTTP(cctx, a.url, o)
 		return s, nil, err
 	}
-	tr, err := command.New(exec.Command(a.server[0], a.server[1:]...), command.Options{Stderr: stderr})
+	// A server's stderr is its log (pmcp serve's access log, for one):
+	// shown as it comes at debug, else kept for when the server fails.
+	cmdOpts := command.Options{Stderr: stderr}
+	if a.logLevel > pmcp.LevelDebug {
+		a.childStderr = newKeptStderr()
+		cmdOpts = command.Options{Stderr: a.childStderr, MaxStderrBytes: maxKeptStderr}
+	}
+	tr, err := command.New(exec.Command(a.server[0], a.server[1:]...), cmdOpts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -306,6 +324,58 @@ func failure(err error, a *clientArgs, child *command.Transport) error {
 	if msg, ok := authFailure(err, a); ok {
 		return msg
 	}
+	err = stdioFailure(err, a, child)
+	if hint := stdoutNoise(child); hint != "" {
+		err = fmt.Errorf("%w; %s", err, hint)
+	}
+	if e := a.childStderr.String(); e != "" {
+		err = fmt.Errorf("%w\nthe server's stderr:\n  %s", err, strings.ReplaceAll(sanitize(e), "\n", "\n  "))
+	}
+	return err
+}
+
+// maxKeptStderr bounds the stderr kept of a stdio server.
+const maxKeptStderr = 16 << 10
+
+// keptStderr keeps what a stdio server wrote on stderr (the transport
+// caps it at maxKeptStderr) to show it when the server fails. A nil
+// *keptStderr kept nothing. Make it with newKeptStderr.
+type keptStderr struct {
+	syncWriter // writes into b
+	b          strings.Builder
+}
+
+func newKeptStderr() *keptStderr {
+	k := &keptStderr{}
+	k.w = &k.b
+	return k
+}
+
+func (k *keptStderr) String() string {
+	if k == nil {
+		return ""
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return strings.TrimSpace(k.b.String())
+}
+
+// stdoutNoise says which line a stdio server wrote on stdout that was not
+// JSON-RPC (the first, bounded by the stream), or "" when there was none.
+func stdoutNoise(child *command.Transport) string {
+	if child == nil {
+		return ""
+	}
+	line := child.FirstInvalidLine()
+	if line == "" {
+		return ""
+	}
+	return fmt.Sprintf("the server wrote a line on stdout that is not JSON-RPC: %q (a stdio server logs to stderr; stdout carries only protocol messages)", line)
+}
+
+// stdioFailure is failure's description of what is not an authorization
+// refusal.
+func stdioFailure(err error, a *clientArgs, child *command.Transport) error {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		return childExit(err, child)
 	}
@@ -434,7 +504,8 @@ func newOperation(cmd string, a *clientArgs) (operation, error) {
 			return nil, err
 		}
 		return func(ctx context.Context, s *pmcp.ClientSession, out *output) (int, error) {
-			return callCmd(ctx, s, out, pos[0], args, a.url != "", a.task)
+			code, err := callCmd(ctx, s, out, pos[0], args, a.url != "", a.task)
+			return code, unknownTool(ctx, s, pos[0], err)
 		}, nil
 	case "read":
 		if len(pos) != 1 {

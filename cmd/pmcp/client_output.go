@@ -220,15 +220,17 @@ func printTools(out *output, tools []*pmcp.Tool) {
 	printColumns(out, rows)
 }
 
-// maxNameColumn caps the name column of a list; longer names are cut
-// with an ellipsis (--json has them whole).
+// maxNameColumn caps the width of a list's name column; a longer name is
+// shown whole all the same (names are what one types to use them).
 const maxNameColumn = 40
 
-// printColumns prints name/description rows. Fitted to a width (a
-// terminal's, or $COLUMNS), the name column is as wide as the longest name
-// up to maxNameColumn (and half the width), and names and descriptions
-// beyond it end in "…". Without a width (piped output) nothing is cut:
-// a longer name pushes its description along.
+// printColumns prints name/description rows. Names are never cut. Fitted
+// to a width (a terminal's, or $COLUMNS), the name column is as wide as
+// the longest name up to maxNameColumn (and half the width); a longer
+// name has a line of its own, its description on the next line in the
+// column; descriptions beyond the width end in "…". Without a width
+// (piped output) nothing is cut and a longer name pushes its description
+// along on its line.
 func printColumns(out *output, rows [][2]string) {
 	width := out.width
 	col := 0
@@ -242,16 +244,19 @@ func printColumns(out *output, rows [][2]string) {
 	for _, r := range rows {
 		name, desc := r[0], r[1]
 		if width > 0 {
-			name = cut(name, col)
 			if desc = cut(desc, width-3-col); width-3-col < 8 {
 				desc = ""
 			}
 		}
-		line := "  " + name
-		if desc != "" {
-			line += strings.Repeat(" ", max(col-utf8.RuneCountInString(name), 0)) + " " + desc
+		pad := col - utf8.RuneCountInString(name)
+		switch {
+		case desc == "":
+			out.printf("  %s\n", name)
+		case pad < 0 && width > 0:
+			out.printf("  %s\n  %s %s\n", name, strings.Repeat(" ", col), desc)
+		default:
+			out.printf("  %s%s %s\n", name, strings.Repeat(" ", max(pad, 0)), desc)
 		}
-		out.printf("%s\n", line)
 	}
 }
 

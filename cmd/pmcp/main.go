@@ -11,6 +11,7 @@
 //	pmcp get PROMPT key=value ...
 //	pmcp login --url URL      sign in with OAuth (browser, loopback redirect)
 //	pmcp logout [--url URL]   forget stored credentials
+//	pmcp doctor URL           check the way to a server (or: pmcp doctor -- CMD ARGS...)
 //	pmcp version              module version, git revision, Go and protocol versions
 //
 // Run "pmcp help" for the flags and the exit codes.
@@ -56,6 +57,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return login(ctx, args[1:], stdout, stderr)
 	case "logout":
 		return logout(ctx, args[1:], stdout, stderr)
+	case "doctor":
+		return doctor(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		return version(args[1:], stdout, stderr)
 	case "help":
@@ -64,8 +67,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "pmcp: unknown command %q (pmcp help lists them)\n", args[0])
+	fmt.Fprintf(stderr, "pmcp: %s\n", unknownCommand(args[0]))
 	return exitUsage
+}
+
+// commandNames are the commands run dispatches (TestCommandsDispatch
+// holds them to it): what "did you mean" draws from.
+var commandNames = []string{"serve", "bridge", "inspect", "tools", "resources", "prompts", "call", "read", "get",
+	"shell", "login", "logout", "doctor", "version", "help"}
+
+// unknownCommand says name is no command, and which one is close to it.
+func unknownCommand(name string) string {
+	if s := didYouMean(name, commandNames); s != "" {
+		return fmt.Sprintf("unknown command %q: %s (pmcp help lists them)", name, s)
+	}
+	return fmt.Sprintf("unknown command %q (pmcp help lists them)", name)
 }
 
 func usage(w io.Writer) {
@@ -128,6 +144,10 @@ client flags (anywhere before --):
   --task                     call: run the tool as a task; show its status live
 
 other:
+  doctor URL                 check the way to a server step by step (DNS,
+                             TCP, TLS, HTTP, Host, eras, OAuth metadata, the
+                             stored token, clock), each a PASS/FAIL/SKIP line
+                             with the fix; or doctor -- COMMAND ARGS...
   version [--json]           pmcp's module version, the git revision it was
                              built from, the Go version and the protocol
                              versions it speaks (also --version)

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp"
-	"github.com/gopmcp/pmcp/internal/resourceuri"
+	"github.com/gopmcp/pmcp/oauth"
 	"github.com/gopmcp/pmcp/oauthclient"
 )
 
@@ -359,7 +359,7 @@ func openBrowser(u string) {
 // host without case, default port dropped, the path exact but for the
 // bare origin's "/").
 func sameResource(stored, given string) bool {
-	return stored == given || resourceuri.Same(stored, given)
+	return stored == given || oauth.Same(stored, given)
 }
 
 // forget deletes the stored credentials of the server at resource (every

@@ -3,7 +3,7 @@ package main
 import "testing"
 
 // pmcp logout matches stored credentials by the SDK's one canonical
-// resource rule (internal/resourceuri), the rule the server checks token
+// resource rule (package oauth), the rule the server checks token
 // audiences by: a trailing slash names another resource, a default port
 // or the case of scheme and host does not.
 func TestLogoutMatchesCanonicalResource(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/auth"
+	"github.com/gopmcp/pmcp/oauth"
 )
 
 // authDiscoveryTimeout bounds finding the issuer's keys at startup.
@@ -68,13 +69,16 @@ func (s *serveSecurity) apply(ctx context.Context, addr string, mux *http.ServeM
 		}
 		return nil
 	}
-	resource, err := auth.CanonicalResource(s.audience)
+	resource, err := oauth.Canonical(s.audience)
 	if err != nil {
 		return fmt.Errorf("--auth-audience: %w", err)
 	}
 	dctx, cancel := context.WithTimeout(ctx, authDiscoveryTimeout)
 	defer cancel()
-	md, err := auth.DiscoverIssuer(dctx, nil, s.issuer)
+	md, err := oauth.DiscoverAuthServer(dctx, nil, s.issuer, oauth.DiscoverOptions{})
+	if err == nil && md.JWKSURI == "" {
+		err = fmt.Errorf("%w: %s has no jwks_uri", oauth.ErrMetadata, md.URL)
+	}
 	if err != nil {
 		return fmt.Errorf("--auth-issuer: %w", err)
 	}
@@ -88,7 +92,7 @@ func (s *serveSecurity) apply(ctx context.Context, addr string, mux *http.ServeM
 		return err
 	}
 	// The path-inserted and the root well-known URLs.
-	if _, err := auth.MountProtectedResourceMetadata(mux, &auth.ProtectedResourceMetadata{
+	if _, err := auth.MountProtectedResourceMetadata(mux, &oauth.ProtectedResourceMetadata{
 		Resource: resource, AuthorizationServers: []string{s.issuer}, ScopesSupported: scopes,
 	}); err != nil {
 		return err
@@ -96,7 +100,7 @@ func (s *serveSecurity) apply(ctx context.Context, addr string, mux *http.ServeM
 	hopts.Authenticate = authn.Authenticate
 	hopts.InsufficientScope = authn.InsufficientScope
 	// Clients reach the server by its canonical name.
-	if u, err := url.Parse(resource); err == nil && !auth.IsLoopbackHost(u.Hostname()) {
+	if u, err := url.Parse(resource); err == nil && !oauth.IsLoopbackHost(u.Hostname()) {
 		hopts.AllowedHosts = append(hopts.AllowedHosts, u.Host)
 	}
 	return nil

@@ -119,6 +119,7 @@ type Transport struct {
 	started bool
 	stdin   *os.File // write end of the child's stdin
 	stdout  *os.File // read end of the child's stdout
+	stream  *stream  // what Start returned
 
 	exited  chan struct{} // closed when cmd.Wait has returned
 	waitErr error         // cmd.Wait's result; read after exited
@@ -196,7 +197,23 @@ func (t *Transport) Start() (jsonrpc.Stream, error) {
 		close(t.exited)
 	}()
 	s := &stream{t: t, Stream: stdio.NewStream(readOnly{outR}, writeOnly{inW}, t.opts.Stdio)}
+	t.stream = s
 	return s, nil
+}
+
+// FirstInvalidLine returns the start of the first line the child wrote on
+// stdout that was not a JSON-RPC message (see
+// stdio.Stream.FirstInvalidLine), or "". A child that does so usually
+// logs to stdout where it should log to stderr; a caller can quote the
+// line when the connection fails, or warn.
+func (t *Transport) FirstInvalidLine() string {
+	t.mu.Lock()
+	s := t.stream
+	t.mu.Unlock()
+	if s == nil {
+		return ""
+	}
+	return s.FirstInvalidLine()
 }
 
 // Done returns a channel closed once the process has exited and been

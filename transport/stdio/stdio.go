@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -111,6 +112,10 @@ type Stream struct {
 	// request at a time, or a client writing its requests) it writes at
 	// once.
 	unanswered atomic.Int64
+
+	// firstInvalid is the start of the first line that was not a
+	// message (see FirstInvalidLine); set once.
+	firstInvalid atomic.Pointer[string]
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -221,8 +226,28 @@ func (s *Stream) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if r, ok := m.(*jsonrpc.Request); ok && r.ID.IsValid() {
 			s.unanswered.Add(1)
 		}
+		if err != nil && s.firstInvalid.Load() == nil {
+			q := peer.CapString(string(bytes.TrimRight(line[:min(len(line), MaxQuotedLineBytes+1)], "\r")), MaxQuotedLineBytes)
+			s.firstInvalid.CompareAndSwap(nil, &q)
+		}
 		return m, err
 	}
+}
+
+// MaxQuotedLineBytes bounds the line FirstInvalidLine keeps.
+const MaxQuotedLineBytes = 200
+
+// FirstInvalidLine returns the start of the first line Read could not
+// decode as a JSON-RPC message (at most MaxQuotedLineBytes, cut on a rune
+// boundary and marked with "...", control characters replaced), or ""
+// when every line so far was one. A peer that writes anything else on
+// the stream, typically a server that logs to stdout instead of stderr,
+// can be told which line was wrong. Safe to call concurrently with Read.
+func (s *Stream) FirstInvalidLine() string {
+	if p := s.firstInvalid.Load(); p != nil {
+		return *p
+	}
+	return ""
 }
 
 var aLongTimeAgo = time.Unix(1, 0)

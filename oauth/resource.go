@@ -1,13 +1,12 @@
-// Package resourceuri is the one canonical form of an OAuth protected
-// resource URI (an MCP server's RFC 8707 resource, the RFC 9728 metadata's
-// "resource", a token's audience) and the comparisons built on it. The
-// server's token checks (package auth), the client's OAuth flow and its
-// protected-resource-metadata check (package pmcp) and the pmcp CLI's
-// credential store all compare resources with it, so a resource one of
-// them accepts is the resource every other one accepts.
-//
-// It is a leaf: package auth imports package pmcp, so pmcp cannot import
-// auth; both import this.
+package oauth
+
+// Resource URIs. The one canonical form of an OAuth protected resource URI
+// (an MCP server's RFC 8707 resource, the RFC 9728 metadata's "resource",
+// a token's audience) and the comparisons built on it. The server's token
+// checks (package auth), the client's OAuth flow and its
+// protected-resource-metadata check and the pmcp CLI's credential store
+// all compare resources with it, so a resource one of them accepts is the
+// resource every other one accepts.
 //
 // The canonical form (RFC 3986 §6.2.2 and §6.2.3 normalisation as RFC 8707
 // §2 and the MCP authorization rules ask):
@@ -23,7 +22,6 @@
 //   - the query, if any, kept; an empty one dropped.
 //
 // Two resources are the same iff their canonical forms are equal strings.
-package resourceuri
 
 import (
 	"fmt"
@@ -38,7 +36,12 @@ type Error struct {
 	Reason string // for example "has a fragment"
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("invalid resource URI %q: %s", e.URI, e.Reason) }
+func (e *Error) Error() string {
+	return fmt.Sprintf("oauth: invalid resource URI %s: %s", quoted(e.URI), e.Reason)
+}
+
+// Is reports ErrInvalidResource, so every resource error matches it.
+func (e *Error) Is(target error) bool { return target == ErrInvalidResource }
 
 // Canonical returns the canonical form of resource (see the package
 // documentation). Canonical(Canonical(s)) == Canonical(s).
@@ -96,6 +99,21 @@ func Same(a, b string) bool {
 	}
 	cb, err := Canonical(b)
 	return err == nil && ca == cb
+}
+
+// AudienceHas reports whether a token's audience list aud names the
+// canonical resource canon (a value equal to it, or one whose canonical
+// form is).
+func AudienceHas(aud []string, canon string) bool {
+	for _, a := range aud {
+		if a == canon {
+			return true
+		}
+		if c, err := Canonical(a); err == nil && c == canon {
+			return true
+		}
+	}
+	return false
 }
 
 // Covers reports whether resource designates endpoint: the same resource,

@@ -1,4 +1,4 @@
-package resourceuri
+package oauth
 
 import (
 	"testing"
