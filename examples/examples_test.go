@@ -81,11 +81,23 @@ type response struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
+	Raw json.RawMessage `json:"-"` // the result as sent
 }
 
 // send writes one request line and reads lines until the response with
-// the same id arrives (notifications in between are skipped).
+// the same id arrives (notifications in between are skipped); an error
+// response fails the test.
 func send(t *testing.T, in io.Writer, out *bufio.Reader, id int, line string) response {
+	t.Helper()
+	r := exchange(t, in, out, id, line)
+	if r.Error != nil {
+		t.Fatalf("%s: error %d %s", line, r.Error.Code, r.Error.Message)
+	}
+	return r
+}
+
+// exchange is send that returns an error response too.
+func exchange(t *testing.T, in io.Writer, out *bufio.Reader, id int, line string) response {
 	t.Helper()
 	if _, err := io.WriteString(in, line+"\n"); err != nil {
 		t.Fatalf("write: %v", err)
@@ -101,9 +113,11 @@ func send(t *testing.T, in io.Writer, out *bufio.Reader, id int, line string) re
 			t.Fatalf("bad line %q: %v", l, err)
 		}
 		if bytes.Equal(r.ID, want) {
-			if r.Error != nil {
-				t.Fatalf("%s: error %d %s", line, r.Error.Code, r.Error.Message)
+			var raw struct {
+				Result json.RawMessage `json:"result"`
 			}
+			_ = json.Unmarshal(l, &raw)
+			r.Raw = raw.Result
 			return r
 		}
 	}
