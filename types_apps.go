@@ -1,22 +1,18 @@
 package pmcp
 
 import (
-	"context"
-	"encoding/base64"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
 
 // MCP Apps (extension io.modelcontextprotocol/ui, SEP-1865): a tool comes
 // with an HTML view, a ui:// resource, that a host renders in a sandbox.
-// This file owns every Apps fact of the SDK: the identifiers, the typed
-// _meta.ui, the server's registration and checks, the client's
-// advertisement and the helpers to read a tool's view.
+// This file owns the Apps wire facts (the identifiers and the typed
+// _meta.ui); server_apps.go registers and checks views and app tools,
+// client_apps.go reads a tool's view.
 const (
 	// ExtensionApps is the MCP Apps extension identifier, declared in the
 	// capabilities' extensions by a server with UI resources (both eras)
@@ -97,77 +93,6 @@ func (p *AppPermissions) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// AddAppResource registers an MCP Apps view: a static resource whose URI
-// must use the ui:// scheme, served as AppMIMEType with html as text (or,
-// when html is not valid UTF-8, as a base64 blob). ui, if not nil, is
-// written as _meta.ui on the resources/list entry and on the
-// resources/read content. Register the view before the tools naming it.
-func (s *Server) AddAppResource(r *Resource, ui *AppUI, html []byte) error {
-	if r == nil {
-		return regErr("nil app resource")
-	}
-	if !strings.HasPrefix(r.URI, "ui://") || len(r.URI) == len("ui://") {
-		return regErr("app resource %q: the URI must use the ui:// scheme", r.URI)
-	}
-	res := *r
-	res.MIMEType = AppMIMEType
-	content := ResourceContents{URI: r.URI, MIMEType: AppMIMEType}
-	if ui != nil {
-		res.Meta = maps.Clone(r.Meta)
-		if res.Meta == nil {
-			res.Meta = make(Meta, 1)
-		}
-		res.Meta["ui"] = ui
-		content.Meta = Meta{"ui": ui}
-	}
-	if utf8.Valid(html) {
-		content.Text = string(html)
-	} else {
-		content.Blob = base64.StdEncoding.EncodeToString(html)
-	}
-	err := s.AddResource(&res, func(context.Context, *RequestHandlerExtra, *ResourceRequest) (*ReadResourceResult, error) {
-		c := content
-		return &ReadResourceResult{Contents: []*ResourceContents{&c}}, nil
-	})
-	if err == nil {
-		s.apps.Store(true)
-	}
-	return err
-}
-
-// appTool checks a tool's typed _meta.ui (an AppUI or *AppUI; other forms,
-// such as a proxied upstream's, pass as they are): its visibility, and its
-// resourceUri, which must name a view registered with AddAppResource. It
-// returns the tool to register: t itself, or a copy whose _meta also has
-// the deprecated flat resourceUri key.
-func (s *Server) appTool(t *Tool) (*Tool, error) {
-	var ui *AppUI
-	switch x := t.Meta["ui"].(type) {
-	case *AppUI:
-		ui = x
-	case AppUI:
-		ui = &x
-	}
-	if ui == nil {
-		return t, nil
-	}
-	for _, v := range ui.Visibility {
-		if v != AppVisibilityModel && v != AppVisibilityApp {
-			return nil, regErr("tool %q: _meta.ui.visibility %q is neither %q nor %q", t.Name, v, AppVisibilityModel, AppVisibilityApp)
-		}
-	}
-	if ui.ResourceURI == "" {
-		return t, nil
-	}
-	if r, ok := s.resources.get(ui.ResourceURI); !ok || r.res.MIMEType != AppMIMEType {
-		return nil, regErr("tool %q: _meta.ui.resourceUri %q names no UI resource registered with AddAppResource", t.Name, ui.ResourceURI)
-	}
-	tool := *t
-	tool.Meta = maps.Clone(t.Meta)
-	tool.Meta[metaAppsFlatURI] = ui.ResourceURI
-	return &tool, nil
-}
-
 // AppsSupported reports whether capabilities (a client's, e.g.
 // RequestHandlerExtra.ClientCapabilities() in either era) declare the MCP
 // Apps extension with AppMIMEType, so a handler can answer with a
@@ -213,28 +138,4 @@ func MetaAppUI(m Meta) *AppUI {
 		return nil
 	}
 	return &ui
-}
-
-// ReadAppResource reads the view of tool t (its _meta.ui.resourceUri, or
-// the flat key) and returns its content with the content's _meta.ui (CSP,
-// permissions, domain, border; nil when it has none). It fails when t has
-// no view or the server answers without AppMIMEType content for it.
-func (s *ClientSession) ReadAppResource(ctx context.Context, t *Tool) (*ResourceContents, *AppUI, error) {
-	ui := MetaAppUI(t.Meta)
-	if ui == nil || ui.ResourceURI == "" {
-		return nil, nil, fmt.Errorf("pmcp: tool %q has no MCP Apps view", t.Name)
-	}
-	res, err := s.ReadResource(ctx, ui.ResourceURI)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, c := range res.Contents {
-		if c.URI == ui.ResourceURI && c.MIMEType == AppMIMEType {
-			if m := MetaAppUI(c.Meta); m != nil {
-				return c, m, nil
-			}
-			return c, nil, nil
-		}
-	}
-	return nil, nil, fmt.Errorf("pmcp: %s has no %s content", ui.ResourceURI, AppMIMEType)
 }
