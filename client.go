@@ -142,6 +142,9 @@ func (c *Client) Capabilities(e Era) *ClientCapabilities {
 	if c.opts.HostTasks && e == EraLegacy && (c.opts.Sampling != nil || c.opts.Elicitation != nil) {
 		caps.Tasks = hostedTasksCapability(c.opts.Sampling != nil, c.opts.Elicitation != nil)
 	}
+	if len(c.opts.AppMIMETypes) > 0 {
+		caps.Extensions = map[string]Object{ExtensionApps: {"mimeTypes": c.opts.AppMIMETypes}}
+	}
 	return caps
 }
 

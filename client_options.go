@@ -124,6 +124,11 @@ type ClientOptions struct {
 	// serves tasks/get, tasks/result, tasks/list and tasks/cancel. At most
 	// 16 run at once; they end with the session.
 	HostTasks bool
+	// AppMIMETypes, when set, declares the MCP Apps extension
+	// (ExtensionApps) in the client's capabilities in both eras with these
+	// view MIME types, normally []string{AppMIMEType}: the client is a
+	// host that renders Apps views (see ReadAppResource).
+	AppMIMETypes []string
 }
 
 // Defaults of HTTPClientOptions.

@@ -41,6 +41,8 @@ type Server struct {
 	droppedNotifications atomic.Uint64
 	// scoped is set once a registration with Scopes exists (see server_scopes.go).
 	scoped atomic.Bool
+	// apps is set once a UI resource is registered (see apps.go).
+	apps atomic.Bool
 
 	// chain and nchain are the composed middleware, nil when there is
 	// none; accessLog is whether access records may be written.
@@ -158,6 +160,12 @@ func (s *Server) capabilities(era Era) ServerCapabilities {
 	c := s.baseCapabilities()
 	if s.skills.len() > 0 {
 		c.Extensions = map[string]Object{ExtensionSkills: {}}
+	}
+	if s.apps.Load() {
+		if c.Extensions == nil {
+			c.Extensions = make(map[string]Object, 1)
+		}
+		c.Extensions[ExtensionApps] = Object{}
 	}
 	if s.tasks != nil {
 		if era == EraModern {

@@ -68,6 +68,9 @@ func (s *Server) AddRawTool(t *Tool, h ToolHandler) error {
 	if err != nil {
 		return err
 	}
+	if t, err = s.appTool(t); err != nil {
+		return err
+	}
 	st := &serverTool{tool: t, input: in, handler: h, headers: headers, flat: compileFlat(t.InputSchema), scopes: scopes}
 	if len(t.OutputSchema) > 0 {
 		out, err := schema.Compile(t.OutputSchema, schema.CompileOptions{Label: "structuredContent"})
@@ -169,7 +172,11 @@ func AddTool[In, Out any](s *Server, t *Tool, h TypedToolHandler[In, Out]) error
 	if err != nil {
 		return err
 	}
-	st := &serverTool{tool: &tool, input: in, output: out, handler: raw, headers: headers, flat: compileFlat(tool.InputSchema), scopes: scopes}
+	tp, err := s.appTool(&tool)
+	if err != nil {
+		return err
+	}
+	st := &serverTool{tool: tp, input: in, output: out, handler: raw, headers: headers, flat: compileFlat(tool.InputSchema), scopes: scopes}
 	s.putTool(st)
 	return nil
 }
