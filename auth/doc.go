@@ -23,7 +23,8 @@
 //	})
 //	if err != nil { ... }
 //	mux := http.NewServeMux()
-//	// /.well-known/oauth-protected-resource/mcp and the root form.
+//	// The path-inserted well-known path (oauth.WellKnownProtectedResource
+//	// + "/mcp") and the root form.
 //	if _, err := auth.MountProtectedResourceMetadata(mux, &oauth.ProtectedResourceMetadata{
 //		Resource:             resource,
 //		AuthorizationServers: []string{"https://as.example.com"},

@@ -81,9 +81,9 @@ func ProtectedResourceMetadataHandler(m *oauth.ProtectedResourceMetadata) (http.
 
 // MountProtectedResourceMetadata registers the metadata handler on mux
 // at the path-inserted well-known path of m.Resource (for a resource at
-// /mcp, /.well-known/oauth-protected-resource/mcp) and, when that differs,
-// at the root form /.well-known/oauth-protected-resource, which clients
-// try next. It returns the path-inserted URL, the one to put in
+// /mcp, oauth.WellKnownProtectedResource followed by /mcp) and, when that
+// differs, at the root form (oauth.WellKnownProtectedResource alone),
+// which clients try next. It returns the path-inserted URL, the one to put in
 // Options.ResourceMetadataURL (the Authenticator derives the same URL by
 // default).
 func MountProtectedResourceMetadata(mux *http.ServeMux, m *oauth.ProtectedResourceMetadata) (string, error) {
