@@ -407,6 +407,7 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		// and the access log.
 		rs.era = classify(httpEraInput(r, rs.params.eraInput(m.Method)))
 		pk := rs.params.peek(m.Method)
+		rs.row = pk.row // looked up once; the dispatcher and the scope check read it
 		if rs.era == EraModern {
 			h.serveModern(w, r, m, &pk, auth, rs)
 			return

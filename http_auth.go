@@ -23,7 +23,7 @@ func (h *StreamableHTTPHandler) httpScopeCheck(w http.ResponseWriter, era Era, r
 	if !h.s.scoped.Load() || !rs.params.ok {
 		return true // the dispatcher refuses params it cannot read
 	}
-	row := methodOf(req.Method)
+	row := rs.row // set by servePost from its peek
 	if row == nil || !row.eras.has(era) {
 		return true // the dispatcher answers that the era has no such method
 	}

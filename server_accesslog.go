@@ -72,7 +72,11 @@ func (s *Server) logAccess(ctx context.Context, req *jsonrpc.Request, rs *reqSta
 	n := 0
 	a[n] = slog.String(accessKeyMethod, req.Method)
 	n++
-	if name := targetName(req, &rs.params); name != "" {
+	row := rs.row
+	if row == nil || row.method != req.Method {
+		row = methodOf(req.Method)
+	}
+	if name := rowTargetName(row, req, &rs.params); name != "" {
 		a[n] = slog.String(accessKeyName, name)
 		n++
 	}

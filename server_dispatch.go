@@ -114,9 +114,13 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 	if s.accessLog && s.logger.Enabled(ctx, slog.LevelInfo) {
 		rs.accessStart = time.Now()
 	}
-	// The method's row is looked up once; everything after reads rs.row.
-	// The server has no row (-32601) for the methods only clients serve.
-	if rs.row = methodOf(req.Method); rs.row == nil || rs.row.eras == 0 {
+	// The method's row is looked up once (by the HTTP transport when it
+	// peeked, else here); everything after reads rs.row. The server has no
+	// row (-32601) for the methods only clients serve.
+	if rs.row == nil || rs.row.method != req.Method {
+		rs.row = methodOf(req.Method)
+	}
+	if rs.row == nil || rs.row.eras == 0 {
 		return nil, methodNotFound(req.Method)
 	}
 	if len(req.Params) == 0 {
