@@ -115,12 +115,18 @@ func newFakeIssuer(t *testing.T) *fakeIssuer {
 
 func (f *fakeIssuer) mint(t *testing.T, aud, scope string) string {
 	t.Helper()
+	return f.mintFor(t, aud, "cli-user", scope)
+}
+
+// mintFor mints a token for the subject sub.
+func (f *fakeIssuer) mintFor(t *testing.T, aud, sub, scope string) string {
+	t.Helper()
 	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: f.key}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", "k1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	tok, err := jwt.Signed(s).Claims(map[string]any{"iss": f.ts.URL, "aud": aud, "sub": "cli-user", "client_id": "c", "scope": scope,
+	tok, err := jwt.Signed(s).Claims(map[string]any{"iss": f.ts.URL, "aud": aud, "sub": sub, "client_id": "c", "scope": scope,
 		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}).Serialize()
 	if err != nil {
 		t.Fatal(err)
