@@ -396,3 +396,60 @@ func TestGatewayConfigRefused(t *testing.T) {
 		})
 	}
 }
+
+// readmeGatewayExample returns the JSON block of README.md that follows
+// the "<!-- gateway-example -->" marker.
+func readmeGatewayExample(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "<!-- gateway-example -->\n```json\n")
+	if !ok {
+		t.Fatal("README.md has no gateway example block")
+	}
+	block, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("README.md: the gateway example block does not end")
+	}
+	return block
+}
+
+// TestGatewayREADMEExample runs the README's gateway configuration with
+// "pmcp" being this binary, and checks what the README says of it: alice
+// sees the ev_ tools but ev_panic and may call ev_add twice; an admin sees
+// everything but the ops_test_* tools; anyone else nothing.
+func TestGatewayREADMEExample(t *testing.T) {
+	dir := t.TempDir()
+	block := readmeGatewayExample(t)
+	block = strings.ReplaceAll(block, `"command": "pmcp"`, fmt.Sprintf(`"command": %q`, os.Args[0]))
+	block = strings.ReplaceAll(block, `"audit.jsonl"`, fmt.Sprintf("%q", filepath.Join(dir, "audit.jsonl")))
+	config := filepath.Join(dir, "gateway.json")
+	if err := os.WriteFile(config, []byte(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	as := newFakeIssuer(t)
+	g := startGateway(t, config, as)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	alice := connectAs(t, ctx, g.url, pmcp.EraModern, as.mintFor(t, gatewayAudience, "alice", "mcp"))
+	names := toolNames(t, ctx, alice)
+	if !slices.Contains(names, "ev_add") || slices.Contains(names, "ev_panic") || slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, "ev_") }) {
+		t.Fatalf("alice lists %v", names)
+	}
+	for i := range 3 {
+		_, err := alice.CallTool(ctx, "ev_add", map[string]any{"a": 1, "b": 2})
+		var je *jsonrpc.Error
+		if limited := errors.As(err, &je) && je.Code == jsonrpc.CodeRateLimited; (i == 2) != limited {
+			t.Fatalf("alice's call %d of ev_add: %v", i+1, err)
+		}
+	}
+	names = toolNames(t, ctx, connectAs(t, ctx, g.url, pmcp.EraLegacy, as.mintFor(t, gatewayAudience, "root", "admin")))
+	if !slices.Contains(names, "ev_panic") || !slices.Contains(names, "ops_add") || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "ops_test_") }) {
+		t.Fatalf("admin lists %v", names)
+	}
+	if names := toolNames(t, ctx, connectAs(t, ctx, g.url, pmcp.EraModern, as.mintFor(t, gatewayAudience, "eve", "mcp"))); len(names) != 0 {
+		t.Fatalf("eve lists %v", names)
+	}
+}
