@@ -136,7 +136,7 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return v.usageError(stderr, err)
 	}
 	defer p.Close()
-	rl := &gatewayReloader{path: f.b.config, gw: gw, log: logger, servers: file.MCPServers, upstreams: file.names()}
+	rl := &gatewayReloader{path: f.b.config, gw: gw, srv: p.Server(), log: logger, servers: file.MCPServers, upstreams: file.names()}
 	stopReload := rl.onSIGHUP(ctx)
 	defer stopReload()
 	return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.b.listen, f.b.path, &f.b.sec, logger, stderr, healthRoutes(p, f.b.path), nil)
@@ -182,7 +182,9 @@ func gatewayAudit(_ *gateway.AuditConfig, logger *slog.Logger) func(gateway.Audi
 type gatewayReloader struct {
 	path string
 	gw   *gateway.Gateway
-	log  *slog.Logger
+	// srv is told the lists changed: what each caller sees may have.
+	srv *pmcp.Server
+	log *slog.Logger
 
 	mu sync.Mutex
 	// servers and upstreams are the mcpServers the proxy serves.
@@ -215,8 +217,9 @@ func (r *gatewayReloader) onSIGHUP(ctx context.Context) (stop func()) {
 }
 
 // reload re-reads the file and swaps the policies, rate limits and audit
-// settings at once; a file that does not read or check is refused and
-// the configuration in force kept.
+// settings at once, and tells the clients their lists changed; a file
+// that does not read or check is refused and the configuration in force
+// kept.
 func (r *gatewayReloader) reload() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -232,6 +235,9 @@ func (r *gatewayReloader) reload() error {
 		r.log.Error("pmcp: gateway configuration refused; the one in force stays", "file", r.path, "error", err)
 		return err
 	}
+	r.srv.NotifyToolsListChanged()
+	r.srv.NotifyPromptsListChanged()
+	r.srv.NotifyResourcesListChanged()
 	r.log.Info("pmcp: gateway configuration reloaded", "file", r.path, "policies", len(file.Policies), "rateLimits", len(file.RateLimits))
 	return nil
 }

@@ -275,17 +275,58 @@ func waitLog(t *testing.T, g *listening, skip int, want string) {
 }
 
 // TestGatewayReloadSIGHUP: SIGHUP applies a changed policy to a running
-// legacy session (same session, the new view at once); a file that does
-// not check is refused, logged with where it is wrong, and the policy in
-// force is kept.
+// legacy session (same session, told its tool list changed, the new view
+// at once) while another caller's calls go on without one failing; a file
+// that does not check is refused, logged with where it is wrong, and the
+// policy in force is kept.
 func TestGatewayReloadSIGHUP(t *testing.T) {
 	as := newFakeIssuer(t)
-	config := gatewayConfig(t, "", `, "policies": [{"match": {"claims": {"sub": "alice"}}, "allowTools": ["a_echo"]}]`)
+	config := gatewayConfig(t, "", `, "policies": [{"match": {"claims": {"sub": "alice"}}, "allowTools": ["a_echo"]}, {"match": {"scopes": ["load"]}, "allowTools": ["a_*"]}]`)
 	g := startGateway(t, config, as)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	a := connectAs(t, ctx, g.url, pmcp.EraLegacy, as.mintFor(t, gatewayAudience, "alice", "mcp"))
+	changed := make(chan struct{}, 4)
+	a, err := pmcp.NewClient(pmcp.ClientOptions{Era: pmcp.EraLegacy, Notifications: pmcp.ClientNotificationHandlers{
+		ToolsListChanged: func(context.Context) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	}}).ConnectHTTP(ctx, g.url, pmcp.HTTPClientOptions{Header: http.Header{"Authorization": {"Bearer " + as.mintFor(t, gatewayAudience, "alice", "mcp")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
 	sid := a.SessionID()
+	// Load: another caller calls on through every reload.
+	load := connectAs(t, ctx, g.url, pmcp.EraModern, as.mintFor(t, gatewayAudience, "loader", "load"))
+	stop, loaded := make(chan struct{}), make(chan error, 1)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				if n == 0 {
+					loaded <- errors.New("no call made")
+				}
+				loaded <- nil
+				return
+			default:
+			}
+			if res, err := load.CallTool(ctx, "a_echo", map[string]any{"text": "x"}); err != nil || res.IsError {
+				loaded <- fmt.Errorf("call %d under reload: %+v %v", n, res, err)
+				return
+			}
+			n++
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := <-loaded; err != nil {
+			t.Error(err)
+		}
+	}()
 	if names := toolNames(t, ctx, a); !slices.Equal(names, []string{"a_echo"}) {
 		t.Fatalf("before: %v", names)
 	}
@@ -297,15 +338,20 @@ func TestGatewayReloadSIGHUP(t *testing.T) {
 		}
 		waitLog(t, g, n, want)
 	}
-	writeGatewayConfig(t, config, "", `, "policies": [{"match": {"claims": {"sub": "alice"}}, "allowTools": ["a_echo", "b_echo"]}]`)
+	writeGatewayConfig(t, config, "", `, "policies": [{"match": {"claims": {"sub": "alice"}}, "allowTools": ["a_echo", "b_echo"]}, {"match": {"scopes": ["load"]}, "allowTools": ["a_*"]}]`)
 	hup("gateway configuration reloaded")
+	select {
+	case <-changed:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no notifications/tools/list_changed after the reload")
+	}
 	if names := toolNames(t, ctx, a); !slices.Equal(names, []string{"a_echo", "b_echo"}) || a.SessionID() != sid {
 		t.Fatalf("after the reload: %v (session %q, was %q)", names, a.SessionID(), sid)
 	}
 	if _, err := a.CallTool(ctx, "b_echo", map[string]any{"text": "hi"}); err != nil {
 		t.Fatalf("b_echo after the reload: %v", err)
 	}
-	writeGatewayConfig(t, config, "", `, "policies": [{"match": {"claims": {"sub": "alice"}}, "allowTool": ["*"]}]`)
+	writeGatewayConfig(t, config, "", `, "policies": [{"match": {"claims": {"sub": "alice"}}, "allowTool": ["*"]}, {"match": {"scopes": ["load"]}, "allowTools": ["a_*"]}]`)
 	hup("configuration refused")
 	if !strings.Contains(g.logs.String(), `allowTool`) || !strings.Contains(g.logs.String(), `/policies/0`) {
 		t.Fatalf("the refusal does not say where:\n%s", g.logs.String())
