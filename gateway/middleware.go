@@ -138,13 +138,18 @@ func (g *Gateway) serve(ctx context.Context, req *pmcp.Request, next pmcp.Method
 	switch {
 	case kind != pmcp.TargetNone && req.Name != "" && !gr.allows(kind, req.Name):
 		decision = DecisionDenied
+	case req.Method == pmcp.MethodCompletionComplete && !completionAllowed(req, gr):
+		// Completing a hidden prompt's or template's argument would show
+		// its values: the answer is the empty completion.
+		decision = DecisionDenied
+		res = &pmcp.CompleteResult{Completion: pmcp.Completion{Values: []string{}}}
 	default:
 		if wait := g.limit(ctx, cfg, req, who, kind); wait > 0 {
 			decision = DecisionRateLimited
 			err = &pmcp.RateLimitedError{RetryAfter: wait}
 		}
 	}
-	if err == nil {
+	if err == nil && res == nil {
 		res, err = next(context.WithValue(ctx, grantsKey{}, &requestGrants{g: gr}), req)
 		privateList(req, res)
 	}
@@ -212,6 +217,25 @@ func principalKey(extra *pmcp.RequestHandlerExtra) string {
 	}
 	sum := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(sum[:16])
+}
+
+// completionAllowed reports whether the prompt or resource template a
+// completion/complete refers to is visible to the caller.
+func completionAllowed(req *pmcp.Request, gr *grants) bool {
+	if gr == nil {
+		return true
+	}
+	var p pmcp.CompleteParams
+	if pmcp.Unmarshal(req.Params, &p) != nil {
+		return true // the server refuses it as it would anyway
+	}
+	switch p.Ref.Type {
+	case "ref/prompt":
+		return gr.allows(pmcp.TargetPrompt, p.Ref.Name)
+	case "ref/resource":
+		return gr.allows(pmcp.TargetResource, p.Ref.URI)
+	}
+	return true
 }
 
 // privateList marks a modern list result as per caller.

@@ -53,7 +53,10 @@ func session(t *testing.T, srv *pmcp.Server, era pmcp.Era) *pmcp.ClientSession {
 
 func newServer(t *testing.T, mw ...pmcp.Middleware) *pmcp.Server {
 	t.Helper()
-	srv, err := pmcp.NewServer(pmcp.ServerOptions{Name: "t", Version: "1", Middleware: mw})
+	complete := func(context.Context, *pmcp.RequestHandlerExtra, *pmcp.CompleteParams) (*pmcp.CompleteResult, error) {
+		return &pmcp.CompleteResult{Completion: pmcp.Completion{Values: []string{"leak"}}}, nil
+	}
+	srv, err := pmcp.NewServer(pmcp.ServerOptions{Name: "t", Version: "1", Middleware: mw, Completion: complete})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +132,11 @@ func TestMiddlewareAuditAndLimits(t *testing.T) {
 	}
 	if r := log.last(); r.Decision != DecisionRateLimited || r.Code != jsonrpc.CodeRateLimited {
 		t.Fatalf("rate-limited record %+v", r)
+	}
+	// Completing a hidden prompt's argument shows none of its values.
+	c, err := cs.Complete(ctx, &pmcp.CompleteParams{Ref: pmcp.CompleteReference{Type: "ref/prompt", Name: "ts_p"}})
+	if err != nil || len(c.Completion.Values) != 0 || log.last().Decision != DecisionDenied {
+		t.Fatalf("completion of a hidden prompt: %+v %v", c, err)
 	}
 	// A reload swaps the policy at once; an invalid one is refused and
 	// the old one kept.
