@@ -95,7 +95,10 @@ func newFakeIssuer(t *testing.T) *fakeIssuer {
 		t.Fatal(err)
 	}
 	f := &fakeIssuer{key: key}
-	f.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// Started once f.ts is set, so that the handler's reads of it follow
+	// the write (a server started first serves on goroutines the write
+	// does not happen before).
+	f.ts = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/.well-known/oauth-authorization-server":
@@ -109,6 +112,7 @@ func newFakeIssuer(t *testing.T) *fakeIssuer {
 			http.NotFound(w, r)
 		}
 	}))
+	f.ts.Start()
 	t.Cleanup(f.ts.Close)
 	return f
 }
