@@ -13,7 +13,7 @@ import (
 )
 
 // newAppsUpstream returns a server of era (EraUnknown: both) with an MCP
-// Apps view at ui://main and its tools: "show" (model and app), "refresh"
+// Apps view at ui://main, views at ui://item/{id}, and its tools: "show" (model and app), "refresh"
 // (app only), "caps" (answers with the mimeTypes its client declared for
 // the extension, "none" when it declared none) and a plain resource.
 func newAppsUpstream(t *testing.T, era pmcp.Era, label string) *pmcp.Server {
@@ -34,6 +34,12 @@ func newAppsUpstream(t *testing.T, era pmcp.Era, label string) *pmcp.Server {
 	if err := srv.AddResource(&pmcp.Resource{URI: "test://" + label + "/r", Name: "r"},
 		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, r *pmcp.ResourceRequest) (*pmcp.ReadResourceResult, error) {
 			return &pmcp.ReadResourceResult{Contents: []*pmcp.ResourceContents{{URI: r.URI, Text: label + ": body"}}}, nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.AddResourceTemplate(&pmcp.ResourceTemplate{URITemplate: "ui://item/{id}", Name: "item", MIMEType: pmcp.AppMIMEType},
+		func(ctx context.Context, extra *pmcp.RequestHandlerExtra, r *pmcp.ResourceRequest) (*pmcp.ReadResourceResult, error) {
+			return &pmcp.ReadResourceResult{Contents: []*pmcp.ResourceContents{{URI: r.URI, MIMEType: pmcp.AppMIMEType, Text: label + ": item " + r.Vars["id"]}}}, nil
 		}); err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +108,22 @@ func TestBridgeAppsAggregated(t *testing.T) {
 		want := []string{"test://a/r ", "test://b/r ", "ui://a_main " + pmcp.AppMIMEType, "ui://b_main " + pmcp.AppMIMEType}
 		if !slices.Equal(uris, want) {
 			t.Fatalf("resources %q\nwant %q", uris, want)
+		}
+
+		templates, err := cs.AllResourceTemplates(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tpls []string
+		for _, tp := range templates {
+			tpls = append(tpls, tp.URITemplate)
+		}
+		slices.Sort(tpls)
+		if want := []string{"ui://a_item/{id}", "ui://b_item/{id}"}; !slices.Equal(tpls, want) {
+			t.Errorf("resource templates %q, want %q", tpls, want)
+		}
+		if r, err := cs.ReadResource(ctx, "ui://b_item/7"); err != nil || len(r.Contents) != 1 || r.Contents[0].URI != "ui://b_item/7" || r.Contents[0].Text != "b: item 7" {
+			t.Errorf("read ui://b_item/7: %+v, %v", r, err)
 		}
 
 		tools, err := cs.AllTools(ctx)
