@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
 // MCP Apps (extension io.modelcontextprotocol/ui) through the proxy.
@@ -114,9 +115,27 @@ func (p *Proxy) uriUpstreams(uri string) ([]*upstream, string) {
 	return nil, ""
 }
 
-// errNoSuchURI: a ui:// URI no upstream's prefix begins, answered as the
-// server answers for any resource it does not have.
+// errNoSuchURI: a ui:// URI no upstream's prefix begins (or whose owner
+// does not have it), answered as the server answers for any resource it
+// does not have: in the client's era, naming the URI the client named.
 var errNoSuchURI = errors.New("proxy: no upstream serves the URI")
+
+// notFound reports whether err is an upstream's answer to a read of a
+// resource uri it does not have: the 2025-11-25 code, or the 2026-07-28
+// one (invalid params) naming uri in its data.
+func notFound(err error, uri string) bool {
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) {
+		return false
+	}
+	if je.Code == jsonrpc.CodeResourceNotFound {
+		return true
+	}
+	var data struct {
+		URI string `json:"uri"`
+	}
+	return je.Code == jsonrpc.CodeInvalidParams && pmcp.Unmarshal(je.Data, &data) == nil && data.URI == uri
+}
 
 // downstreamApps carries, in the context of the upstream calls a
 // downstream request makes, that client's declaration of the extension

@@ -257,6 +257,9 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 	for _, up := range ups {
 		res, err := p.callOne(ctx, req, up, name, &fp, meta, r, modern, b, task, ttl)
 		if err == nil || len(ups) == 1 {
+			if name != target && req.Method == pmcp.MethodResourcesRead && notFound(err, name) {
+				return nil, errNoSuchURI // a namespaced view its owner lacks
+			}
 			return res, err
 		}
 		if first == nil {
