@@ -145,7 +145,7 @@ type downstreamApps struct{ decl pmcp.Object }
 type downstreamAppsKey struct{}
 
 // withDownstreamApps records the downstream client's declaration of the
-// extension in ctx, for appsMiddleware.
+// extension in ctx, for the middleware of appsClient.
 func withDownstreamApps(ctx context.Context, req *pmcp.Request) context.Context {
 	if req.Extra == nil {
 		return ctx
