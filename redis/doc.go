@@ -17,6 +17,9 @@
 //     replica stored.
 //   - Bus is a pmcp.EventBus on Pub/Sub: list changes and resource updates
 //     made on one replica reach the listen and GET streams of all of them.
+//   - Buckets is a gateway.Buckets: the token buckets of `pmcp gateway`'s
+//     rate limits, one atomic Lua script per Take on Redis's clock, so
+//     every replica draws from the same buckets.
 //
 // Quick start: one replica of a server that several share (the body of
 // the package's Example, which compiles), each started with its own name
