@@ -136,8 +136,9 @@ func OpenAuditFile(path string, opts AuditLogOptions) (*AuditLog, error) {
 
 // Record queues rec to be written and returns at once; it is the sink
 // the gateway hands each request's record to. When the queue is full, or
-// the log is closed, rec is dropped and counted. rec.Arguments must not be
-// changed after the call.
+// the log is closed, rec is dropped and counted (a Record racing with
+// Close may also be written or lost). rec.Arguments must not be changed
+// after the call.
 func (l *AuditLog) Record(rec AuditRecord) {
 	if l.closed.Load() {
 		l.drop(1)

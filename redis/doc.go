@@ -5,8 +5,9 @@
 //
 // Every type takes a go-redis v9 UniversalClient, so a single node,
 // Sentinel and Cluster all work; the caller owns and closes the client.
-// Every key is hash-tagged so that each Lua script touches one cluster
-// slot.
+// Keys a Lua script touches together share a hash tag, so that each
+// script touches one cluster slot (a rate-limit bucket is one key, so
+// buckets spread over the slots).
 //
 //   - TaskStore is a tasks.Store: the same tasks.Rules as the in-memory
 //     store applied with a Lua compare-and-swap per write; any replica
