@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"slices"
 )
 
@@ -23,7 +24,7 @@ const (
 // gatewayTables prints, per era and concurrency, what a hop adds to a
 // call of the bare server: latency (p50, p99 minus direct's) and CPU (the
 // proxy process's, plus any change in the server's own).
-func gatewayTables(by map[string]map[string][]result, concs map[string][]int) {
+func gatewayTables(w io.Writer, by map[string]map[string][]result, concs map[string][]int) {
 	for _, row := range []struct{ key, title string }{
 		{"gateway-legacy", "Gateway cost, HTTP legacy (2025-11-25 session) → HTTP: tools/call echo on the bare server"},
 		{"gateway-modern", "Gateway cost, HTTP modern (2026-07-28) → HTTP: tools/call echo on the bare server"},
@@ -31,12 +32,12 @@ func gatewayTables(by map[string]map[string][]result, concs map[string][]int) {
 		cs := slices.Clone(concs[row.key])
 		slices.Sort(cs)
 		for _, conc := range cs {
-			gatewayTable(by[rowKey(row.key, conc)], row.title, conc)
+			gatewayTable(w, by[rowKey(row.key, conc)], row.title, conc)
 		}
 	}
 }
 
-func gatewayTable(rs map[string][]result, title string, conc int) {
+func gatewayTable(w io.Writer, rs map[string][]result, title string, conc int) {
 	direct := rs[gwDirect]
 	if len(rs) == 0 || len(direct) == 0 {
 		return
@@ -51,9 +52,9 @@ func gatewayTable(rs map[string][]result, title string, conc int) {
 			median(r, proxyCPU) + median(r, srvCPU) - median(direct, srvCPU)
 	}
 	_, _, revCPU := added(gwRevProxy)
-	fmt.Printf("\n%s, c=%d; %s\n\n", title, conc, env)
-	fmt.Println("| target | rounds | req/s | p50 µs | p99 µs | added p50 µs | added p99 µs | server CPU µs/call | proxy CPU µs/call | added CPU µs/call | × revproxy | errors |")
-	fmt.Println("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintf(w, "\n%s, c=%d; %s\n\n", title, conc, env)
+	fmt.Fprintln(w, "| target | rounds | req/s | p50 µs | p99 µs | added p50 µs | added p99 µs | server CPU µs/call | proxy CPU µs/call | added CPU µs/call | × revproxy | errors |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, t := range []string{gwDirect, gwRevProxy, gwGateway} {
 		r := rs[t]
 		if len(r) == 0 {
@@ -64,7 +65,7 @@ func gatewayTable(rs map[string][]result, title string, conc int) {
 		if t == gwDirect {
 			x = "–"
 		}
-		fmt.Printf("| %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f | %s | %d |\n", t, len(r),
+		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f | %.1f | %s | %d |\n", t, len(r),
 			median(r, func(r result) float64 { return r.RPS }), median(r, p50), median(r, p99),
 			a50, a99, median(r, srvCPU), median(r, proxyCPU), acpu, x, errorsOf(r))
 	}
@@ -78,10 +79,10 @@ func gatewayTable(rs map[string][]result, title string, conc int) {
 		}
 		return "NOT met"
 	}
-	fmt.Printf("\ngateway: added CPU per call %.1f µs = %s × the reverse proxy's (goal ≤ %.1f: %s)", acpu, ratio(acpu, revCPU), gwGoalCPURatio,
+	fmt.Fprintf(w, "\ngateway: added CPU per call %.1f µs = %s × the reverse proxy's (goal ≤ %.1f: %s)", acpu, ratio(acpu, revCPU), gwGoalCPURatio,
 		verdict(revCPU > 0 && acpu/revCPU <= gwGoalCPURatio))
 	if conc == gwGoalConc {
-		fmt.Printf("; added p50 %.0f µs (goal ≤ %.0f µs at c=%d: %s)", a50, gwGoalP50us, gwGoalConc, verdict(a50 <= gwGoalP50us))
+		fmt.Fprintf(w, "; added p50 %.0f µs (goal ≤ %.0f µs at c=%d: %s)", a50, gwGoalP50us, gwGoalConc, verdict(a50 <= gwGoalP50us))
 	}
-	fmt.Println()
+	fmt.Fprintln(w)
 }

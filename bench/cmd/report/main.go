@@ -168,7 +168,7 @@ func main() {
 		streamTable(by[row.key], row.title, targets, *baseline)
 	}
 	fanoutTable(by)
-	gatewayTables(by, concs)
+	gatewayTables(os.Stdout, by, concs)
 	summary(by, targets)
 }
 
