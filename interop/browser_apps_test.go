@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -40,17 +41,15 @@ func TestBrowserInspectorApp(t *testing.T) {
 			if err := openApp(ctx, link); err != nil {
 				fail("the Inspector's apps form never reached data-app-status=\"ready\": %v", err)
 			}
-			attrs, text, err := waitFrameNode(ctx, "callback", func(attrs map[string]string, _ string) bool {
-				return attrs["data-call-status"] != "pending"
-			})
-			if err != nil || attrs["data-call-status"] != "ok" || !strings.Contains(text, "Server answered app_ping: pong to view") {
-				fail("the view's tools/call of app_ping: %v (data-call-status=%q, text %q)", err, attrs["data-call-status"], text)
+			cb, err := waitElement(ctx, "callback", func(e *element) bool { return e.attrs["data-call-status"] != "pending" })
+			if err != nil || cb.attrs["data-call-status"] != "ok" || !strings.Contains(cb.text, "Server answered app_ping: pong to view") {
+				fail("the view's tools/call of app_ping: %v (%+v)", err, cb)
 			}
-			if _, got, err := waitFrameNode(ctx, "era", func(_ map[string]string, text string) bool { return text != "–" }); err != nil || got != era {
-				fail("the view shows era %q (%v), want %q", got, err, era)
+			if e, err := waitElement(ctx, "era", func(e *element) bool { return e.text != "–" }); err != nil || e.text != era {
+				fail("the view shows the era as %+v (%v), want %q", e, err, era)
 			}
-			if _, got, err := waitFrameNode(ctx, "greeting", func(map[string]string, string) bool { return true }); err != nil || got != "Hello, browser!" {
-				fail("the view shows greeting %q (%v): appArgs did not reach show_app", got, err)
+			if e, err := waitElement(ctx, "greeting", func(*element) bool { return true }); err != nil || e.text != "Hello, browser!" {
+				fail("the view shows the greeting as %+v (%v): appArgs did not reach show_app", e, err)
 			}
 			shot := filepath.Join(t.TempDir(), "apps-inspector.png")
 			if era == "legacy" && *screenshotFlag != "" {
@@ -85,4 +84,94 @@ func screenshot(t *testing.T, ctx context.Context, path string) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", path)
+}
+
+// envAppsExamples is where scripts/test.sh installs the ext-apps example
+// servers (@modelcontextprotocol/server-basic-vanillajs and -preact).
+const envAppsExamples = "PMCP_APPS_EXAMPLES"
+
+// appsExample is the command line of one ext-apps example server over
+// stdio, or skips (fails under CI=true) when they are not installed.
+func appsExample(t *testing.T, node, name string) []string {
+	t.Helper()
+	dir := os.Getenv(envAppsExamples)
+	if dir == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true but %s is not set (scripts/test.sh installs the ext-apps example servers)", envAppsExamples)
+		}
+		t.Skipf("%s is not set (scripts/test.sh installs the ext-apps example servers): skipping", envAppsExamples)
+	}
+	main := filepath.Join(dir, "node_modules", "@modelcontextprotocol", name, "dist", "index.js")
+	if _, err := os.Stat(main); err != nil {
+		t.Fatalf("%s: %v", envAppsExamples, err)
+	}
+	return []string{node, main, "--stdio"}
+}
+
+// isoTime matches the time the get-time example's view shows.
+var isoTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
+
+// The Inspector renders an ext-apps example server's app (the reference
+// SDK's App class, bundled in the view) served through pmcp bridge:
+//   - one upstream, Inspector in the modern era (the bridge translates to
+//     the example's legacy era): the view reaches data-app-status="ready",
+//     shows the tool's result, and its button's tools/call of get-time goes
+//     through the Inspector and the bridge and back into the view;
+//   - two upstreams aggregated (vanillajs and preact, both serving
+//     ui://get-time/mcp-app.html), Inspector in the legacy era: the prefixed
+//     app tool renders to "ready" and shows its result.
+func TestBrowserInspectorBridgedApp(t *testing.T) {
+	chromium, npm := browserEnv(t)
+	vanilla := appsExample(t, npm.node, "server-basic-vanillajs")
+	preact := appsExample(t, npm.node, "server-basic-preact")
+	bin := pmcpBinary(t)
+	for _, tc := range []struct {
+		name, era, tool string
+		bridge          []string
+		callBack        bool
+	}{
+		{"one upstream", "modern", "get-time", append([]string{"bridge", "--listen", "127.0.0.1:0", "--"}, vanilla...), true},
+		{"aggregated", "legacy", "vanilla_get-time", []string{"bridge", "--listen", "127.0.0.1:0",
+			"--upstream", "vanilla=" + strings.Join(vanilla, " "), "--upstream", "preact=" + strings.Join(preact, " ")}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			serverURL, bridgeLogs, err := startHTTP(t, bin, tc.bridge...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := startInspector(t, npm, serverURL, tc.era)
+			b := startBrowser(t, chromium)
+			ctx, cancel := context.WithTimeout(b.ctx, browserTimeout)
+			defer cancel()
+			fail := func(format string, args ...any) {
+				t.Helper()
+				t.Fatalf(format+"\n%s\npmcp bridge log:\n%s", append(args, b.pageState(in), bridgeLogs)...)
+			}
+			link, err := in.appLink(serverURL, tc.tool, map[string]any{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := openApp(ctx, link); err != nil {
+				fail("the Inspector's apps form never reached data-app-status=\"ready\": %v", err)
+			}
+			first, err := waitElement(ctx, "server-time", func(e *element) bool { return e.text != "Loading..." })
+			if err != nil || !isoTime.MatchString(first.text) {
+				fail("the view shows %+v (%v), want the tool result's time", first, err)
+			}
+			if tc.callBack {
+				btn, err := waitElement(ctx, "get-time-btn", func(*element) bool { return true })
+				if err == nil {
+					err = click(ctx, btn)
+				}
+				if err != nil {
+					fail("clicking the view's Get Server Time button: %v", err)
+				}
+				again, err := waitElement(ctx, "server-time", func(e *element) bool { return e.text != first.text })
+				if err != nil || !isoTime.MatchString(again.text) {
+					fail("after the view's tools/call of get-time it shows %+v (%v), want a new time", again, err)
+				}
+			}
+			screenshot(t, ctx, filepath.Join(t.TempDir(), "apps-bridge.png"))
+		})
+	}
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -291,14 +292,21 @@ func startBrowser(t *testing.T, chromium string) *browser {
 	return &browser{ctx: ctx, console: console}
 }
 
-// frameNode finds the element with the given id in any frame of the page
-// (through the frames' content documents) and returns its attributes and
-// text, or ok false.
-func frameNode(ctx context.Context, id string) (attrs map[string]string, text string, ok bool, err error) {
+// An element is what the test reads of one element of some frame: its
+// attributes, its text, and its backend id (to click it).
+type element struct {
+	attrs   map[string]string
+	text    string
+	backend cdp.BackendNodeID
+}
+
+// frameElement finds the element with the given id in any frame of the
+// page (through the frames' content documents), or returns nil.
+func frameElement(ctx context.Context, id string) (*element, error) {
 	depth, pierce := int64(-1), true
 	doc, err := chromedp.Call(ctx, dom.GetDocument, dom.GetDocumentParams{Depth: &depth, Pierce: &pierce})
 	if err != nil {
-		return nil, "", false, err
+		return nil, err
 	}
 	var find func(n *cdp.Node) *cdp.Node
 	find = func(n *cdp.Node) *cdp.Node {
@@ -320,11 +328,11 @@ func frameNode(ctx context.Context, id string) (attrs map[string]string, text st
 	}
 	n := find(doc.Root)
 	if n == nil {
-		return nil, "", false, nil
+		return nil, nil
 	}
-	attrs = map[string]string{}
+	e := &element{attrs: map[string]string{}, backend: n.BackendNodeID}
 	for i := 0; i+1 < len(n.Attributes); i += 2 {
-		attrs[n.Attributes[i]] = n.Attributes[i+1]
+		e.attrs[n.Attributes[i]] = n.Attributes[i+1]
 	}
 	var sb strings.Builder
 	var collect func(n *cdp.Node)
@@ -337,7 +345,8 @@ func frameNode(ctx context.Context, id string) (attrs map[string]string, text st
 		}
 	}
 	collect(n)
-	return attrs, sb.String(), true, nil
+	e.text = sb.String()
+	return e, nil
 }
 
 func nodeAttr(n *cdp.Node, name string) string {
@@ -349,34 +358,49 @@ func nodeAttr(n *cdp.Node, name string) string {
 	return ""
 }
 
-// pollInterval is how often waitFrameNode reads the page's DOM: the
-// frames of a view send no event the test could wait on.
+// pollInterval is how often waitElement reads the page's DOM: the frames
+// of a view send no event the test could wait on.
 const pollInterval = 250 * time.Millisecond
 
-// waitFrameNode waits (bounded by ctx) until the element with id, in any
-// frame, satisfies done, and returns its attributes and text.
-func waitFrameNode(ctx context.Context, id string, done func(attrs map[string]string, text string) bool) (map[string]string, string, error) {
+// waitElement waits (bounded by ctx) until the element with id, in any
+// frame, satisfies done, and returns it.
+func waitElement(ctx context.Context, id string, done func(e *element) bool) (*element, error) {
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
-	var lastAttrs map[string]string
-	var lastText string
+	var last *element
 	for {
-		attrs, text, ok, err := frameNode(ctx, id)
+		e, err := frameElement(ctx, id)
 		if err != nil && ctx.Err() == nil {
-			return nil, "", err
+			return nil, err
 		}
-		if ok {
-			lastAttrs, lastText = attrs, text
-			if done(attrs, text) {
-				return attrs, text, nil
+		if e != nil {
+			last = e
+			if done(e) {
+				return e, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return lastAttrs, lastText, fmt.Errorf("#%s: %w (last seen: %v %q)", id, ctx.Err(), lastAttrs, lastText)
+			if last == nil {
+				return nil, fmt.Errorf("#%s: %w (never seen)", id, ctx.Err())
+			}
+			return last, fmt.Errorf("#%s: %w (last seen: %v %q)", id, ctx.Err(), last.attrs, last.text)
 		case <-tick.C:
 		}
 	}
+}
+
+// click clicks e (in whatever frame it is) by calling its click method.
+func click(ctx context.Context, e *element) error {
+	obj, err := chromedp.Call(ctx, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: e.backend})
+	if err != nil {
+		return err
+	}
+	_, err = chromedp.Call(ctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: "function () { this.click(); }",
+		ObjectID:            obj.Object.ObjectID,
+	})
+	return err
 }
 
 // pageState describes what the page shows, for failure messages: the
