@@ -26,21 +26,7 @@ func TestBrowserInspectorApp(t *testing.T) {
 	}
 	for _, era := range []string{"legacy", "modern"} {
 		t.Run(era, func(t *testing.T) {
-			in := startInspector(t, npm, serverURL, era)
-			b := startBrowser(t, chromium)
-			ctx, cancel := context.WithTimeout(b.ctx, browserTimeout)
-			defer cancel()
-			fail := func(format string, args ...any) {
-				t.Helper()
-				t.Fatalf(format+"\n%s\npmcp serve log:\n%s", append(args, b.pageState(in), serveLogs)...)
-			}
-			link, err := in.appLink(serverURL, "show_app", map[string]any{"name": "browser"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := openApp(ctx, link); err != nil {
-				fail("the Inspector's apps form never reached data-app-status=\"ready\": %v", err)
-			}
+			ctx, fail := openAppInInspector(t, chromium, npm, serverURL, era, "show_app", map[string]any{"name": "browser"}, "pmcp serve", serveLogs)
 			cb, err := waitElement(ctx, "callback", func(e *element) bool { return e.attrs["data-call-status"] != "pending" })
 			if err != nil || cb.attrs["data-call-status"] != "ok" || !strings.Contains(cb.text, "Server answered app_ping: pong to view") {
 				fail("the view's tools/call of app_ping: %v (%+v)", err, cb)
@@ -58,6 +44,31 @@ func TestBrowserInspectorApp(t *testing.T) {
 			screenshot(t, ctx, shot)
 		})
 	}
+}
+
+// openAppInInspector starts the Inspector (for serverURL, in era) and a
+// browser, opens tool's app with args through the deep link and waits
+// until it is ready. It returns the page's context (bounded by
+// browserTimeout) and a Fatalf that adds what the page showed and the
+// server's log (named server).
+func openAppInInspector(t *testing.T, chromium string, npm npmEnv, serverURL, era, tool string, args map[string]any, server string, serverLogs *tailBuffer) (context.Context, func(format string, args ...any)) {
+	t.Helper()
+	in := startInspector(t, npm, serverURL, era)
+	b := startBrowser(t, chromium)
+	ctx, cancel := context.WithTimeout(b.ctx, browserTimeout)
+	t.Cleanup(cancel)
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf(format+"\n%s\n%s log:\n%s", append(args, b.pageState(in), server, serverLogs)...)
+	}
+	link, err := in.appLink(serverURL, tool, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := openApp(ctx, link); err != nil {
+		fail("the Inspector's apps form never reached data-app-status=\"ready\": %v", err)
+	}
+	return ctx, fail
 }
 
 // openApp navigates to the deep link and waits until the Inspector's apps
@@ -139,21 +150,7 @@ func TestBrowserInspectorBridgedApp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := startInspector(t, npm, serverURL, tc.era)
-			b := startBrowser(t, chromium)
-			ctx, cancel := context.WithTimeout(b.ctx, browserTimeout)
-			defer cancel()
-			fail := func(format string, args ...any) {
-				t.Helper()
-				t.Fatalf(format+"\n%s\npmcp bridge log:\n%s", append(args, b.pageState(in), bridgeLogs)...)
-			}
-			link, err := in.appLink(serverURL, tc.tool, map[string]any{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := openApp(ctx, link); err != nil {
-				fail("the Inspector's apps form never reached data-app-status=\"ready\": %v", err)
-			}
+			ctx, fail := openAppInInspector(t, chromium, npm, serverURL, tc.era, tc.tool, map[string]any{}, "pmcp bridge", bridgeLogs)
 			first, err := waitElement(ctx, "server-time", func(e *element) bool { return e.text != "Loading..." })
 			if err != nil || !isoTime.MatchString(first.text) {
 				fail("the view shows %+v (%v), want the tool result's time", first, err)
