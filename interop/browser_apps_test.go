@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -170,5 +171,40 @@ func TestBrowserInspectorBridgedApp(t *testing.T) {
 			}
 			screenshot(t, ctx, filepath.Join(t.TempDir(), "apps-bridge.png"))
 		})
+	}
+}
+
+// The README's MCP Apps program (examples/apps, a stdio server) through
+// pmcp bridge: the Inspector renders its hand-written view, which shows
+// the counter tool's structuredContent (so the host declared the
+// extension and the handler did not fall back to text), and the view's
+// +1 button calls the app-only bump tool through the Inspector and the
+// bridge and shows its answer.
+func TestBrowserInspectorExampleApp(t *testing.T) {
+	chromium, npm := browserEnv(t)
+	example := filepath.Join(t.TempDir(), "apps")
+	build := exec.Command("go", "build", "-o", example, "./examples/apps")
+	build.Dir = ".."
+	build.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building examples/apps: %v\n%s", err, out)
+	}
+	serverURL, bridgeLogs, err := startHTTP(t, pmcpBinary(t), "bridge", "--listen", "127.0.0.1:0", "--", example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, fail := openAppInInspector(t, chromium, npm, serverURL, "legacy", "counter", map[string]any{}, "pmcp bridge", bridgeLogs)
+	if n, err := waitElement(ctx, "n", func(e *element) bool { return e.text != "…" }); err != nil || n.text != "0" {
+		fail("the view shows the counter as %+v (%v), want 0 from the tool's structuredContent", n, err)
+	}
+	btn, err := waitElement(ctx, "bump", func(e *element) bool { _, disabled := e.attrs["disabled"]; return !disabled })
+	if err == nil {
+		err = click(ctx, btn)
+	}
+	if err != nil {
+		fail("clicking the view's +1 button: %v", err)
+	}
+	if n, err := waitElement(ctx, "n", func(e *element) bool { return e.text != "0" }); err != nil || n.text != "1" {
+		fail("after the view's tools/call of bump it shows %+v (%v), want 1", n, err)
 	}
 }
