@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,14 +22,16 @@ import (
 // than after a 401 as Config does, from a token endpoint it is configured
 // with (TokenURL) or finds in its authorization server's metadata
 // (Issuer, through package oauth). ClientCredentials and TokenExchange
-// are the two grants; both are a pmcp.HTTPAuthorizer
-// (HTTPClientOptions.Authorizer). The token is kept until it expires and
-// fetched anew shortly before (a fifth of its lifetime, at most a minute,
-// ahead), one fetch at a time: the requests that still hold a valid token
-// do not wait for it. A request the server answers 401 gets a new token
-// and is sent once more; refused again, it fails with an error wrapping
-// pmcp.ErrAuthorizationRequired and the *pmcp.HTTPStatusError. Secrets
-// are never logged nor printed (the configurations print redacted).
+// configure the two grants; NewClientCredentials and NewTokenExchange make
+// a *Source of them, a pmcp.HTTPAuthorizer (HTTPClientOptions.Authorizer)
+// whose sessions share its tokens (one per MCP endpoint). A token is kept
+// until it expires and fetched anew shortly before (a fifth of its
+// lifetime, at most a minute, ahead), one fetch at a time: the requests
+// that still hold a valid token do not wait for it. A request the server
+// answers 401 gets a new token and is sent once more; refused again, it
+// fails with an error wrapping pmcp.ErrAuthorizationRequired and the
+// *pmcp.HTTPStatusError. Secrets are never logged nor printed (the
+// configurations print redacted).
 
 // ClientCredentials configures the client credentials grant (RFC 6749
 // §4.4).
@@ -92,37 +95,29 @@ const (
 	maxEarlyRefresh = time.Minute
 )
 
-var (
-	_ pmcp.HTTPAuthorizer = (*ClientCredentials)(nil)
-	_ pmcp.HTTPAuthorizer = (*TokenExchange)(nil)
-)
-
-// Wrap implements pmcp.HTTPAuthorizer: it checks the configuration and
-// returns the transport that gives requests to endpoint their token.
-func (c *ClientCredentials) Wrap(base http.RoundTripper, endpoint string, log *slog.Logger) (http.RoundTripper, error) {
+// NewClientCredentials checks c and returns its token source.
+func NewClientCredentials(c ClientCredentials) (*Source, error) {
 	if c.ClientID == "" {
 		return nil, errors.New("pmcp: oauthclient.ClientCredentials needs ClientID")
 	}
-	cc := *c
-	cc.Scopes = append([]string(nil), c.Scopes...)
-	return newSource(base, endpoint, log, "client credentials", c.TokenURL, c.Issuer, c.Resource, c.HTTPClient,
+	scopes := slices.Clone(c.Scopes)
+	return newSource("client credentials", c.TokenURL, c.Issuer, c.Resource, c.HTTPClient, "",
 		func(_ context.Context, resource string) (url.Values, func(*http.Request), error) {
 			form := url.Values{"grant_type": {string(GrantClientCredentials)}, "resource": {resource}}
-			return form, secretAuth(cc.ClientID, cc.ClientSecret, scopeForm(form, cc.Scopes)), nil
-		}, "")
+			return form, secretAuth(c.ClientID, c.ClientSecret, scopeForm(form, scopes)), nil
+		})
 }
 
-// Wrap implements pmcp.HTTPAuthorizer, as ClientCredentials.Wrap.
-func (x *TokenExchange) Wrap(base http.RoundTripper, endpoint string, log *slog.Logger) (http.RoundTripper, error) {
+// NewTokenExchange checks x and returns its token source.
+func NewTokenExchange(x TokenExchange) (*Source, error) {
 	if x.SubjectToken == nil {
 		return nil, errors.New("pmcp: oauthclient.TokenExchange needs SubjectToken")
 	}
-	te := *x
-	te.Scopes = append([]string(nil), x.Scopes...)
-	subjectType := expandTokenType(te.SubjectTokenType, "jwt")
-	return newSource(base, endpoint, log, "token exchange", x.TokenURL, x.Issuer, x.Resource, x.HTTPClient,
+	scopes := slices.Clone(x.Scopes)
+	subjectType := expandTokenType(x.SubjectTokenType, "jwt")
+	return newSource("token exchange", x.TokenURL, x.Issuer, x.Resource, x.HTTPClient, tokenTypeAccessToken,
 		func(ctx context.Context, resource string) (url.Values, func(*http.Request), error) {
-			st, err := te.SubjectToken(ctx)
+			st, err := x.SubjectToken(ctx)
 			if err != nil {
 				return nil, nil, fmt.Errorf("pmcp: token exchange: the subject token: %w", err)
 			}
@@ -136,11 +131,11 @@ func (x *TokenExchange) Wrap(base http.RoundTripper, endpoint string, log *slog.
 				"requested_token_type": {tokenTypeAccessToken},
 				"resource":             {resource},
 			}
-			if te.Audience != "" {
-				form.Set("audience", te.Audience)
+			if x.Audience != "" {
+				form.Set("audience", x.Audience)
 			}
-			return form, secretAuth(te.ClientID, te.ClientSecret, scopeForm(form, te.Scopes)), nil
-		}, tokenTypeAccessToken)
+			return form, secretAuth(x.ClientID, x.ClientSecret, scopeForm(form, scopes)), nil
+		})
 }
 
 // expandTokenType turns a short RFC 8693 token type ("jwt") into its URI.
@@ -154,39 +149,42 @@ func expandTokenType(t, def string) string {
 	return t
 }
 
-// sourceTransport is the http.RoundTripper of a token source.
-type sourceTransport struct {
-	base     http.RoundTripper
-	as       *http.Client
-	endpoint *url.URL
+// Source is a token source (see NewClientCredentials, NewTokenExchange):
+// a pmcp.HTTPAuthorizer whose sessions with one MCP endpoint share one
+// token.
+type Source struct {
 	grant    string // for errors and logs
-	tokenURL string // "" until discovered from issuer
+	tokenURL string // "" until discovered from issuer (see tokens.tokenURL)
 	issuer   string
-	resource string
+	resource string // "" means each endpoint's canonical URI
+	client   *http.Client
 	// form builds a token request (its form, its client authentication).
 	form func(ctx context.Context, resource string) (url.Values, func(*http.Request), error)
 	// issued is the issued_token_type required of an answer, if any.
 	issued string
-	log    *slog.Logger
 	now    func() time.Time
 
+	mu sync.Mutex
+	// tokens are the tokens per resource (one per MCP endpoint the
+	// source is used with).
+	tokens map[string]*tokens
+}
+
+var _ pmcp.HTTPAuthorizer = (*Source)(nil)
+
+// tokens is a Source's token for one resource.
+type tokens struct {
 	fetching chan struct{} // one fetch at a time
 
 	mu        sync.Mutex
+	tokenURL  string // discovered once
 	token     pmcp.Secret
 	expiry    time.Time // zero: no expires_in, kept until refused
 	refreshAt time.Time
 }
 
-func newSource(base http.RoundTripper, endpoint string, log *slog.Logger, grant, tokenURL, issuer, resource string, client *http.Client,
-	form func(context.Context, string) (url.Values, func(*http.Request), error), issued string) (*sourceTransport, error) {
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	u, err := url.Parse(endpoint)
-	if err != nil {
-		return nil, err
-	}
+func newSource(grant, tokenURL, issuer, resource string, client *http.Client, issued string,
+	form func(context.Context, string) (url.Values, func(*http.Request), error)) (*Source, error) {
 	switch {
 	case tokenURL != "":
 		if _, err := oauth.CheckCredentialURL(tokenURL); err != nil {
@@ -199,24 +197,64 @@ func newSource(base http.RoundTripper, endpoint string, log *slog.Logger, grant,
 	default:
 		return nil, fmt.Errorf("pmcp: oauthclient %s needs TokenURL or Issuer", grant)
 	}
-	if resource == "" {
-		if resource, err = oauth.CanonicalURL(u); err != nil {
-			return nil, fmt.Errorf("pmcp: oauthclient %s: the endpoint is not a resource URI: %w", grant, err)
-		}
-	}
-	s := &sourceTransport{base: base, endpoint: u, grant: grant, tokenURL: tokenURL, issuer: issuer, resource: resource,
-		form: form, issued: issued, log: log, now: time.Now, fetching: make(chan struct{}, 1)}
 	if client != nil {
 		c := *client
 		c.CheckRedirect = noRedirect
-		s.as = &c
-	} else {
+		client = &c
+	}
+	return &Source{grant: grant, tokenURL: tokenURL, issuer: issuer, resource: resource, client: client, form: form, issued: issued,
+		now: time.Now, tokens: map[string]*tokens{}}, nil
+}
+
+// Wrap implements pmcp.HTTPAuthorizer: the transport it returns gives
+// the requests to endpoint the source's token for endpoint (base, nil
+// meaning http.DefaultTransport, sends them, and the token requests
+// unless the configuration has an HTTPClient).
+func (src *Source) Wrap(base http.RoundTripper, endpoint string, log *slog.Logger) (http.RoundTripper, error) {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	resource := src.resource
+	if resource == "" {
+		if resource, err = oauth.CanonicalURL(u); err != nil {
+			return nil, fmt.Errorf("pmcp: oauthclient %s: the endpoint is not a resource URI: %w", src.grant, err)
+		}
+	}
+	src.mu.Lock()
+	tk := src.tokens[resource]
+	if tk == nil {
+		tk = &tokens{fetching: make(chan struct{}, 1), tokenURL: src.tokenURL}
+		src.tokens[resource] = tk
+	}
+	src.mu.Unlock()
+	s := &sourceTransport{src: src, tk: tk, base: base, endpoint: u, resource: resource, log: log, as: src.client}
+	if s.as == nil {
 		s.as = &http.Client{Transport: base, CheckRedirect: noRedirect}
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	return s, nil
+}
+
+// String names the source's grant and token endpoint (never a secret).
+func (src *Source) String() string {
+	return fmt.Sprintf("oauthclient.Source{%s TokenURL:%q Issuer:%q}", src.grant, src.tokenURL, src.issuer)
+}
+
+// sourceTransport is the http.RoundTripper of one session of a Source.
+type sourceTransport struct {
+	src      *Source
+	tk       *tokens
+	base     http.RoundTripper
+	as       *http.Client
+	endpoint *url.URL
+	resource string
+	log      *slog.Logger
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -245,7 +283,7 @@ func (s *sourceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	se := &pmcp.HTTPStatusError{StatusCode: resp.StatusCode, WWWAuthenticate: capPeerString(resp.Header.Get("WWW-Authenticate"))}
 	peer.DrainClose(resp.Body)
-	return nil, fmt.Errorf("%w: %w: the server refused a token just obtained with the %s grant from %s", pmcp.ErrAuthorizationRequired, se, s.grant, s.currentTokenURL())
+	return nil, fmt.Errorf("%w: %w: the server refused a token just obtained with the %s grant from %s", pmcp.ErrAuthorizationRequired, se, s.src.grant, s.tokenURL())
 }
 
 // send sends req (again) with tok.
@@ -262,13 +300,13 @@ func (s *sourceTransport) send(req *http.Request, tok pmcp.Secret, again bool) (
 	return s.base.RoundTrip(r)
 }
 
-func (s *sourceTransport) currentTokenURL() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.tokenURL != "" {
-		return s.tokenURL
+func (s *sourceTransport) tokenURL() string {
+	s.tk.mu.Lock()
+	defer s.tk.mu.Unlock()
+	if s.tk.tokenURL != "" {
+		return s.tk.tokenURL
 	}
-	return s.issuer
+	return s.src.issuer
 }
 
 // get returns the token to send: the one held while it is valid, not
@@ -280,25 +318,25 @@ func (s *sourceTransport) get(ctx context.Context, rejected pmcp.Secret) (pmcp.S
 		return tok, nil
 	}
 	select {
-	case s.fetching <- struct{}{}:
+	case s.tk.fetching <- struct{}{}:
 	default:
 		if valid {
 			return tok, nil // another request is fetching its successor
 		}
 		select {
-		case s.fetching <- struct{}{}:
+		case s.tk.fetching <- struct{}{}:
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
 	}
-	defer func() { <-s.fetching }()
+	defer func() { <-s.tk.fetching }()
 	if t, v, d := s.held(rejected); v && !d {
 		return t, nil // fetched while this request waited
 	}
 	fresh, err := s.fetch(ctx)
 	if err != nil {
 		if valid && ctx.Err() == nil {
-			s.log.Warn("pmcp: OAuth token refresh failed; the current token is used until it expires", "grant", s.grant, "error", err)
+			s.log.Warn("pmcp: OAuth token refresh failed; the current token is used until it expires", "grant", s.src.grant, "error", err)
 			return tok, nil
 		}
 		return "", err
@@ -309,57 +347,62 @@ func (s *sourceTransport) get(ctx context.Context, rejected pmcp.Secret) (pmcp.S
 // held reports the token held, whether it may be sent, and whether it is
 // due for refresh.
 func (s *sourceTransport) held(rejected pmcp.Secret) (tok pmcp.Secret, valid, due bool) {
-	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	valid = s.token != "" && s.token != rejected && (s.expiry.IsZero() || now.Before(s.expiry))
-	due = !s.refreshAt.IsZero() && !now.Before(s.refreshAt)
-	return s.token, valid, due
+	now := s.src.now()
+	t := s.tk
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	valid = t.token != "" && t.token != rejected && (t.expiry.IsZero() || now.Before(t.expiry))
+	due = !t.refreshAt.IsZero() && !now.Before(t.refreshAt)
+	return t.token, valid, due
 }
 
-// fetch obtains a new token and keeps it.
+// fetch obtains a new token and keeps it; called by the one request
+// holding tk.fetching.
 func (s *sourceTransport) fetch(ctx context.Context) (pmcp.Secret, error) {
 	ctx, cancel := context.WithTimeout(ctx, sourceFetchTimeout)
 	defer cancel()
-	endpoint := s.currentTokenURL()
-	if s.tokenURL == "" { // only this goroutine (fetching) writes it
-		meta, err := discoverAS(ctx, s.as, s.issuer, false)
+	src, t := s.src, s.tk
+	t.mu.Lock()
+	endpoint := t.tokenURL
+	t.mu.Unlock()
+	if endpoint == "" {
+		meta, err := discoverAS(ctx, s.as, src.issuer, false)
 		if err != nil {
-			return "", fmt.Errorf("pmcp: %s: discovering the token endpoint of %s: %w", s.grant, s.issuer, err)
+			return "", fmt.Errorf("pmcp: %s: discovering the token endpoint of %s: %w", src.grant, src.issuer, err)
 		}
 		if _, err := oauth.CheckCredentialURL(meta.TokenEndpoint); err != nil {
-			return "", fmt.Errorf("pmcp: %s: %w", s.grant, err)
+			return "", fmt.Errorf("pmcp: %s: %w", src.grant, err)
 		}
 		endpoint = meta.TokenEndpoint
-		s.mu.Lock()
-		s.tokenURL = endpoint
-		s.mu.Unlock()
+		t.mu.Lock()
+		t.tokenURL = endpoint
+		t.mu.Unlock()
 	}
-	form, auth, err := s.form(ctx, s.resource)
+	form, auth, err := src.form(ctx, s.resource)
 	if err != nil {
 		return "", err
 	}
 	var tr tokenResponse
-	if err := postForm(ctx, s.as, endpoint, form, auth, nil, s.now, &tr); err != nil {
+	if err := postForm(ctx, s.as, endpoint, form, auth, nil, src.now, &tr); err != nil {
 		return "", err
 	}
 	if err := tr.check(endpoint); err != nil {
 		return "", err
 	}
-	if s.issued != "" && tr.IssuedTokenType != "" && tr.IssuedTokenType != s.issued {
-		return "", fmt.Errorf("pmcp: %s: the %s issued %q, not an access token", endpoint, s.grant, capPeerString(tr.IssuedTokenType))
+	if src.issued != "" && tr.IssuedTokenType != "" && tr.IssuedTokenType != src.issued {
+		return "", fmt.Errorf("pmcp: %s: the %s issued %q, not an access token", endpoint, src.grant, capPeerString(tr.IssuedTokenType))
 	}
-	now := s.now()
+	now := src.now()
 	tok := pmcp.Secret(tr.AccessToken)
-	s.mu.Lock()
-	s.token, s.expiry, s.refreshAt = tok, time.Time{}, time.Time{}
+	t.mu.Lock()
+	t.token, t.expiry, t.refreshAt = tok, time.Time{}, time.Time{}
 	if tr.ExpiresIn > 0 {
 		life := time.Duration(tr.ExpiresIn) * time.Second
-		s.expiry = now.Add(life)
-		s.refreshAt = s.expiry.Add(-min(life/5, maxEarlyRefresh))
+		t.expiry = now.Add(life)
+		t.refreshAt = t.expiry.Add(-min(life/5, maxEarlyRefresh))
 	}
-	s.mu.Unlock()
-	s.log.Debug("pmcp: OAuth token obtained", "grant", s.grant, "token_endpoint", endpoint, "expires_in", int64(tr.ExpiresIn))
+	t.mu.Unlock()
+	s.log.Debug("pmcp: OAuth token obtained", "grant", src.grant, "token_endpoint", endpoint, "expires_in", int64(tr.ExpiresIn))
 	return tok, nil
 }
 

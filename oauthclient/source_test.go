@@ -106,15 +106,17 @@ func (s *sourceServer) tokenRequests() int {
 	return len(s.forms)
 }
 
-// client returns an HTTP client whose transport a wraps for /mcp, and the
-// source transport (to set its clock).
-func (s *sourceServer) client(t *testing.T, a pmcp.HTTPAuthorizer, log *slog.Logger) (*http.Client, *sourceTransport) {
+// client returns an HTTP client whose transport src wraps for /mcp.
+func (s *sourceServer) client(t *testing.T, src *Source, err error, log *slog.Logger) *http.Client {
 	t.Helper()
-	rt, err := a.Wrap(s.srv.Client().Transport, s.srv.URL+"/mcp", log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &http.Client{Transport: rt}, rt.(*sourceTransport)
+	rt, err := src.Wrap(s.srv.Client().Transport, s.srv.URL+"/mcp", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Transport: rt}
 }
 
 func (s *sourceServer) get(c *http.Client) (string, error) {
@@ -143,10 +145,11 @@ func TestClientCredentialsSource(t *testing.T) {
 	s := newSourceServer(t)
 	s.with(func(s *sourceServer) { s.expiresIn = 300 })
 	secret := pmcp.Secret("s3cret")
-	c, st := s.client(t, &ClientCredentials{Issuer: s.srv.URL, ClientID: "gw", ClientSecret: secret, Scopes: []string{"mcp:tools", "x"}}, nil)
+	src, err := NewClientCredentials(ClientCredentials{Issuer: s.srv.URL, ClientID: "gw", ClientSecret: secret, Scopes: []string{"mcp:tools", "x"}})
+	c := s.client(t, src, err, nil)
 	clock := time.Now()
 	var cmu sync.Mutex
-	st.now = func() time.Time { cmu.Lock(); defer cmu.Unlock(); return clock }
+	src.now = func() time.Time { cmu.Lock(); defer cmu.Unlock(); return clock }
 	advance := func(d time.Duration) { cmu.Lock(); clock = clock.Add(d); cmu.Unlock() }
 
 	var wg sync.WaitGroup
@@ -167,6 +170,10 @@ func TestClientCredentialsSource(t *testing.T) {
 	}
 	if n := s.tokenRequests(); n != 1 {
 		t.Fatalf("%d token requests for 20 concurrent requests, want 1", n)
+	}
+	// Another session of the same source shares the token.
+	if got, err := s.get(s.client(t, src, nil, nil)); err != nil || got != "ok tok-1" || s.tokenRequests() != 1 {
+		t.Fatalf("another session: %q %v, %d token requests", got, err, s.tokenRequests())
 	}
 	s.with(func(s *sourceServer) {
 		f := s.forms[0]
@@ -196,7 +203,7 @@ func TestClientCredentialsSource(t *testing.T) {
 
 	// Refused whatever the token: one new token, then the error.
 	s.with(func(s *sourceServer) { s.refuseAll = true })
-	_, err := s.get(c)
+	_, err = s.get(c)
 	var se *pmcp.HTTPStatusError
 	if !errors.Is(err, pmcp.ErrAuthorizationRequired) || !errors.As(err, &se) || se.StatusCode != 401 || !strings.Contains(err.Error(), s.srv.URL+"/token") {
 		t.Fatalf("a server refusing every token: %v", err)
@@ -224,8 +231,9 @@ func TestSourceRefusals(t *testing.T) {
 	s := newSourceServer(t)
 	s.with(func(s *sourceServer) { s.tokenErr = "invalid_client" })
 	var logs bytes.Buffer
-	c, st := s.client(t, &ClientCredentials{TokenURL: s.srv.URL + "/token", ClientID: "gw", ClientSecret: "s3cret"}, slog.New(slog.NewTextHandler(&logs, nil)))
-	_, err := s.get(c)
+	src, err := NewClientCredentials(ClientCredentials{TokenURL: s.srv.URL + "/token", ClientID: "gw", ClientSecret: "s3cret"})
+	c := s.client(t, src, err, slog.New(slog.NewTextHandler(&logs, nil)))
+	_, err = s.get(c)
 	var oe *Error
 	if !errors.As(err, &oe) || oe.Code != "invalid_client" || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("token endpoint error: %v", err)
@@ -239,7 +247,7 @@ func TestSourceRefusals(t *testing.T) {
 		t.Fatalf("%q %v", got, err)
 	}
 	clock := time.Now().Add(90 * time.Second) // due (20 s before expiry), not expired
-	st.now = func() time.Time { return clock }
+	src.now = func() time.Time { return clock }
 	s.with(func(s *sourceServer) { s.tokenErr = "temporarily_unavailable" })
 	if got, err := s.get(c); err != nil || got != "ok tok-1" {
 		t.Fatalf("a failed refresh: %q %v, want the current token", got, err)
@@ -251,15 +259,18 @@ func TestSourceRefusals(t *testing.T) {
 	if _, err := s.get(c); !errors.As(err, &oe) || oe.Code != "temporarily_unavailable" {
 		t.Fatalf("an expired token and no new one: %v", err)
 	}
-	for _, a := range []pmcp.HTTPAuthorizer{
-		&ClientCredentials{TokenURL: s.srv.URL + "/token"},
-		&ClientCredentials{ClientID: "gw"},
-		&ClientCredentials{TokenURL: "http://example.com/token", ClientID: "gw"},
-		&TokenExchange{TokenURL: s.srv.URL + "/token"},
+	for _, cc := range []ClientCredentials{
+		{TokenURL: s.srv.URL + "/token"},
+		{ClientID: "gw"},
+		{TokenURL: "http://example.com/token", ClientID: "gw"},
+		{Issuer: s.srv.URL + "/?q", ClientID: "gw"},
 	} {
-		if _, err := a.Wrap(nil, s.srv.URL+"/mcp", nil); err == nil {
-			t.Errorf("%v: accepted", a)
+		if _, err := NewClientCredentials(cc); err == nil {
+			t.Errorf("%v: accepted", cc)
 		}
+	}
+	if _, err := NewTokenExchange(TokenExchange{TokenURL: s.srv.URL + "/token"}); err == nil {
+		t.Error("a token exchange without SubjectToken accepted")
 	}
 }
 
@@ -277,8 +288,9 @@ func TestTokenExchangeSource(t *testing.T) {
 		reads++
 		return pmcp.Secret("subject-" + strconv.Itoa(reads)), nil
 	}
-	c, _ := s.client(t, &TokenExchange{TokenURL: s.srv.URL + "/token", ClientID: "gw", ClientSecret: "s3cret", SubjectToken: subject,
-		SubjectTokenType: "access_token", Audience: "upstream", Resource: "https://up.example/mcp", Scopes: []string{"a"}}, nil)
+	src, err := NewTokenExchange(TokenExchange{TokenURL: s.srv.URL + "/token", ClientID: "gw", ClientSecret: "s3cret", SubjectToken: subject,
+		SubjectTokenType: "access_token", Audience: "upstream", Resource: "https://up.example/mcp", Scopes: []string{"a"}})
+	c := s.client(t, src, err, nil)
 	if got, err := s.get(c); err != nil || got != "ok tok-1" {
 		t.Fatalf("%q %v", got, err)
 	}

@@ -63,28 +63,28 @@ type bridgeOAuth struct {
 // bridgeClientCredentials is oauthclient.ClientCredentials; clientId and
 // clientSecret take ${NAME}.
 type bridgeClientCredentials struct {
-	TokenURL     string   `json:"tokenUrl,omitempty"`
-	Issuer       string   `json:"issuer,omitempty"`
-	ClientID     string   `json:"clientId"`
-	ClientSecret string   `json:"clientSecret,omitempty"`
-	Scopes       []string `json:"scopes,omitempty"`
-	Resource     string   `json:"resource,omitempty"`
+	TokenURL     string      `json:"tokenUrl,omitempty"`
+	Issuer       string      `json:"issuer,omitempty"`
+	ClientID     string      `json:"clientId"`
+	ClientSecret pmcp.Secret `json:"clientSecret,omitempty"`
+	Scopes       []string    `json:"scopes,omitempty"`
+	Resource     string      `json:"resource,omitempty"`
 }
 
 // bridgeTokenExchange is oauthclient.TokenExchange; the subject token is
 // subjectToken (${NAME} taken) or the content of subjectTokenFile, read at
 // each exchange (a rotated workload identity token).
 type bridgeTokenExchange struct {
-	TokenURL         string   `json:"tokenUrl,omitempty"`
-	Issuer           string   `json:"issuer,omitempty"`
-	ClientID         string   `json:"clientId,omitempty"`
-	ClientSecret     string   `json:"clientSecret,omitempty"`
-	SubjectToken     string   `json:"subjectToken,omitempty"`
-	SubjectTokenFile string   `json:"subjectTokenFile,omitempty"`
-	SubjectTokenType string   `json:"subjectTokenType,omitempty"`
-	Audience         string   `json:"audience,omitempty"`
-	Resource         string   `json:"resource,omitempty"`
-	Scopes           []string `json:"scopes,omitempty"`
+	TokenURL         string      `json:"tokenUrl,omitempty"`
+	Issuer           string      `json:"issuer,omitempty"`
+	ClientID         string      `json:"clientId,omitempty"`
+	ClientSecret     pmcp.Secret `json:"clientSecret,omitempty"`
+	SubjectToken     pmcp.Secret `json:"subjectToken,omitempty"`
+	SubjectTokenFile string      `json:"subjectTokenFile,omitempty"`
+	SubjectTokenType string      `json:"subjectTokenType,omitempty"`
+	Audience         string      `json:"audience,omitempty"`
+	Resource         string      `json:"resource,omitempty"`
+	Scopes           []string    `json:"scopes,omitempty"`
 }
 
 // bridgeBreaker is proxy.Breaker.
@@ -170,7 +170,12 @@ func (s *bridgeServer) resolve(lookup func(string) (string, bool)) error {
 		}
 	}
 	if s.OAuth != nil {
-		return s.OAuth.resolve(lookup, s.Headers)
+		if err := s.OAuth.resolve(lookup, s.Headers); err != nil {
+			return err
+		}
+		if _, err := s.OAuth.authorizer(); err != nil { // the URLs
+			return fmt.Errorf("oauth: %v", err)
+		}
 	}
 	return nil
 }
@@ -189,6 +194,12 @@ func (o *bridgeOAuth) resolve(lookup func(string) (string, bool), headers map[st
 		*v = x
 		return nil
 	}
+	expandSecret := func(field string, v *pmcp.Secret) error {
+		x := v.Reveal()
+		err := expand(field, &x)
+		*v = pmcp.Secret(x)
+		return err
+	}
 	endpoint := func(tokenURL, issuer string) error {
 		if (tokenURL == "") == (issuer == "") {
 			return errors.New("give tokenUrl or issuer")
@@ -202,7 +213,7 @@ func (o *bridgeOAuth) resolve(lookup func(string) (string, bool), headers map[st
 		if err := endpoint(cc.TokenURL, cc.Issuer); err != nil {
 			return fmt.Errorf("oauth.clientCredentials: %v", err)
 		}
-		if err := errors.Join(expand("clientCredentials.clientId", &cc.ClientID), expand("clientCredentials.clientSecret", &cc.ClientSecret)); err != nil {
+		if err := errors.Join(expand("clientCredentials.clientId", &cc.ClientID), expandSecret("clientCredentials.clientSecret", &cc.ClientSecret)); err != nil {
 			return err
 		}
 		if cc.ClientID == "" {
@@ -215,8 +226,8 @@ func (o *bridgeOAuth) resolve(lookup func(string) (string, bool), headers map[st
 		if (te.SubjectToken == "") == (te.SubjectTokenFile == "") {
 			return errors.New("oauth.tokenExchange: give subjectToken or subjectTokenFile")
 		}
-		if err := errors.Join(expand("tokenExchange.clientId", &te.ClientID), expand("tokenExchange.clientSecret", &te.ClientSecret),
-			expand("tokenExchange.subjectToken", &te.SubjectToken)); err != nil {
+		if err := errors.Join(expand("tokenExchange.clientId", &te.ClientID), expandSecret("tokenExchange.clientSecret", &te.ClientSecret),
+			expandSecret("tokenExchange.subjectToken", &te.SubjectToken)); err != nil {
 			return err
 		}
 	}
@@ -293,7 +304,11 @@ func (s *bridgeServer) upstream(name string, httpOpts pmcp.HTTPClientOptions, cm
 			}
 		}
 		if s.OAuth != nil {
-			ho.Authorizer = s.OAuth.authorizer()
+			a, err := s.OAuth.authorizer()
+			if err != nil {
+				return up, err
+			}
+			ho.Authorizer = a
 		}
 		up.Dial = proxy.HTTP(s.URL, ho)
 		return up, nil
@@ -312,19 +327,20 @@ func (s *bridgeServer) upstream(name string, httpOpts pmcp.HTTPClientOptions, cm
 	return up, nil
 }
 
-// authorizer is the token source of the (resolved) oauth entry.
-func (o *bridgeOAuth) authorizer() pmcp.HTTPAuthorizer {
+// authorizer is the token source of the (resolved) oauth entry, shared
+// by every session with the upstream.
+func (o *bridgeOAuth) authorizer() (pmcp.HTTPAuthorizer, error) {
 	if cc := o.ClientCredentials; cc != nil {
-		return &oauthclient.ClientCredentials{TokenURL: cc.TokenURL, Issuer: cc.Issuer, ClientID: cc.ClientID,
-			ClientSecret: pmcp.Secret(cc.ClientSecret), Scopes: cc.Scopes, Resource: cc.Resource}
+		return oauthclient.NewClientCredentials(oauthclient.ClientCredentials{TokenURL: cc.TokenURL, Issuer: cc.Issuer, ClientID: cc.ClientID,
+			ClientSecret: cc.ClientSecret, Scopes: cc.Scopes, Resource: cc.Resource})
 	}
 	te := o.TokenExchange
-	subject := func(context.Context) (pmcp.Secret, error) { return pmcp.Secret(te.SubjectToken), nil }
+	subject := func(context.Context) (pmcp.Secret, error) { return te.SubjectToken, nil }
 	if path := te.SubjectTokenFile; path != "" {
 		subject = func(context.Context) (pmcp.Secret, error) { return readSubjectToken(path) }
 	}
-	return &oauthclient.TokenExchange{TokenURL: te.TokenURL, Issuer: te.Issuer, ClientID: te.ClientID, ClientSecret: pmcp.Secret(te.ClientSecret),
-		SubjectToken: subject, SubjectTokenType: te.SubjectTokenType, Audience: te.Audience, Resource: te.Resource, Scopes: te.Scopes}
+	return oauthclient.NewTokenExchange(oauthclient.TokenExchange{TokenURL: te.TokenURL, Issuer: te.Issuer, ClientID: te.ClientID, ClientSecret: te.ClientSecret,
+		SubjectToken: subject, SubjectTokenType: te.SubjectTokenType, Audience: te.Audience, Resource: te.Resource, Scopes: te.Scopes})
 }
 
 // readSubjectToken reads a subject token file (bounded, trimmed).
@@ -348,10 +364,24 @@ func readSubjectToken(path string) (pmcp.Secret, error) {
 // proxy.Upstream.Fingerprint: a reload keeps the sessions of an entry
 // that did not change.
 func (s *bridgeServer) fingerprint() string {
-	b, err := json.Marshal(s) // encoding/json: map keys sorted
+	b, err := json.Marshal(s) // encoding/json: map keys sorted; secrets redacted
 	if err != nil {
 		return ""
 	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
+	h := sha256.New()
+	h.Write(b)
+	if o := s.OAuth; o != nil {
+		var secrets []pmcp.Secret
+		if cc := o.ClientCredentials; cc != nil {
+			secrets = append(secrets, cc.ClientSecret)
+		}
+		if te := o.TokenExchange; te != nil {
+			secrets = append(secrets, te.ClientSecret, te.SubjectToken)
+		}
+		for _, sec := range secrets {
+			h.Write([]byte{0})
+			h.Write([]byte(sec.Reveal()))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -124,6 +124,7 @@ func TestBridgeConfigEntries(t *testing.T) {
 			"oauth: clientCredentials.clientSecret: the environment variable PMCP_TEST_NO_SECRET is not set"},
 		{u + `, "headers": {"authorization": "Bearer x"}, "oauth": {"clientCredentials": {"tokenUrl": "http://127.0.0.1:1/t", "clientId": "c"}}`, "oauth and an Authorization header"},
 		{u + `, "oauth": {"tokenExchange": {"issuer": "http://127.0.0.1:1"}}`, "oauth.tokenExchange: give subjectToken or subjectTokenFile"},
+		{u + `, "oauth": {"tokenExchange": {"tokenUrl": "http://as.example/token", "subjectTokenFile": "/t"}}`, "oauth: pmcp: oauthclient token exchange: tokenURL"},
 		{u + `, "oauth": {"tokenExchange": {"issuer": "http://127.0.0.1:1", "subjectToken": "${PMCP_TEST_NO_SUBJECT}"}}`, "oauth: tokenExchange.subjectToken: the environment variable PMCP_TEST_NO_SUBJECT is not set"},
 		{u + `, "oauth": {"clientCredentials": {"tokenUrl": "http://127.0.0.1:1/t", "clientId": "c"}, "tokenExchange": {"issuer": "http://127.0.0.1:1", "subjectToken": "s"}}`, "oauth: give clientCredentials or tokenExchange"},
 	} {
@@ -152,11 +153,11 @@ func TestBridgeConfigEntries(t *testing.T) {
 	if up.CallTimeout != 1500*time.Millisecond || up.Breaker != (proxy.Breaker{Failures: 3, Cooldown: 10 * time.Second}) || up.Fingerprint == "" {
 		t.Fatalf("upstream %+v", up)
 	}
-	cc, ok := s.OAuth.authorizer().(*oauthclient.ClientCredentials)
-	if !ok || cc.ClientSecret.Reveal() != "s3cret" || cc.ClientID != "gw" || cc.Issuer != "http://127.0.0.1:1" {
-		t.Fatalf("authorizer %v", cc)
+	a, err := s.OAuth.authorizer()
+	if _, ok := a.(*oauthclient.Source); !ok || err != nil {
+		t.Fatalf("authorizer %T %v", a, err)
 	}
-	if out := fmt.Sprintf("%v %+v", cc, s.OAuth.authorizer()); strings.Contains(out, "s3cret") {
+	if out := fmt.Sprintf("%v %+v %#v", a, a, s.OAuth.ClientCredentials); strings.Contains(out, "s3cret") {
 		t.Fatalf("printed %s", out)
 	}
 	// The fingerprint is stable across reads and follows the environment.
