@@ -71,7 +71,7 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 // conn returns the open session of up for the request, and its slot (also
 // with an error when no session could be had, nil if there is no slot).
 func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slot, *live, error) {
-	if err := up.admit(p.upCallTimeout(up)); err != nil {
+	if err := up.admit(max(p.upCallTimeout(up), up.health.breaker.cfg.cooldown())); err != nil {
 		return nil, nil, err // the breaker is open: not a contact
 	}
 	sl, l, err := p.connOnce(ctx, req, up)

@@ -506,12 +506,13 @@ func (p *Proxy) callTimeout() time.Duration { return DefaultCallTimeout }
 // upstreams returns the upstreams, in order; the slice is not written.
 func (p *Proxy) upstreams() []*upstream { return *p.set.Load() }
 
-// upCallTimeout is how long one request to up may take.
+// upCallTimeout is how long one request to up may take (the
+// ClientOptions.CallTimeout of its sessions: negative means unbounded).
 func (p *Proxy) upCallTimeout(up *upstream) time.Duration {
 	switch {
 	case up.timeout > 0:
 		return up.timeout
-	case p.opts.Client.CallTimeout > 0:
+	case p.opts.Client.CallTimeout != 0:
 		return p.opts.Client.CallTimeout
 	}
 	return p.callTimeout()
