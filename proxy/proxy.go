@@ -54,7 +54,9 @@
 // # Credentials
 //
 // The upstream authenticates with its own credentials (the DialFunc's
-// HTTPClientOptions: Header, OAuth with a token store). Nothing of the
+// HTTPClientOptions: Header, OAuth with a token store, or a token source
+// of its own such as oauthclient.NewClientCredentials or
+// oauthclient.NewTokenExchange as the Authorizer). Nothing of the
 // downstream request is sent upstream: its Authorization header is never
 // forwarded, and CommandOptions.HeaderToEnv refuses to map it. Headers a
 // child is made for (HeaderToEnv, named in Upstream.SessionHeaders) give
