@@ -19,6 +19,7 @@ import (
 // server's own.
 func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 	return func(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
+		ctx = withDownstreamApps(ctx, req) // for the upstream sessions (apps.go)
 		switch req.Method {
 		case pmcp.MethodToolsList:
 			return p.listTools(ctx, req)
@@ -29,9 +30,17 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 		case pmcp.MethodResourcesTemplatesList:
 			return p.listTemplates(ctx, req)
 		case pmcp.MethodToolsCall, pmcp.MethodPromptsGet, pmcp.MethodResourcesRead:
-			return p.call(ctx, req)
+			res, err := p.call(ctx, req)
+			if errors.Is(err, errNoSuchURI) {
+				return next(ctx, req) // the server's own answer to an unknown resource
+			}
+			return res, err
 		case pmcp.MethodCompletionComplete:
-			return p.complete(ctx, req)
+			res, err := p.complete(ctx, req)
+			if errors.Is(err, errNoSuchURI) {
+				return next(ctx, req)
+			}
+			return res, err
 		case pmcp.MethodTasksGet, pmcp.MethodTasksResult, pmcp.MethodTasksList, pmcp.MethodTasksCancel, pmcp.MethodTasksUpdate:
 			return p.serveTask(ctx, req)
 		case pmcp.MethodSkillsList:
@@ -242,7 +251,9 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 	var ups []*upstream
 	name := target
 	if req.Method == pmcp.MethodResourcesRead {
-		ups = p.upstreams()
+		if ups, name = p.uriUpstreams(target); len(ups) == 0 {
+			return nil, errNoSuchURI
+		}
 	} else {
 		up, n, ok := p.route(target)
 		if !ok {
@@ -258,6 +269,9 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 	for _, up := range ups {
 		res, err := p.callOne(ctx, req, up, name, &fp, meta, r, modern, b, task, ttl)
 		if err == nil || len(ups) == 1 {
+			if name != target && req.Method == pmcp.MethodResourcesRead && notFound(err, name) {
+				return nil, errNoSuchURI // a namespaced view its owner lacks
+			}
 			return res, err
 		}
 		if first == nil {
@@ -294,7 +308,7 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 	}
 	parent := ctx
 	if modern {
-		parent = p.base // the call outlives the round that started it
+		parent = copyDownstreamApps(p.base, ctx) // the call outlives the round that started it
 	}
 	method := req.Method
 	j, err := p.startJob(parent, sl, r, func(ctx context.Context, j *job) (pmcp.Result, error) {
@@ -352,6 +366,7 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 			if out, err = s.ReadResource(ctx, name, opts...); err == nil {
 				out.ResultType, out.Meta = "", resultMeta(out.Meta)
 				out.CacheFields = pmcp.CacheFields{}
+				up.outContents(out.Contents)
 				res = out
 			}
 		}

@@ -127,6 +127,7 @@ func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 		for _, t := range tools {
 			cp := *t
 			cp.Name = up.qualify(t.Name)
+			cp.Meta = up.outToolMeta(t.Meta) // an app tool's view (apps.go)
 			if names.keep(up, cp.Name) {
 				out.Tools = append(out.Tools, &cp)
 				listed = append(listed, cp.Name)
@@ -196,8 +197,10 @@ func (p *Proxy) listResources(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 			return err
 		}
 		for _, r := range rs {
-			if uris.keep(up, r.URI) { // a read reaches the first upstream's
-				out.Resources = append(out.Resources, r)
+			cp := *r
+			cp.URI = up.outURI(r.URI)
+			if uris.keep(up, cp.URI) { // a read reaches the first upstream's
+				out.Resources = append(out.Resources, &cp)
 			}
 		}
 		return nil
@@ -227,8 +230,10 @@ func (p *Proxy) listTemplates(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 			return err
 		}
 		for _, t := range ts {
-			if uris.keep(up, t.URITemplate) {
-				out.ResourceTemplates = append(out.ResourceTemplates, t)
+			cp := *t
+			cp.URITemplate = up.outURI(t.URITemplate)
+			if uris.keep(up, cp.URITemplate) {
+				out.ResourceTemplates = append(out.ResourceTemplates, &cp)
 			}
 		}
 		return nil
@@ -254,6 +259,11 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", cp.Ref.Name)}
 		}
 		cp.Ref.Name, ups = name, []*upstream{up}
+	} else if cp.Ref.URI != "" {
+		// A namespaced ui:// template completes on its upstream alone.
+		if ups, cp.Ref.URI = p.uriUpstreams(cp.Ref.URI); len(ups) == 0 {
+			return nil, errNoSuchURI
+		}
 	}
 	var opts []pmcp.CallOption
 	if m := forwardMeta(req); m != nil {
@@ -285,27 +295,42 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 }
 
 // subscribe forwards resource subscriptions of the downstream to every
-// upstream with resources (URIs are not rewritten, so any may serve it).
-// Each upstream's slot records them even while the upstream is down or its
-// session broke, so its next session gets them (slot.dial). With several
-// upstreams, one that cannot be reached takes the subscription for its
-// next session, and one that rejects the URI (a legacy upstream that does
-// not serve it) is skipped; only when none took it is the first failure
-// the answer, and a failed subscription is recorded nowhere.
+// upstream with resources that may serve them: a namespaced ui:// URI to
+// its upstream alone, as that upstream knows it; any other URI to every
+// upstream (it is not rewritten, so any may serve it). Each upstream's slot
+// records them even while the upstream is down or its session broke, so
+// its next session gets them (slot.dial). With several upstreams, one that
+// cannot be reached takes the subscription for its next session, and one
+// that rejects the URI (a legacy upstream that does not serve it) is
+// skipped; only when none took it is the first failure the answer, and a
+// failed subscription is recorded nowhere.
 func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string, add bool) error {
+	type taken struct {
+		sl   *slot
+		uris []string
+	}
 	var (
 		first error
 		took  int
-		slots []*slot
+		slots []taken
 	)
 	for _, up := range p.upstreams() {
+		var mine []string
+		for _, uri := range uris {
+			if in, ok := up.inURI(uri); ok {
+				mine = append(mine, in)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
 		sl, l, err := p.conn(ctx, req, up)
 		if err == nil && !l.capsRes {
 			continue
 		}
 		if sl != nil {
-			slots = append(slots, sl)
-			for _, uri := range uris {
+			slots = append(slots, taken{sl, mine})
+			for _, uri := range mine {
 				if e := sl.subscribe(ctx, uri, add); e != nil && err == nil {
 					err = p.upstreamError(ctx, up, l, e)
 				}
@@ -324,7 +349,7 @@ func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string,
 			took = 0
 			break
 		}
-		p.log.Debug("proxy: an upstream did not take a resource subscription", "upstream", up.name, "uris", uris, "error", err)
+		p.log.Debug("proxy: an upstream did not take a resource subscription", "upstream", up.name, "uris", mine, "error", err)
 		if first == nil {
 			first = err
 		}
@@ -333,9 +358,9 @@ func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string,
 		return nil
 	}
 	if add {
-		for _, sl := range slots {
-			for _, uri := range uris {
-				_ = sl.subscribe(context.WithoutCancel(ctx), uri, false)
+		for _, t := range slots {
+			for _, uri := range t.uris {
+				_ = t.sl.subscribe(context.WithoutCancel(ctx), uri, false)
 			}
 		}
 	}

@@ -72,7 +72,9 @@
 // shows a name twice: of items with one name (a misbehaving upstream's, or
 // one resource URI served by two upstreams) the first is listed and the
 // others are left out with a logged warning. Resources keep their URIs and
-// a read is tried on each upstream in order. Options.AllowTools and
+// a read is tried on each upstream in order, but for MCP Apps views: an
+// upstream's ui://rest is listed, read and named by its tools as
+// ui://Name + Separator + rest (apps.go). Options.AllowTools and
 // Options.DenyTools are globs (path.Match) on the names the downstream sees,
 // applied to tools/list and to tools/call alike (pmcp.DenyTools). With them,
 // a call of a tool the upstream does not list is answered by the proxy,
@@ -151,10 +153,10 @@ type Upstream struct {
 	// CallTimeout bounds each call to the upstream (tools/call,
 	// prompts/get, resources/read, waiting for the downstream's input
 	// included) and each of its other requests (instead of
-	// Options.Client.CallTimeout). A call without an answer by then fails with -32603
-	// naming the upstream, and counts as a failure of the upstream (see
-	// Breaker). Zero means the Options.Client.CallTimeout, else
-	// DefaultCallTimeout.
+	// Options.Client.CallTimeout). A call without an answer by then
+	// fails with -32603 naming the upstream, and counts as a failure of
+	// the upstream (see Breaker). Zero means Options.Client.CallTimeout,
+	// else DefaultCallTimeout.
 	CallTimeout time.Duration
 	// Breaker configures the upstream's circuit breaker; the zero value
 	// has none.
@@ -195,7 +197,9 @@ type Options struct {
 	// CallTimeout, ...). Its input handlers and notification handlers are
 	// set by the proxy. A zero CallTimeout means DefaultCallTimeout; a
 	// LevelUnset LogLevel means LevelDebug (records are filtered per
-	// downstream request).
+	// downstream request). Its AppMIMETypes (pmcp.AppMIMEType when empty)
+	// are declared by the upstream sessions several downstream clients
+	// share; the others declare their own client's (see apps.go).
 	Client pmcp.ClientOptions
 	// ListTimeout bounds each upstream's part of a list aggregated from
 	// several upstreams (opening its session included): an upstream that
@@ -336,7 +340,8 @@ func New(opts Options) (*Proxy, error) {
 		// declared without contacting the upstreams, which are dialed on
 		// first use. Whether a tool runs as a task is each tool's
 		// execution.taskSupport, listed as its upstream lists it.
-		Extensions: map[string]pmcp.Object{pmcp.ExtensionTasks: {}, pmcp.ExtensionSkills: {}},
+		// MCP Apps alike (apps.go).
+		Extensions: map[string]pmcp.Object{pmcp.ExtensionTasks: {}, pmcp.ExtensionSkills: {}, pmcp.ExtensionApps: {}},
 	}
 	mw := append([]pmcp.Middleware(nil), opts.Server.Middleware...)
 	if len(opts.AllowTools) > 0 || len(opts.DenyTools) > 0 {

@@ -205,7 +205,7 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 		},
 		PromptsListChanged:   func(context.Context) { srv.NotifyPromptsListChanged() },
 		ResourcesListChanged: func(context.Context) { srv.NotifyResourcesListChanged() },
-		ResourceUpdated:      func(_ context.Context, p *pmcp.ResourceUpdatedParams) { srv.NotifyResourceUpdated(p.URI) },
+		ResourceUpdated:      func(_ context.Context, p *pmcp.ResourceUpdatedParams) { srv.NotifyResourceUpdated(sl.up.outURI(p.URI)) },
 	}
 	opts.SyncLogMessages = true // a call's records before its result
 	if opts.LogLevel == pmcp.LevelUnset {
@@ -215,6 +215,7 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	if opts.Logger == nil {
 		opts.Logger = sl.p.log
 	}
+	appsClient(&opts, !sl.session)
 	sl.forgetTools()
 	conn, err := sl.up.dial(ctx, pmcp.NewClient(opts), Downstream{Header: hdr})
 	if err != nil {

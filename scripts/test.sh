@@ -9,8 +9,9 @@
 # Set PMCP_SKIP_CONFORMANCE=1 to skip that stage locally (it also skips the
 # npm installs of @modelcontextprotocol/server-everything, which proxy's
 # TestServerEverything then skips, and of the third-party clients and
-# server-filesystem, which interop's TestThirdPartyMatrix then leaves out:
-# under CI=true those tests fail instead).
+# server-filesystem, which interop's TestThirdPartyMatrix then leaves out,
+# and of the ext-apps example servers, which cmd/pmcp's
+# TestBridgeAppsExamples then skips: under CI=true those tests fail instead).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Check every module as it is published, against its own go.mod: the root
@@ -71,6 +72,12 @@ if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
 	eval "$filesystem"
 	export PMCP_SERVER_FILESYSTEM="$DIR"
 	echo "clients in $PMCP_THIRDPARTY_CLIENTS, server-filesystem in $PMCP_SERVER_FILESYSTEM"
+
+	step "MCP Apps: install the ext-apps example servers (@modelcontextprotocol/server-basic-vanillajs@2.0.3, @modelcontextprotocol/server-basic-preact@2.0.3; cmd/pmcp's TestBridgeAppsExamples aggregates two of them through pmcp bridge)"
+	apps=$(scripts/conformance.sh npm ext-apps-examples-2.0.3 @modelcontextprotocol/server-basic-vanillajs@2.0.3 @modelcontextprotocol/server-basic-preact@2.0.3)
+	eval "$apps"
+	export PMCP_APPS_EXAMPLES="$DIR"
+	echo "ext-apps examples in $PMCP_APPS_EXAMPLES"
 fi
 
 step "go test -race (examples/ builds and runs every README program)"
