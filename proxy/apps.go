@@ -104,10 +104,11 @@ func (up *upstream) outContents(cs []*pmcp.ResourceContents) {
 // upstream's, any other URI is tried on each. None for a ui:// URI no
 // upstream's prefix begins.
 func (p *Proxy) uriUpstreams(uri string) ([]*upstream, string) {
-	for _, up := range p.ups {
+	ups := p.upstreams()
+	for _, up := range ups {
 		if in, ok := up.inURI(uri); ok {
 			if in == uri {
-				return p.ups, uri // not namespaced: any may serve it
+				return ups, uri // not namespaced: any may serve it
 			}
 			return []*upstream{up}, in
 		}

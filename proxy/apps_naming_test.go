@@ -39,7 +39,8 @@ func TestAppsURINaming(t *testing.T) {
 	if _, ok := a.inURI("ui://ab_main"); ok {
 		t.Error("a claims ab's ui://ab_main")
 	}
-	p := &Proxy{ups: []*upstream{a, ab}}
+	p := &Proxy{}
+	p.set.Store(&[]*upstream{a, ab})
 	for uri, want := range map[string]string{"ui://ab_main": "ab ui://main", "ui://a_b_main": "a ui://b_main", "ui://main": "", "test://x": "a,ab test://x"} {
 		ups, in := p.uriUpstreams(uri)
 		var names []string

@@ -80,10 +80,14 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 // conn returns the open session of up for the request, and its slot (also
 // with an error when no session could be had, nil if there is no slot).
 func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slot, *live, error) {
+	if err := up.admit(max(p.upCallTimeout(up), up.health.breaker.cfg.cooldown())); err != nil {
+		return nil, nil, err // the breaker is open: not a contact
+	}
 	sl, l, err := p.connOnce(ctx, req, up)
-	if err != nil && sl != nil && sl.hdr != nil && errors.Is(err, ErrUpstreamGone) {
+	if err != nil && errors.Is(err, ErrUpstreamGone) && (sl != nil && sl.hdr != nil || up.gone.Load()) {
 		// A header-keyed slot stopped for another one (makeRoom) between
-		// slotFor and get: its values get a fresh one.
+		// slotFor and get: its values get a fresh one. Or SetUpstreams
+		// replaced the upstream meanwhile: its successor takes it.
 		sl, l, err = p.connOnce(ctx, req, up)
 	}
 	if err != nil {
@@ -94,6 +98,9 @@ func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slo
 }
 
 func (p *Proxy) connOnce(ctx context.Context, req *pmcp.Request, up *upstream) (*slot, *live, error) {
+	if nu := p.successor(up); nu != nil {
+		up = nu
+	}
 	sl, err := p.slotFor(req, up)
 	if err != nil {
 		return nil, nil, err
@@ -118,6 +125,11 @@ const endGrace = 2 * time.Second
 // status and maps it: a JSON-RPC error of the upstream unchanged, the end of the upstream session as -32603 naming
 // the upstream and why it ended, the caller's cancellation as is.
 func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err error) error {
+	if err != nil {
+		if te := p.timedOut(ctx, up); te != nil {
+			return te
+		}
+	}
 	p.observe(ctx, up, err)
 	if err == nil {
 		return nil
@@ -300,6 +312,8 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 	}
 	method := req.Method
 	j, err := p.startJob(parent, sl, r, func(ctx context.Context, j *job) (pmcp.Result, error) {
+		ctx, cancel := up.bound(ctx)
+		defer cancel()
 		var opts []pmcp.CallOption
 		if meta != nil {
 			opts = append(opts, pmcp.WithMeta(meta))

@@ -19,7 +19,7 @@ func (p *Proxy) cursor(req *pmcp.Request) (string, error) {
 	if err := pmcp.Unmarshal(req.Params, &fp); err != nil {
 		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
-	if fp.Cursor != "" && len(p.ups) > 1 {
+	if fp.Cursor != "" && len(p.upstreams()) > 1 {
 		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"}
 	}
 	return fp.Cursor, nil
@@ -37,12 +37,12 @@ func (p *Proxy) cursor(req *pmcp.Request) (string, error) {
 func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*live) bool, fn func(ctx context.Context, up *upstream, l *live) error) error {
 	var first error
 	failed := 0
-	for _, up := range p.ups {
+	for _, up := range p.upstreams() {
 		err := p.listPart(ctx, req, up, has, fn)
 		if err == nil {
 			continue
 		}
-		if ctx.Err() != nil || len(p.ups) == 1 {
+		if ctx.Err() != nil || len(p.upstreams()) == 1 {
 			return err
 		}
 		// An unreachable upstream was logged when it went down; one that
@@ -57,7 +57,7 @@ func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*l
 		}
 		failed++
 	}
-	if failed == len(p.ups) {
+	if failed == len(p.upstreams()) {
 		return first
 	}
 	return nil
@@ -67,7 +67,7 @@ func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*l
 // outcome in up's status; with several upstreams, within ListTimeout.
 func (p *Proxy) listPart(ctx context.Context, req *pmcp.Request, up *upstream, has func(*live) bool, fn func(ctx context.Context, up *upstream, l *live) error) error {
 	parent := ctx
-	if len(p.ups) > 1 {
+	if len(p.upstreams()) > 1 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.listTimeout())
 		defer cancel()
@@ -81,7 +81,7 @@ func (p *Proxy) listPart(ctx context.Context, req *pmcp.Request, up *upstream, h
 			p.observe(ctx, up, nil)
 			return nil
 		}
-		if len(p.ups) == 1 {
+		if len(p.upstreams()) == 1 {
 			return p.upstreamError(ctx, up, l, err)
 		}
 		if parent.Err() != nil {
@@ -114,7 +114,7 @@ func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 	names := p.listed("tool")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsTools }, func(ctx context.Context, up *upstream, l *live) error {
 		var tools []*pmcp.Tool
-		if len(p.ups) == 1 {
+		if len(p.upstreams()) == 1 {
 			r, err := l.conn.Session.ListTools(ctx, cur)
 			if err != nil {
 				return err
@@ -133,7 +133,7 @@ func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 				listed = append(listed, cp.Name)
 			}
 		}
-		up.known.note(pmcp.MethodToolsCall, listed, len(p.ups) > 1 || cur == "")
+		up.known.note(pmcp.MethodToolsCall, listed, len(p.upstreams()) > 1 || cur == "")
 		return nil
 	})
 	if err != nil {
@@ -151,7 +151,7 @@ func (p *Proxy) listPrompts(ctx context.Context, req *pmcp.Request) (pmcp.Result
 	names := p.listed("prompt")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsPrompts }, func(ctx context.Context, up *upstream, l *live) error {
 		var prompts []*pmcp.Prompt
-		if len(p.ups) == 1 {
+		if len(p.upstreams()) == 1 {
 			r, err := l.conn.Session.ListPrompts(ctx, cur)
 			if err != nil {
 				return err
@@ -169,7 +169,7 @@ func (p *Proxy) listPrompts(ctx context.Context, req *pmcp.Request) (pmcp.Result
 				listed = append(listed, cp.Name)
 			}
 		}
-		up.known.note(pmcp.MethodPromptsGet, listed, len(p.ups) > 1 || cur == "")
+		up.known.note(pmcp.MethodPromptsGet, listed, len(p.upstreams()) > 1 || cur == "")
 		return nil
 	})
 	if err != nil {
@@ -187,7 +187,7 @@ func (p *Proxy) listResources(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 	uris := p.listed("resource")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(ctx context.Context, up *upstream, l *live) error {
 		var rs []*pmcp.Resource
-		if len(p.ups) == 1 {
+		if len(p.upstreams()) == 1 {
 			r, err := l.conn.Session.ListResources(ctx, cur)
 			if err != nil {
 				return err
@@ -220,7 +220,7 @@ func (p *Proxy) listTemplates(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 	uris := p.listed("resource template")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(ctx context.Context, up *upstream, l *live) error {
 		var ts []*pmcp.ResourceTemplate
-		if len(p.ups) == 1 {
+		if len(p.upstreams()) == 1 {
 			r, err := l.conn.Session.ListResourceTemplates(ctx, cur)
 			if err != nil {
 				return err
@@ -252,7 +252,7 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
 	cp.Meta = nil
-	ups := p.ups
+	ups := p.upstreams()
 	if cp.Ref.Type == "ref/prompt" {
 		up, name, ok := p.route(cp.Ref.Name)
 		if !ok {
@@ -314,7 +314,7 @@ func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string,
 		took  int
 		slots []taken
 	)
-	for _, up := range p.ups {
+	for _, up := range p.upstreams() {
 		var mine []string
 		for _, uri := range uris {
 			if in, ok := up.inURI(uri); ok {
@@ -335,7 +335,7 @@ func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string,
 					err = p.upstreamError(ctx, up, l, e)
 				}
 			}
-			if l == nil && len(p.ups) > 1 && ctx.Err() == nil {
+			if l == nil && len(p.upstreams()) > 1 && ctx.Err() == nil {
 				took++ // down: its next session gets the subscription
 				continue
 			}

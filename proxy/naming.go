@@ -46,7 +46,7 @@ func (up *upstream) qualify(name string) string { return up.prefix + name }
 // route finds the upstream of a prefixed tool or prompt name and the name
 // the upstream knows. At most one prefix matches (checkPrefixes).
 func (p *Proxy) route(name string) (*upstream, string, bool) {
-	for _, u := range p.ups {
+	for _, u := range p.upstreams() {
 		if strings.HasPrefix(name, u.prefix) {
 			return u, name[len(u.prefix):], true
 		}

@@ -51,6 +51,8 @@ type slot struct {
 	jobsMu sync.Mutex
 	jobs   []*job // in flight, oldest first
 	peer   pmcp.Peer
+	// drained, when set, is closed once jobs is empty (slot.drain).
+	drained chan struct{}
 
 	// toolsMu guards tools: the upstream session's tool names, nil until
 	// read and after a list change (see hasTool).
@@ -209,9 +211,7 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	if opts.LogLevel == pmcp.LevelUnset {
 		opts.LogLevel = pmcp.LevelDebug // filtered per downstream request
 	}
-	if opts.CallTimeout == 0 {
-		opts.CallTimeout = sl.p.callTimeout()
-	}
+	opts.CallTimeout = sl.p.upCallTimeout(sl.up)
 	if opts.Logger == nil {
 		opts.Logger = sl.p.log
 	}
@@ -331,6 +331,10 @@ func (sl *slot) removeJob(j *job) {
 			sl.jobs = append(sl.jobs[:i], sl.jobs[i+1:]...)
 			break
 		}
+	}
+	if len(sl.jobs) == 0 && sl.drained != nil {
+		close(sl.drained)
+		sl.drained = nil
 	}
 	sl.jobsMu.Unlock()
 }
