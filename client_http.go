@@ -266,10 +266,15 @@ func newHTTPTransport(endpoint string, o *HTTPClientOptions, log *slog.Logger) (
 	}
 	if t.client == nil {
 		t.own = &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: defaultHTTPDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   defaultHTTPTLSHandshakeTimeout,
-			MaxIdleConnsPerHost:   8,
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         (&net.Dialer{Timeout: defaultHTTPDialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout: defaultHTTPTLSHandshakeTimeout,
+			// One idle connection per call in flight, up to many: a
+			// session shared by a gateway's callers has as many calls in
+			// flight as they do, and a smaller pool closes connections
+			// the next calls dial again. Idle ones go after
+			// IdleConnTimeout.
+			MaxIdleConnsPerHost:   256,
 			IdleConnTimeout:       90 * time.Second,
 			ExpectContinueTimeout: time.Second,
 			ForceAttemptHTTP2:     true,

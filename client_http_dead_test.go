@@ -1,10 +1,13 @@
 package pmcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
@@ -74,5 +77,52 @@ func TestClientHTTPServerDiesMidCall(t *testing.T) {
 	}
 	if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), endpoint) || strings.Contains(err.Error(), "closed response body") {
 		t.Fatalf("error: %v", err)
+	}
+}
+
+// TestClientHTTPReplyCutBeforeFirstEvent: a legacy reply stream whose
+// connection breaks after the headers, before any event (a front proxy
+// that drops its connection to the server does that), cannot be resumed:
+// the call fails with ErrHTTPStreamEnded and says why (the body was cut:
+// io.ErrUnexpectedEOF), rather than reading like a stream the server
+// ended.
+func TestClientHTTPReplyCutBeforeFirstEvent(t *testing.T) {
+	srv, err := NewServer(ServerOptions{Name: "cut", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := AddTool(srv, &Tool{Name: "echo"}, func(context.Context, *RequestHandlerExtra, struct{}) (string, error) {
+		return "ok", nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h := NewStreamableHTTPHandler(srv, StreamableHTTPOptions{})
+	defer h.Close()
+	cut := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if !strings.Contains(string(body), `"tools/call"`) {
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			h.ServeHTTP(w, r)
+			return
+		}
+		// The reply's headers, then the connection drops: the chunked
+		// body never ends.
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_ = http.NewResponseController(w).Flush()
+		panic(http.ErrAbortHandler)
+	})
+	hs := httptest.NewServer(cut)
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := NewClient(ClientOptions{Era: EraLegacy}).ConnectHTTP(ctx, hs.URL, HTTPClientOptions{NoStandaloneStream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.CallTool(ctx, "echo", nil)
+	if !errors.Is(err, ErrHTTPStreamEnded) || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("error: %v (want ErrHTTPStreamEnded because of io.ErrUnexpectedEOF)", err)
 	}
 }

@@ -69,18 +69,19 @@ func (s *sseDecoder) readLine() ([]byte, error) {
 		case errors.Is(err, bufio.ErrBufferFull):
 			line = append(line, chunk...)
 		default:
-			if len(line)+len(chunk) > 0 && errors.Is(err, io.EOF) {
-				// A last line without terminator is dropped with its
-				// incomplete event, as the standard says.
-				return nil, io.ErrUnexpectedEOF
-			}
+			// At the end of the body a last line without terminator is
+			// dropped with its incomplete event, as the standard says.
+			// Any other error, a cut body's io.ErrUnexpectedEOF included,
+			// is returned: the stream broke, it did not end.
 			return nil, err
 		}
 	}
 }
 
 // next returns the next event. Comments and events with neither data nor
-// id nor retry are skipped. It returns io.EOF at a clean end of stream.
+// id nor retry are skipped. It returns io.EOF at a clean end of stream,
+// and the body's error (io.ErrUnexpectedEOF for a cut chunked body) when
+// the stream broke.
 func (s *sseDecoder) next() (*sseFrame, error) {
 	ev := &sseFrame{}
 	var data bytes.Buffer
@@ -88,9 +89,6 @@ func (s *sseDecoder) next() (*sseFrame, error) {
 	for {
 		line, err := s.readLine()
 		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, io.EOF
-			}
 			return nil, err
 		}
 		if len(line) == 0 {

@@ -23,6 +23,14 @@
 #            tasks/result in the legacy era], counted as one operation);
 #            ratios to plain. otelbatch (the batch span processor) is there
 #            too, not in the default FEATURES
+##   gateway  (not in the default LEGS) the cost of a gateway, HTTP -> HTTP:
+#            tools/call echo on the bare server called directly (direct),
+#            through net/http/httputil.ReverseProxy (revproxy, the
+#            yardstick of one HTTP hop) and through GATEWAY_CMD (gateway),
+#            at every concurrency of CONCS, in the eras of GATEWAY_ROWS;
+#            the report prints the latency and CPU (proxy process plus any
+#            change in the server's) each adds per call, and the ratio of
+#            the gateway's added CPU to the reverse proxy's
 #
 # The server is pinned to one core and the load generator to the other
 # (taskset). Loopback only; every run is bounded (WARMUP + DURATION), and
@@ -45,6 +53,19 @@
 #                                     redis-server is started on LOAD_CPU
 #   PMCP_BENCH_REPLICAS=2             replicas in the pmcpredis process
 #   SERVER_CPU=0 LOAD_CPU=1           cores for the server and the generator
+#   PROXY_CPU=$SERVER_CPU             core of the proxy of the gateway leg
+#   GATEWAY_ROWS="legacy modern"      the gateway leg's eras
+#   GATEWAY_CMD='...'                 the gateway under test, one command line
+#                                     run by sh; UPSTREAM is replaced by the bare
+#                                     server's URL, LISTEN by host:port, CONFIG by
+#                                     the path of $OUT/gateway.json (one upstream
+#                                     "bare" at UPSTREAM, a policy allowing every
+#                                     tool), BIN by $OUT/bin. Default: `pmcp bridge`
+#                                     (the gateway's stand-in until `pmcp gateway`
+#                                     exists); for the gateway:
+#                                     GATEWAY_CMD='BIN/pmcp-cli gateway --listen LISTEN --config CONFIG --log-level off'
+#                                     GATEWAY_TOOL=bare_echo
+#   GATEWAY_TOOL=echo                 the echo tool's name through the gateway
 #   OUT=dir                           where binaries, results and profiles go
 #   CPUPROFILE=1                      servers write CPU profiles to $OUT/prof
 set -euo pipefail
@@ -67,6 +88,10 @@ SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 OUT=${OUT:-$(mktemp -d /tmp/pmcp-bench.XXXXXX)}
 PORT_BASE=${PORT_BASE:-18700}
+PROXY_CPU=${PROXY_CPU:-$SERVER_CPU}
+GATEWAY_ROWS=${GATEWAY_ROWS:-"legacy modern"}
+GATEWAY_CMD=${GATEWAY_CMD:-'BIN/pmcp-cli bridge --url UPSTREAM --listen LISTEN --log-level off'}
+GATEWAY_TOOL=${GATEWAY_TOOL:-echo}
 
 if ! command -v taskset >/dev/null; then
 	echo "taskset not found: installing util-linux" >&2
@@ -128,6 +153,12 @@ WRAP
 	chmod +x "$OUT/bin/pmcpserve"
 	;;
 esac
+case " $LEGS " in
+*" gateway "*)
+	go build -o "$OUT/bin/revproxy" ./servers/revproxy
+	[ -x "$OUT/bin/pmcp-cli" ] || (cd ../cmd/pmcp && go build -o "$OUT/bin/pmcp-cli" .)
+	;;
+esac
 go build -o "$OUT/bin/load" ./cmd/load
 go build -o "$OUT/bin/clients" ./cmd/clients
 go build -o "$OUT/bin/report" ./cmd/report
@@ -175,7 +206,16 @@ stop_server() {
 		server_pid=
 	fi
 }
+proxy_pid=
+stop_proxy() {
+	if [ -n "$proxy_pid" ]; then
+		kill -TERM "$proxy_pid" 2>/dev/null || true
+		wait "$proxy_pid" 2>/dev/null || true
+		proxy_pid=
+	fi
+}
 stop_all() {
+	stop_proxy
 	stop_server
 	if [ -n "$redis_pid" ]; then
 		kill "$redis_pid" 2>/dev/null || true
@@ -297,6 +337,59 @@ run_fanout() { # round mode (modern, detached: modern with DetachListenStreams, 
 	stop_server
 }
 
+# wait_port PORT: until something listens on it (5 s at most).
+wait_port() {
+	for _ in $(seq 1 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "  nothing listens on port $1" >&2
+	return 1
+}
+
+# run_gateway ROUND ROW TARGET: the bare server called directly, through
+# the reverse proxy, or through GATEWAY_CMD, at concurrency gw_conc.
+gw_conc=1
+run_gateway() {
+	local round=$1 row=$2 t=$3 url tool=echo proxy_flag=() cmd
+	next_port
+	local up=$port
+	echo "round $round: gateway-$row $t c=$gw_conc" >&2
+	taskset -c "$SERVER_CPU" "$OUT/bin/bare" -addr "127.0.0.1:$up" &
+	server_pid=$!
+	wait_port "$up" || { stop_server; return; }
+	url=http://127.0.0.1:$up/mcp
+	if [ "$t" != direct ]; then
+		next_port
+		if [ "$t" = revproxy ]; then
+			# shellcheck disable=SC2046
+			taskset -c "$PROXY_CPU" "$OUT/bin/revproxy" -addr "127.0.0.1:$port" -upstream "$url" $(profile_flag revproxy "gateway-$row" "$round") &
+		else
+			printf '{"mcpServers":{"bare":{"url":"%s"}},"policies":[{"match":{},"allowTools":["*"]}]}\n' "$url" >"$OUT/gateway.json"
+			cmd=${GATEWAY_CMD//UPSTREAM/$url}
+			cmd=${cmd//LISTEN/127.0.0.1:$port}
+			cmd=${cmd//CONFIG/$OUT/gateway.json}
+			cmd=${cmd//BIN/$OUT/bin}
+			taskset -c "$PROXY_CPU" sh -c "exec $cmd" &
+			tool=$GATEWAY_TOOL
+		fi
+		proxy_pid=$!
+		proxy_flag=(-proxy-pid "$proxy_pid")
+		wait_port "$port" || { stop_proxy; stop_server; return; }
+		url=http://127.0.0.1:$port/mcp
+	fi
+	taskset -c "$LOAD_CPU" "$OUT/bin/load" http -target "$t" -tool-name "$tool" -row "gateway-$row" -round "$round" -c "$gw_conc" -d "$DURATION" -warmup "$WARMUP" \
+		-mode "$row" -url "$url" -pid "$server_pid" "${proxy_flag[@]}" >>"$results" || echo "  failed (no result line)" >&2
+	stop_proxy
+	stop_server
+}
+
+gateway_row() { # round row: every target at every concurrency of CONCS
+	for gw_conc in $CONCS; do
+		interleave "$1" run_gateway "$2" direct revproxy gateway
+	done
+}
+
 # interleave ROUND FUNC ROW NAMES...: every name once, starting from a
 # different one each round.
 interleave() {
@@ -342,6 +435,9 @@ for round in $(seq 1 "$ROUNDS"); do
 			;;
 		features)
 			for row in legacy modern; do interleave "$round" run_feature "$row" "${features[@]}"; done
+			;;
+		gateway)
+			for row in $GATEWAY_ROWS; do gateway_row "$round" "$row"; done
 			;;
 		*)
 			echo "unknown leg $leg" >&2

@@ -5,6 +5,8 @@ go 1.26.0
 replace github.com/gopmcp/pmcp => ../
 
 require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/gopmcp/pmcp v0.0.0-00010101000000-000000000000
 	github.com/mark3labs/mcp-go v1.2.1

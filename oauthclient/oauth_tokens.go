@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/gopmcp/pmcp"
@@ -67,6 +68,17 @@ func (o *oauthTransport) useDPoP(meta *oauth.AuthServerMetadata) bool {
 // the request carries a proof, and a use_dpop_nonce answer is retried
 // once with the nonce.
 func (o *oauthTransport) postForm(ctx context.Context, endpoint string, form url.Values, auth func(*http.Request), dpop bool, v any) error {
+	var d *dpopSigner
+	if dpop {
+		d = o.dpop
+	}
+	return postForm(ctx, o.as, endpoint, form, auth, d, o.now, v)
+}
+
+// postForm is oauthTransport.postForm with its client (as), its DPoP
+// signer (nil: no proof) and clock given: the one way this package talks
+// to a token endpoint (bounded answers, errors as *Error).
+func postForm(ctx context.Context, as *http.Client, endpoint string, form url.Values, auth func(*http.Request), dp *dpopSigner, now func() time.Time, v any) error {
 	eu, err := url.Parse(endpoint)
 	if err != nil {
 		return err
@@ -81,14 +93,14 @@ func (o *oauthTransport) postForm(ctx context.Context, endpoint string, form url
 		if auth != nil {
 			auth(req)
 		}
-		if dpop {
-			p, err := o.dpop.proof(http.MethodPost, eu, "", o.now())
+		if dp != nil {
+			p, err := dp.proof(http.MethodPost, eu, "", now())
 			if err != nil {
 				return err
 			}
 			req.Header.Set("DPoP", p)
 		}
-		resp, err := o.as.Do(req)
+		resp, err := as.Do(req)
 		if err != nil {
 			return err
 		}
@@ -100,7 +112,7 @@ func (o *oauthTransport) postForm(ctx context.Context, endpoint string, form url
 		if len(b) > tokenResponseMaxBytes {
 			return fmt.Errorf("pmcp: %s: response larger than %d bytes", endpoint, tokenResponseMaxBytes)
 		}
-		fresh := dpop && o.dpop.setNonce(eu, resp.Header.Get("DPoP-Nonce"))
+		fresh := dp != nil && dp.setNonce(eu, resp.Header.Get("DPoP-Nonce"))
 		if resp.StatusCode/100 != 2 {
 			oe := &Error{Endpoint: endpoint, StatusCode: resp.StatusCode}
 			var e struct {
@@ -135,13 +147,22 @@ func (o *oauthTransport) tokenRequest(ctx context.Context, fs *flowState, form u
 	if err := o.postForm(ctx, fs.meta.TokenEndpoint, form, auth, o.useDPoP(fs.meta), &tr); err != nil {
 		return nil, err
 	}
-	if tr.AccessToken == "" {
-		return nil, fmt.Errorf("pmcp: %s: the token response has no access_token", fs.meta.TokenEndpoint)
-	}
-	if tt := tr.TokenType; tt != "" && !strings.EqualFold(tt, "Bearer") && !strings.EqualFold(tt, "DPoP") {
-		return nil, fmt.Errorf("pmcp: %s: unsupported token_type %q", fs.meta.TokenEndpoint, capPeerString(tt))
+	if err := tr.check(fs.meta.TokenEndpoint, "DPoP"); err != nil {
+		return nil, err
 	}
 	return &tr, nil
+}
+
+// check refuses a token response without an access token or whose
+// token_type is neither Bearer nor one of also.
+func (tr *tokenResponse) check(endpoint string, also ...string) error {
+	if tr.AccessToken == "" {
+		return fmt.Errorf("pmcp: %s: the token response has no access_token", endpoint)
+	}
+	if tt := tr.TokenType; tt != "" && !strings.EqualFold(tt, "Bearer") && !slices.ContainsFunc(also, func(a string) bool { return strings.EqualFold(tt, a) }) {
+		return fmt.Errorf("pmcp: %s: unsupported token_type %q", endpoint, capPeerString(tt))
+	}
+	return nil
 }
 
 // clientAuth adds the client authentication of fs.creds to form, or
@@ -150,8 +171,7 @@ func (o *oauthTransport) clientAuth(fs *flowState, form url.Values) (func(*http.
 	c := fs.creds
 	switch c.TokenEndpointAuthMethod {
 	case "client_secret_basic":
-		id, secret := url.QueryEscape(c.ClientID), url.QueryEscape(c.ClientSecret.Reveal())
-		return func(r *http.Request) { r.SetBasicAuth(id, secret) }, nil
+		return secretAuth(c.ClientID, c.ClientSecret, form), nil
 	case "client_secret_post":
 		form.Set("client_id", c.ClientID)
 		form.Set("client_secret", c.ClientSecret.Reveal())
@@ -474,13 +494,7 @@ func (o *oauthTransport) enterprise(ctx context.Context, fs *flowState, scopes [
 		"resource":             {fs.resource},
 	}
 	scopeForm(form, scopes)
-	var auth func(*http.Request)
-	if e.ClientSecret != "" {
-		id, secret := url.QueryEscape(e.ClientID), url.QueryEscape(e.ClientSecret.Reveal())
-		auth = func(r *http.Request) { r.SetBasicAuth(id, secret) }
-	} else if e.ClientID != "" {
-		form.Set("client_id", e.ClientID)
-	}
+	auth := secretAuth(e.ClientID, e.ClientSecret, form)
 	var xr tokenResponse
 	if err := o.postForm(ctx, e.TokenEndpoint, form, auth, false, &xr); err != nil {
 		return nil, err
@@ -493,4 +507,18 @@ func (o *oauthTransport) enterprise(ctx context.Context, fs *flowState, scopes [
 	}
 	grant := url.Values{"grant_type": {string(GrantJWTBearer)}, "assertion": {xr.AccessToken}, "resource": {fs.resource}}
 	return o.tokenRequest(ctx, fs, scopeForm(grant, scopes))
+}
+
+// secretAuth authenticates a client at a token endpoint with its secret
+// (client_secret_basic, RFC 6749 §2.3.1: both form-encoded), or, without
+// one, names it in form (a public client; nothing with no client id).
+func secretAuth(id string, secret pmcp.Secret, form url.Values) func(*http.Request) {
+	if secret == "" {
+		if id != "" {
+			form.Set("client_id", id)
+		}
+		return nil
+	}
+	u, p := url.QueryEscape(id), url.QueryEscape(secret.Reveal())
+	return func(r *http.Request) { r.SetBasicAuth(u, p) }
 }

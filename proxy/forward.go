@@ -19,6 +19,7 @@ import (
 // server's own.
 func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 	return func(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
+		ctx = withDownstreamApps(ctx, req) // for the upstream sessions (apps.go)
 		switch req.Method {
 		case pmcp.MethodToolsList:
 			return p.listTools(ctx, req)
@@ -29,9 +30,17 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 		case pmcp.MethodResourcesTemplatesList:
 			return p.listTemplates(ctx, req)
 		case pmcp.MethodToolsCall, pmcp.MethodPromptsGet, pmcp.MethodResourcesRead:
-			return p.call(ctx, req)
+			res, err := p.call(ctx, req)
+			if errors.Is(err, errNoSuchURI) {
+				return next(ctx, req) // the server's own answer to an unknown resource
+			}
+			return res, err
 		case pmcp.MethodCompletionComplete:
-			return p.complete(ctx, req)
+			res, err := p.complete(ctx, req)
+			if errors.Is(err, errNoSuchURI) {
+				return next(ctx, req)
+			}
+			return res, err
 		case pmcp.MethodTasksGet, pmcp.MethodTasksResult, pmcp.MethodTasksList, pmcp.MethodTasksCancel, pmcp.MethodTasksUpdate:
 			return p.serveTask(ctx, req)
 		case pmcp.MethodSkillsList:
@@ -71,10 +80,14 @@ func (p *Proxy) middleware(next pmcp.MethodHandler) pmcp.MethodHandler {
 // conn returns the open session of up for the request, and its slot (also
 // with an error when no session could be had, nil if there is no slot).
 func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slot, *live, error) {
+	if err := up.admit(max(p.upCallTimeout(up), up.health.breaker.cfg.cooldown())); err != nil {
+		return nil, nil, err // the breaker is open: not a contact
+	}
 	sl, l, err := p.connOnce(ctx, req, up)
-	if err != nil && sl != nil && sl.hdr != nil && errors.Is(err, ErrUpstreamGone) {
+	if err != nil && errors.Is(err, ErrUpstreamGone) && (sl != nil && sl.hdr != nil || up.gone.Load()) {
 		// A header-keyed slot stopped for another one (makeRoom) between
-		// slotFor and get: its values get a fresh one.
+		// slotFor and get: its values get a fresh one. Or SetUpstreams
+		// replaced the upstream meanwhile: its successor takes it.
 		sl, l, err = p.connOnce(ctx, req, up)
 	}
 	if err != nil {
@@ -85,6 +98,9 @@ func (p *Proxy) conn(ctx context.Context, req *pmcp.Request, up *upstream) (*slo
 }
 
 func (p *Proxy) connOnce(ctx context.Context, req *pmcp.Request, up *upstream) (*slot, *live, error) {
+	if nu := p.successor(up); nu != nil {
+		up = nu
+	}
 	sl, err := p.slotFor(req, up)
 	if err != nil {
 		return nil, nil, err
@@ -109,6 +125,11 @@ const endGrace = 2 * time.Second
 // status and maps it: a JSON-RPC error of the upstream unchanged, the end of the upstream session as -32603 naming
 // the upstream and why it ended, the caller's cancellation as is.
 func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err error) error {
+	if err != nil {
+		if te := p.timedOut(ctx, up); te != nil {
+			return te
+		}
+	}
 	p.observe(ctx, up, err)
 	if err == nil {
 		return nil
@@ -235,7 +256,9 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 	var ups []*upstream
 	name := target
 	if req.Method == pmcp.MethodResourcesRead {
-		ups = p.ups
+		if ups, name = p.uriUpstreams(target); len(ups) == 0 {
+			return nil, errNoSuchURI
+		}
 	} else {
 		up, n, ok := p.route(target)
 		if !ok {
@@ -248,6 +271,9 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 	for _, up := range ups {
 		res, err := p.callOne(ctx, req, up, name, &fp, meta, r, modern, b, task, ttl)
 		if err == nil || len(ups) == 1 {
+			if name != target && req.Method == pmcp.MethodResourcesRead && notFound(err, name) {
+				return nil, errNoSuchURI // a namespaced view its owner lacks
+			}
 			return res, err
 		}
 		if first == nil {
@@ -285,10 +311,12 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 	}
 	parent := ctx
 	if modern {
-		parent = p.base // the call outlives the round that started it
+		parent = copyDownstreamApps(p.base, ctx) // the call outlives the round that started it
 	}
 	method := req.Method
 	j, err := p.startJob(parent, sl, r, func(ctx context.Context, j *job) (pmcp.Result, error) {
+		ctx, cancel := up.bound(ctx)
+		defer cancel()
 		var opts []pmcp.CallOption
 		if meta != nil {
 			opts = append(opts, pmcp.WithMeta(meta))
@@ -341,6 +369,7 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 			if out, err = s.ReadResource(ctx, name, opts...); err == nil {
 				out.ResultType, out.Meta = "", resultMeta(out.Meta)
 				out.CacheFields = pmcp.CacheFields{}
+				up.outContents(out.Contents)
 				res = out
 			}
 		}

@@ -25,14 +25,21 @@ type UpstreamStatus struct {
 	// Since is when the upstream was last found up after being down, or
 	// the other way round; zero until it was first contacted.
 	Since time.Time
+	// Breaker is the state of its circuit breaker (Upstream.Breaker), ""
+	// when it has none; Failures counts its failures since the last
+	// success. While the breaker is open the upstream is down and not
+	// contacted, Probe included.
+	Breaker  BreakerState
+	Failures int
 }
 
 // health records one upstream's status.
 type health struct {
-	mu    sync.Mutex
-	up    bool
-	err   error
-	since time.Time
+	mu      sync.Mutex
+	up      bool
+	err     error
+	since   time.Time
+	breaker breaker
 }
 
 func (h *health) isDown() bool {
@@ -48,11 +55,14 @@ const minProbeInterval = time.Second
 // Status reports each upstream's status as last seen, in the order of
 // Options.Upstreams, without contacting any (see Probe).
 func (p *Proxy) Status() []UpstreamStatus {
-	out := make([]UpstreamStatus, len(p.ups))
-	for i, up := range p.ups {
-		up.health.mu.Lock()
-		out[i] = UpstreamStatus{Name: up.name, Up: up.health.up, Err: up.health.err, Since: up.health.since}
-		up.health.mu.Unlock()
+	ups := p.upstreams()
+	out := make([]UpstreamStatus, len(ups))
+	now := time.Now()
+	for i, up := range ups {
+		h := &up.health
+		h.mu.Lock()
+		out[i] = UpstreamStatus{Name: up.name, Up: h.up, Err: h.err, Since: h.since, Breaker: h.breaker.state(now), Failures: h.breaker.fails}
+		h.mu.Unlock()
 	}
 	return out
 }
@@ -76,7 +86,7 @@ func (p *Proxy) Probe(ctx context.Context) []UpstreamStatus {
 		return p.Status()
 	}
 	var wg sync.WaitGroup
-	for _, up := range p.ups {
+	for _, up := range p.upstreams() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -145,12 +155,18 @@ func (p *Proxy) unreachable(ctx context.Context, up *upstream, err error) {
 func (p *Proxy) setHealth(up *upstream, err error) {
 	h := &up.health
 	h.mu.Lock()
+	now := time.Now()
 	changed := h.since.IsZero() || h.up != (err == nil)
 	h.up, h.err = err == nil, err
 	if changed {
-		h.since = time.Now()
+		h.since = now
 	}
+	opened := h.breaker.record(err, now)
+	fails := h.breaker.fails
 	h.mu.Unlock()
+	if opened {
+		p.log.Warn("proxy: upstream circuit open", "upstream", up.name, "failures", fails, "error", err, "cooldown", h.breaker.cfg.cooldown())
+	}
 	switch {
 	case changed && err != nil:
 		p.log.Warn("proxy: upstream unreachable", "upstream", up.name, "error", err)

@@ -19,7 +19,7 @@ func (p *Proxy) cursor(req *pmcp.Request) (string, error) {
 	if err := pmcp.Unmarshal(req.Params, &fp); err != nil {
 		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
-	if fp.Cursor != "" && len(p.ups) > 1 {
+	if fp.Cursor != "" && len(p.upstreams()) > 1 {
 		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"}
 	}
 	return fp.Cursor, nil
@@ -37,12 +37,12 @@ func (p *Proxy) cursor(req *pmcp.Request) (string, error) {
 func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*live) bool, fn func(ctx context.Context, up *upstream, l *live) error) error {
 	var first error
 	failed := 0
-	for _, up := range p.ups {
+	for _, up := range p.upstreams() {
 		err := p.listPart(ctx, req, up, has, fn)
 		if err == nil {
 			continue
 		}
-		if ctx.Err() != nil || len(p.ups) == 1 {
+		if ctx.Err() != nil || len(p.upstreams()) == 1 {
 			return err
 		}
 		// An unreachable upstream was logged when it went down; one that
@@ -57,7 +57,7 @@ func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*l
 		}
 		failed++
 	}
-	if failed == len(p.ups) {
+	if failed == len(p.upstreams()) {
 		return first
 	}
 	return nil
@@ -67,7 +67,7 @@ func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*l
 // outcome in up's status; with several upstreams, within ListTimeout.
 func (p *Proxy) listPart(ctx context.Context, req *pmcp.Request, up *upstream, has func(*live) bool, fn func(ctx context.Context, up *upstream, l *live) error) error {
 	parent := ctx
-	if len(p.ups) > 1 {
+	if len(p.upstreams()) > 1 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.listTimeout())
 		defer cancel()
@@ -81,7 +81,7 @@ func (p *Proxy) listPart(ctx context.Context, req *pmcp.Request, up *upstream, h
 			p.observe(ctx, up, nil)
 			return nil
 		}
-		if len(p.ups) == 1 {
+		if len(p.upstreams()) == 1 {
 			return p.upstreamError(ctx, up, l, err)
 		}
 		if parent.Err() != nil {
@@ -114,7 +114,7 @@ func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 	names := p.listed("tool")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsTools }, func(ctx context.Context, up *upstream, l *live) error {
 		var tools []*pmcp.Tool
-		if len(p.ups) == 1 {
+		if len(p.upstreams()) == 1 {
 			r, err := l.conn.Session.ListTools(ctx, cur)
 			if err != nil {
 				return err
@@ -127,12 +127,13 @@ func (p *Proxy) listTools(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 		for _, t := range tools {
 			cp := *t
 			cp.Name = up.qualify(t.Name)
+			cp.Meta = up.outToolMeta(t.Meta) // an app tool's view (apps.go)
 			if names.keep(up, cp.Name) {
 				out.Tools = append(out.Tools, &cp)
 				listed = append(listed, cp.Name)
 			}
 		}
-		up.known.note(pmcp.MethodToolsCall, listed, len(p.ups) > 1 || cur == "")
+		up.known.note(pmcp.MethodToolsCall, listed, len(p.upstreams()) > 1 || cur == "")
 		return nil
 	})
 	if err != nil {
@@ -150,7 +151,7 @@ func (p *Proxy) listPrompts(ctx context.Context, req *pmcp.Request) (pmcp.Result
 	names := p.listed("prompt")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsPrompts }, func(ctx context.Context, up *upstream, l *live) error {
 		var prompts []*pmcp.Prompt
-		if len(p.ups) == 1 {
+		if len(p.upstreams()) == 1 {
 			r, err := l.conn.Session.ListPrompts(ctx, cur)
 			if err != nil {
 				return err
@@ -168,7 +169,7 @@ func (p *Proxy) listPrompts(ctx context.Context, req *pmcp.Request) (pmcp.Result
 				listed = append(listed, cp.Name)
 			}
 		}
-		up.known.note(pmcp.MethodPromptsGet, listed, len(p.ups) > 1 || cur == "")
+		up.known.note(pmcp.MethodPromptsGet, listed, len(p.upstreams()) > 1 || cur == "")
 		return nil
 	})
 	if err != nil {
@@ -186,7 +187,7 @@ func (p *Proxy) listResources(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 	uris := p.listed("resource")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(ctx context.Context, up *upstream, l *live) error {
 		var rs []*pmcp.Resource
-		if len(p.ups) == 1 {
+		if len(p.upstreams()) == 1 {
 			r, err := l.conn.Session.ListResources(ctx, cur)
 			if err != nil {
 				return err
@@ -196,8 +197,10 @@ func (p *Proxy) listResources(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 			return err
 		}
 		for _, r := range rs {
-			if uris.keep(up, r.URI) { // a read reaches the first upstream's
-				out.Resources = append(out.Resources, r)
+			cp := *r
+			cp.URI = up.outURI(r.URI)
+			if uris.keep(up, cp.URI) { // a read reaches the first upstream's
+				out.Resources = append(out.Resources, &cp)
 			}
 		}
 		return nil
@@ -217,7 +220,7 @@ func (p *Proxy) listTemplates(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 	uris := p.listed("resource template")
 	err = p.eachUpstream(ctx, req, func(l *live) bool { return l.capsRes }, func(ctx context.Context, up *upstream, l *live) error {
 		var ts []*pmcp.ResourceTemplate
-		if len(p.ups) == 1 {
+		if len(p.upstreams()) == 1 {
 			r, err := l.conn.Session.ListResourceTemplates(ctx, cur)
 			if err != nil {
 				return err
@@ -227,8 +230,10 @@ func (p *Proxy) listTemplates(ctx context.Context, req *pmcp.Request) (pmcp.Resu
 			return err
 		}
 		for _, t := range ts {
-			if uris.keep(up, t.URITemplate) {
-				out.ResourceTemplates = append(out.ResourceTemplates, t)
+			cp := *t
+			cp.URITemplate = up.outURI(t.URITemplate)
+			if uris.keep(up, cp.URITemplate) {
+				out.ResourceTemplates = append(out.ResourceTemplates, &cp)
 			}
 		}
 		return nil
@@ -247,13 +252,18 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
 	cp.Meta = nil
-	ups := p.ups
+	ups := p.upstreams()
 	if cp.Ref.Type == "ref/prompt" {
 		up, name, ok := p.route(cp.Ref.Name)
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", cp.Ref.Name)}
 		}
 		cp.Ref.Name, ups = name, []*upstream{up}
+	} else if cp.Ref.URI != "" {
+		// A namespaced ui:// template completes on its upstream alone.
+		if ups, cp.Ref.URI = p.uriUpstreams(cp.Ref.URI); len(ups) == 0 {
+			return nil, errNoSuchURI
+		}
 	}
 	var opts []pmcp.CallOption
 	if m := forwardMeta(req); m != nil {
@@ -285,32 +295,47 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 }
 
 // subscribe forwards resource subscriptions of the downstream to every
-// upstream with resources (URIs are not rewritten, so any may serve it).
-// Each upstream's slot records them even while the upstream is down or its
-// session broke, so its next session gets them (slot.dial). With several
-// upstreams, one that cannot be reached takes the subscription for its
-// next session, and one that rejects the URI (a legacy upstream that does
-// not serve it) is skipped; only when none took it is the first failure
-// the answer, and a failed subscription is recorded nowhere.
+// upstream with resources that may serve them: a namespaced ui:// URI to
+// its upstream alone, as that upstream knows it; any other URI to every
+// upstream (it is not rewritten, so any may serve it). Each upstream's slot
+// records them even while the upstream is down or its session broke, so
+// its next session gets them (slot.dial). With several upstreams, one that
+// cannot be reached takes the subscription for its next session, and one
+// that rejects the URI (a legacy upstream that does not serve it) is
+// skipped; only when none took it is the first failure the answer, and a
+// failed subscription is recorded nowhere.
 func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string, add bool) error {
+	type taken struct {
+		sl   *slot
+		uris []string
+	}
 	var (
 		first error
 		took  int
-		slots []*slot
+		slots []taken
 	)
-	for _, up := range p.ups {
+	for _, up := range p.upstreams() {
+		var mine []string
+		for _, uri := range uris {
+			if in, ok := up.inURI(uri); ok {
+				mine = append(mine, in)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
 		sl, l, err := p.conn(ctx, req, up)
 		if err == nil && !l.capsRes {
 			continue
 		}
 		if sl != nil {
-			slots = append(slots, sl)
-			for _, uri := range uris {
+			slots = append(slots, taken{sl, mine})
+			for _, uri := range mine {
 				if e := sl.subscribe(ctx, uri, add); e != nil && err == nil {
 					err = p.upstreamError(ctx, up, l, e)
 				}
 			}
-			if l == nil && len(p.ups) > 1 && ctx.Err() == nil {
+			if l == nil && len(p.upstreams()) > 1 && ctx.Err() == nil {
 				took++ // down: its next session gets the subscription
 				continue
 			}
@@ -324,7 +349,7 @@ func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string,
 			took = 0
 			break
 		}
-		p.log.Debug("proxy: an upstream did not take a resource subscription", "upstream", up.name, "uris", uris, "error", err)
+		p.log.Debug("proxy: an upstream did not take a resource subscription", "upstream", up.name, "uris", mine, "error", err)
 		if first == nil {
 			first = err
 		}
@@ -333,9 +358,9 @@ func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string,
 		return nil
 	}
 	if add {
-		for _, sl := range slots {
-			for _, uri := range uris {
-				_ = sl.subscribe(context.WithoutCancel(ctx), uri, false)
+		for _, t := range slots {
+			for _, uri := range t.uris {
+				_ = t.sl.subscribe(context.WithoutCancel(ctx), uri, false)
 			}
 		}
 	}

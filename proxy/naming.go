@@ -46,7 +46,7 @@ func (up *upstream) qualify(name string) string { return up.prefix + name }
 // route finds the upstream of a prefixed tool or prompt name and the name
 // the upstream knows. At most one prefix matches (checkPrefixes).
 func (p *Proxy) route(name string) (*upstream, string, bool) {
-	for _, u := range p.ups {
+	for _, u := range p.upstreams() {
 		if strings.HasPrefix(name, u.prefix) {
 			return u, name[len(u.prefix):], true
 		}
@@ -77,4 +77,39 @@ func (l *listed) keep(up *upstream, name string) bool {
 	}
 	l.seen[name] = up
 	return true
+}
+
+// The same rule names MCP Apps views (ui:// resources, see apps.go): with
+// a prefix, an upstream's ui://rest is listed as ui://<prefix>rest, its
+// name followed by the separator at the start of the authority
+// (ui://get-time/app.html of upstream "a" is ui://a_get-time/app.html), so
+// the result is still a ui:// URI and two upstreams' ui://main never
+// collide. outURI and inURI are the one pair that rewrites them, both ways,
+// for lists, reads, subscriptions, updates and tools' _meta; every other
+// URI (and every URI of an unprefixed upstream) keeps its form and may be
+// served by any upstream.
+
+// uiScheme begins the URI of an MCP Apps view.
+const uiScheme = "ui://"
+
+// outURI is the URI the downstream sees for up's uri.
+func (up *upstream) outURI(uri string) string {
+	rest, ok := strings.CutPrefix(uri, uiScheme)
+	if !ok || up.prefix == "" {
+		return uri
+	}
+	return uiScheme + up.qualify(rest)
+}
+
+// inURI is the URI up knows for uri as the downstream names it; false when
+// uri is a ui:// URI of another upstream (or of none).
+func (up *upstream) inURI(uri string) (string, bool) {
+	rest, ok := strings.CutPrefix(uri, uiScheme)
+	if !ok || up.prefix == "" {
+		return uri, true
+	}
+	if rest, ok = strings.CutPrefix(rest, up.prefix); !ok {
+		return "", false
+	}
+	return uiScheme + rest, true
 }

@@ -45,12 +45,18 @@
 // -32603 error naming the upstream and why it ended (a child's exit
 // status). Once the re-dials ran out, the slot's requests fail at once
 // with a -32603 error naming the upstream, without dialing, for
-// DefaultRestartReset; then the slot may dial again.
+// DefaultRestartReset; then the slot may dial again. Each call is bounded
+// by its upstream's Upstream.CallTimeout, and an upstream with a Breaker
+// is not contacted for a cool-down once it failed that many times in a
+// row (breaker.go); Status shows both. SetUpstreams changes the upstreams
+// while serving (reload.go).
 //
 // # Credentials
 //
 // The upstream authenticates with its own credentials (the DialFunc's
-// HTTPClientOptions: Header, OAuth with a token store). Nothing of the
+// HTTPClientOptions: Header, OAuth with a token store, or a token source
+// of its own such as oauthclient.NewClientCredentials or
+// oauthclient.NewTokenExchange as the Authorizer). Nothing of the
 // downstream request is sent upstream: its Authorization header is never
 // forwarded, and CommandOptions.HeaderToEnv refuses to map it. Headers a
 // child is made for (HeaderToEnv, named in Upstream.SessionHeaders) give
@@ -66,7 +72,9 @@
 // shows a name twice: of items with one name (a misbehaving upstream's, or
 // one resource URI served by two upstreams) the first is listed and the
 // others are left out with a logged warning. Resources keep their URIs and
-// a read is tried on each upstream in order. Options.AllowTools and
+// a read is tried on each upstream in order, but for MCP Apps views: an
+// upstream's ui://rest is listed, read and named by its tools as
+// ui://Name + Separator + rest (apps.go). Options.AllowTools and
 // Options.DenyTools are globs (path.Match) on the names the downstream sees,
 // applied to tools/list and to tools/call alike (pmcp.DenyTools). With them,
 // a call of a tool the upstream does not list is answered by the proxy,
@@ -83,6 +91,7 @@ import (
 	"path"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gopmcp/pmcp"
@@ -141,6 +150,23 @@ type Upstream struct {
 	// Ignored with Options.Shared (one session for all, no header). May
 	// not name Authorization.
 	SessionHeaders []string
+	// CallTimeout bounds each call to the upstream (tools/call,
+	// prompts/get, resources/read, waiting for the downstream's input
+	// included) and each of its other requests (instead of
+	// Options.Client.CallTimeout). A call without an answer by then
+	// fails with -32603 naming the upstream, and counts as a failure of
+	// the upstream (see Breaker). Zero means Options.Client.CallTimeout,
+	// else DefaultCallTimeout.
+	CallTimeout time.Duration
+	// Breaker configures the upstream's circuit breaker; the zero value
+	// has none.
+	Breaker Breaker
+	// Fingerprint identifies what Dial connects to and how (a digest of
+	// its URL or command, credentials, ...), for SetUpstreams: an
+	// upstream given again with the same Name, a non-empty Fingerprint
+	// and the same other fields keeps its sessions; any other is
+	// replaced. Empty means always replaced.
+	Fingerprint string
 }
 
 // Options configures a Proxy. Zero values mean the documented defaults.
@@ -178,7 +204,9 @@ type Options struct {
 	// CallTimeout, ...). Its input handlers and notification handlers are
 	// set by the proxy. A zero CallTimeout means DefaultCallTimeout; a
 	// LevelUnset LogLevel means LevelDebug (records are filtered per
-	// downstream request).
+	// downstream request). Its AppMIMETypes (pmcp.AppMIMEType when empty)
+	// are declared by the upstream sessions several downstream clients
+	// share; the others declare their own client's (see apps.go).
 	Client pmcp.ClientOptions
 	// ListTimeout bounds each upstream's part of a list aggregated from
 	// several upstreams (opening its session included): an upstream that
@@ -214,9 +242,13 @@ type Options struct {
 
 // Proxy is an MCP server backed by upstream sessions.
 type Proxy struct {
-	opts   Options
-	srv    *pmcp.Server
-	ups    []*upstream
+	opts Options
+	sep  string
+	srv  *pmcp.Server
+	// set holds the upstreams, in order (SetUpstreams replaces it);
+	// setMu orders the replacements.
+	set    atomic.Pointer[[]*upstream]
+	setMu  sync.Mutex
 	sealer *reqstate.Sealer
 	log    *slog.Logger
 	base   context.Context
@@ -248,6 +280,12 @@ type upstream struct {
 	prefix string
 	dial   DialFunc
 	health health
+	// timeout is Upstream.CallTimeout; fingerprint Upstream.Fingerprint.
+	timeout     time.Duration
+	fingerprint string
+	// gone is set, under the proxy's mu, once SetUpstreams removed or
+	// replaced it: no slot may be made for it any more.
+	gone atomic.Bool
 	// headers are the canonical SessionHeaders, sorted.
 	headers []string
 	// known: the names it last listed (names_known.go).
@@ -268,42 +306,16 @@ var ErrInvalidOptions = errors.New("proxy: invalid options")
 // New returns a Proxy for opts. Serve its Server over any transport; Close
 // it when done.
 func New(opts Options) (*Proxy, error) {
-	if len(opts.Upstreams) == 0 {
-		return nil, fmt.Errorf("%w: no upstream", ErrInvalidOptions)
-	}
 	sep := opts.Separator
 	if sep == "" {
 		sep = DefaultSeparator
 	}
-	p := &Proxy{opts: opts, slots: make(map[slotKey]*slot), probing: make(chan struct{}, 1)}
-	for _, u := range opts.Upstreams {
-		if u.Dial == nil {
-			return nil, fmt.Errorf("%w: upstream %q has no Dial", ErrInvalidOptions, u.Name)
-		}
-		up := &upstream{name: u.Name, dial: u.Dial}
-		for _, h := range u.SessionHeaders {
-			h = http.CanonicalHeaderKey(h)
-			if h == "Authorization" {
-				return nil, fmt.Errorf("%w: upstream %q: %v", ErrInvalidOptions, u.Name, ErrHeaderToEnvAuthorization)
-			}
-			up.headers = append(up.headers, h)
-		}
-		slices.Sort(up.headers)
-		up.headers = slices.Compact(up.headers)
-		if len(opts.Upstreams) > 1 || opts.Prefix {
-			if u.Name == "" {
-				return nil, fmt.Errorf("%w: prefixed upstreams need non-empty names", ErrInvalidOptions)
-			}
-			up.prefix = u.Name + sep
-		}
-		if up.name == "" {
-			up.name = "upstream"
-		}
-		p.ups = append(p.ups, up)
-	}
-	if err := checkPrefixes(p.ups, sep); err != nil {
+	p := &Proxy{opts: opts, sep: sep, slots: make(map[slotKey]*slot), probing: make(chan struct{}, 1)}
+	ups, err := p.build(opts.Upstreams)
+	if err != nil {
 		return nil, err
 	}
+	p.set.Store(&ups)
 	for _, g := range append(append([]string(nil), opts.AllowTools...), opts.DenyTools...) {
 		if _, err := path.Match(g, ""); err != nil {
 			return nil, fmt.Errorf("%w: tool glob %q: %v", ErrInvalidOptions, g, err)
@@ -335,7 +347,8 @@ func New(opts Options) (*Proxy, error) {
 		// declared without contacting the upstreams, which are dialed on
 		// first use. Whether a tool runs as a task is each tool's
 		// execution.taskSupport, listed as its upstream lists it.
-		Extensions: map[string]pmcp.Object{pmcp.ExtensionTasks: {}, pmcp.ExtensionSkills: {}},
+		// MCP Apps alike (apps.go).
+		Extensions: map[string]pmcp.Object{pmcp.ExtensionTasks: {}, pmcp.ExtensionSkills: {}, pmcp.ExtensionApps: {}},
 	}
 	mw := append([]pmcp.Middleware(nil), opts.Server.Middleware...)
 	p.filtered = opts.AnswerUnknown
@@ -373,6 +386,48 @@ func New(opts Options) (*Proxy, error) {
 	p.srv = srv
 	p.base, p.stop = context.WithCancel(context.Background())
 	return p, nil
+}
+
+// build checks the upstreams of New and SetUpstreams (see Upstream.Name)
+// and makes their records.
+func (p *Proxy) build(us []Upstream) ([]*upstream, error) {
+	if len(us) == 0 {
+		return nil, fmt.Errorf("%w: no upstream", ErrInvalidOptions)
+	}
+	var ups []*upstream
+	for _, u := range us {
+		if u.Dial == nil {
+			return nil, fmt.Errorf("%w: upstream %q has no Dial", ErrInvalidOptions, u.Name)
+		}
+		if u.CallTimeout < 0 || u.Breaker.Failures < 0 || u.Breaker.Cooldown < 0 {
+			return nil, fmt.Errorf("%w: upstream %q: negative CallTimeout or Breaker", ErrInvalidOptions, u.Name)
+		}
+		up := &upstream{name: u.Name, dial: u.Dial, timeout: u.CallTimeout, fingerprint: u.Fingerprint}
+		up.health.breaker.cfg = u.Breaker
+		for _, h := range u.SessionHeaders {
+			h = http.CanonicalHeaderKey(h)
+			if h == "Authorization" {
+				return nil, fmt.Errorf("%w: upstream %q: %v", ErrInvalidOptions, u.Name, ErrHeaderToEnvAuthorization)
+			}
+			up.headers = append(up.headers, h)
+		}
+		slices.Sort(up.headers)
+		up.headers = slices.Compact(up.headers)
+		if len(us) > 1 || p.opts.Prefix {
+			if u.Name == "" {
+				return nil, fmt.Errorf("%w: prefixed upstreams need non-empty names", ErrInvalidOptions)
+			}
+			up.prefix = u.Name + p.sep
+		}
+		if up.name == "" {
+			up.name = "upstream"
+		}
+		ups = append(ups, up)
+	}
+	if err := checkPrefixes(ups, p.sep); err != nil {
+		return nil, err
+	}
+	return ups, nil
 }
 
 // ToolAllowed reports whether name passes the allow and deny globs
@@ -463,6 +518,21 @@ func (p *Proxy) listTimeout() time.Duration {
 
 func (p *Proxy) callTimeout() time.Duration { return DefaultCallTimeout }
 
+// upstreams returns the upstreams, in order; the slice is not written.
+func (p *Proxy) upstreams() []*upstream { return *p.set.Load() }
+
+// upCallTimeout is how long one request to up may take (the
+// ClientOptions.CallTimeout of its sessions: negative means unbounded).
+func (p *Proxy) upCallTimeout(up *upstream) time.Duration {
+	switch {
+	case up.timeout > 0:
+		return up.timeout
+	case p.opts.Client.CallTimeout != 0:
+		return p.opts.Client.CallTimeout
+	}
+	return p.callTimeout()
+}
+
 // slotFor returns the slot of up for the request's downstream session.
 func (p *Proxy) slotFor(req *pmcp.Request, up *upstream) (*slot, error) {
 	key := slotKey{up: up}
@@ -477,6 +547,9 @@ func (p *Proxy) slotFor(req *pmcp.Request, up *upstream) (*slot, error) {
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, fmt.Errorf("%w: the proxy is closed", ErrUpstreamGone)
+	}
+	if up.gone.Load() {
+		return nil, fmt.Errorf("%w: %q", errRemoved, up.name)
 	}
 	p.useSeq++
 	sl := p.slots[key]

@@ -27,7 +27,7 @@ func (p *Proxy) listSkills(ctx context.Context, req *pmcp.Request) (pmcp.Result,
 				return err
 			}
 			out.Skills = append(out.Skills, page.Skills...)
-			if len(p.ups) == 1 {
+			if len(p.upstreams()) == 1 {
 				out.NextCursor = page.NextCursor
 				return nil
 			}
@@ -50,7 +50,7 @@ func (p *Proxy) getSkill(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing uri"}
 	}
 	var first error
-	for _, up := range p.ups {
+	for _, up := range p.upstreams() {
 		_, l, err := p.conn(ctx, req, up)
 		if err != nil || !l.skills {
 			continue

@@ -51,6 +51,8 @@ type slot struct {
 	jobsMu sync.Mutex
 	jobs   []*job // in flight, oldest first
 	peer   pmcp.Peer
+	// drained, when set, is closed once jobs is empty (slot.drain).
+	drained chan struct{}
 
 	// toolsMu guards tools and prompts: the upstream session's tool and
 	// prompt names, nil until read and after a list change (see hasName).
@@ -207,18 +209,17 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 			srv.NotifyPromptsListChanged()
 		},
 		ResourcesListChanged: func(context.Context) { srv.NotifyResourcesListChanged() },
-		ResourceUpdated:      func(_ context.Context, p *pmcp.ResourceUpdatedParams) { srv.NotifyResourceUpdated(p.URI) },
+		ResourceUpdated:      func(_ context.Context, p *pmcp.ResourceUpdatedParams) { srv.NotifyResourceUpdated(sl.up.outURI(p.URI)) },
 	}
 	opts.SyncLogMessages = true // a call's records before its result
 	if opts.LogLevel == pmcp.LevelUnset {
 		opts.LogLevel = pmcp.LevelDebug // filtered per downstream request
 	}
-	if opts.CallTimeout == 0 {
-		opts.CallTimeout = sl.p.callTimeout()
-	}
+	opts.CallTimeout = sl.p.upCallTimeout(sl.up)
 	if opts.Logger == nil {
 		opts.Logger = sl.p.log
 	}
+	appsClient(&opts, !sl.session)
 	sl.forgetTools()
 	sl.forgetPrompts()
 	conn, err := sl.up.dial(ctx, pmcp.NewClient(opts), Downstream{Header: hdr})
@@ -335,6 +336,10 @@ func (sl *slot) removeJob(j *job) {
 			sl.jobs = append(sl.jobs[:i], sl.jobs[i+1:]...)
 			break
 		}
+	}
+	if len(sl.jobs) == 0 && sl.drained != nil {
+		close(sl.drained)
+		sl.drained = nil
 	}
 	sl.jobsMu.Unlock()
 }

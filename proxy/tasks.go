@@ -303,10 +303,10 @@ func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string)
 	if err != nil {
 		return out, nil
 	}
-	for _, up := range p.ups {
+	for _, up := range p.upstreams() {
 		sl, l, err := p.conn(ctx, req, up)
 		if err != nil {
-			if len(p.ups) == 1 {
+			if len(p.upstreams()) == 1 {
 				return nil, err
 			}
 			continue
@@ -324,7 +324,7 @@ func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string)
 		for range maxListPages {
 			page, err := l.conn.Session.ListTasks(ctx, c)
 			if err != nil {
-				if len(p.ups) == 1 {
+				if len(p.upstreams()) == 1 {
 					return nil, p.upstreamError(ctx, up, l, err)
 				}
 				break
@@ -336,7 +336,7 @@ func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string)
 				t.TaskID = p.taskIDs.mint(owner, up, t.TaskID)
 				out.Tasks = append(out.Tasks, t)
 			}
-			if len(p.ups) == 1 {
+			if len(p.upstreams()) == 1 {
 				out.NextCursor = page.NextCursor
 				return out, nil
 			}

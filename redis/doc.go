@@ -5,8 +5,9 @@
 //
 // Every type takes a go-redis v9 UniversalClient, so a single node,
 // Sentinel and Cluster all work; the caller owns and closes the client.
-// Every key is hash-tagged so that each Lua script touches one cluster
-// slot.
+// Keys a Lua script touches together share a hash tag, so that each
+// script touches one cluster slot (a rate-limit bucket is one key, so
+// buckets spread over the slots).
 //
 //   - TaskStore is a tasks.Store: the same tasks.Rules as the in-memory
 //     store applied with a Lua compare-and-swap per write; any replica
@@ -17,6 +18,9 @@
 //     replica stored.
 //   - Bus is a pmcp.EventBus on Pub/Sub: list changes and resource updates
 //     made on one replica reach the listen and GET streams of all of them.
+//   - Buckets is a gateway.Buckets: the token buckets of `pmcp gateway`'s
+//     rate limits, one atomic Lua script per Take on Redis's clock, so
+//     every replica draws from the same buckets.
 //
 // Quick start: one replica of a server that several share (the body of
 // the package's Example, which compiles), each started with its own name

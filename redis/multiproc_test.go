@@ -149,14 +149,17 @@ func (p *replicaProc) alive() bool {
 }
 
 // rrProxy is a round-robin reverse proxy over the live replicas. pick,
-// when set, chooses the backend of a request instead.
+// when set, chooses the backend of a request instead. outBody, when set,
+// wraps the request body the proxy hands its transport (a test forces a
+// timing with it).
 type rrProxy struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	reps []*replicaProc
-	next int
-	pick func(r *http.Request) *replicaProc
-	hits map[string]int
+	srv     *httptest.Server
+	mu      sync.Mutex
+	reps    []*replicaProc
+	next    int
+	pick    func(r *http.Request) *replicaProc
+	outBody func(io.ReadCloser) io.ReadCloser
+	hits    map[string]int
 }
 
 func newProxy(t *testing.T, reps []*replicaProc) *rrProxy {
@@ -167,15 +170,37 @@ func newProxy(t *testing.T, reps []*replicaProc) *rrProxy {
 			b := p.choose(pr.In)
 			pr.SetURL(&url.URL{Scheme: "http", Host: b.addr})
 			pr.Out.Host = pr.In.Host
+			p.mu.Lock()
+			wrap := p.outBody
+			p.mu.Unlock()
+			if wrap != nil && pr.Out.Body != nil {
+				pr.Out.Body = wrap(pr.Out.Body)
+			}
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			w.WriteHeader(http.StatusBadGateway)
 		},
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
-	p.srv = httptest.NewServer(rp)
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The transport makes a last read of the request body, to check
+		// that it ended, after it sent the body: under load a replica's
+		// reply arrives first. An HTTP/1 server closes the unread request
+		// body as the reply's headers are written, unless the handler runs
+		// full duplex; that last read then fails and the transport drops
+		// the connection to the replica, cutting the reply off after its
+		// headers (golang/go#40747).
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		rp.ServeHTTP(w, r)
+	}))
 	t.Cleanup(p.srv.Close)
 	return p
+}
+
+func (p *rrProxy) setOutBody(f func(io.ReadCloser) io.ReadCloser) {
+	p.mu.Lock()
+	p.outBody = f
+	p.mu.Unlock()
 }
 
 func (p *rrProxy) url() string { return p.srv.URL + "/mcp" }

@@ -9,8 +9,11 @@
 # Set PMCP_SKIP_CONFORMANCE=1 to skip that stage locally (it also skips the
 # npm installs of @modelcontextprotocol/server-everything, which proxy's
 # TestServerEverything then skips, and of the third-party clients and
-# server-filesystem, which interop's TestThirdPartyMatrix then leaves out:
-# under CI=true those tests fail instead).
+# server-filesystem, which interop's TestThirdPartyMatrix then leaves out,
+# and of the ext-apps example servers, which cmd/pmcp's
+# TestBridgeAppsExamples then skips, and the browser stage: under CI=true
+# those tests fail instead). The browser stage installs Debian's chromium
+# with apt-get when it is missing, as the redis stage does redis-server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Check every module as it is published, against its own go.mod: the root
@@ -71,6 +74,12 @@ if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
 	eval "$filesystem"
 	export PMCP_SERVER_FILESYSTEM="$DIR"
 	echo "clients in $PMCP_THIRDPARTY_CLIENTS, server-filesystem in $PMCP_SERVER_FILESYSTEM"
+
+	step "MCP Apps: install the ext-apps example servers (@modelcontextprotocol/server-basic-vanillajs@2.0.3, @modelcontextprotocol/server-basic-preact@2.0.3; cmd/pmcp's TestBridgeAppsExamples aggregates two of them through pmcp bridge, the browser stage renders them in the Inspector)"
+	apps=$(scripts/conformance.sh npm ext-apps-examples-2.0.3 @modelcontextprotocol/server-basic-vanillajs@2.0.3 @modelcontextprotocol/server-basic-preact@2.0.3)
+	eval "$apps"
+	export PMCP_APPS_EXAMPLES="$DIR"
+	echo "ext-apps examples in $PMCP_APPS_EXAMPLES"
 fi
 
 step "go test -race (examples/ builds and runs every README program)"
@@ -83,7 +92,22 @@ step "bench module builds and vets (run bench/run.sh for the numbers)"
 (cd bench && go vet ./... && go build ./...)
 
 step "interop: pmcp client vs go-sdk v1.8.0 and mcp-go v1.2.1; the third-party matrix (TypeScript SDK, Inspector CLI, go-sdk and mcp-go clients against pmcp serve and pmcp bridge); OAuth client and resource server vs zitadel/oidc (separate module)"
-(cd interop && go vet ./... && go test -race -count=1 ./...)
+# The browser tests run in their own stage below, with CI=true.
+(cd interop && go vet ./... && go test -race -count=1 -skip '^TestBrowser' ./...)
+
+if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
+	step "browser: the MCP Inspector web UI in headless Chromium renders MCP Apps views of pmcp serve (both eras) and of an ext-apps example server through pmcp bridge (interop's TestBrowser*, CI=true: they fail, never skip, when Chromium or an npm program is missing)"
+	if ! command -v chromium >/dev/null 2>&1; then
+		echo "chromium missing: installing the Debian package chromium"
+		as_root=()
+		if [ "$(id -u)" != 0 ]; then
+			as_root=(sudo)
+		fi
+		"${as_root[@]}" apt-get update
+		"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
+	fi
+	(cd interop && CI=true go test -race -count=1 -run '^TestBrowser' ./...)
+fi
 
 step "otel module: OpenTelemetry middleware and exporters (separate module: the core never needs the OTel SDK); the OTLP/gRPC exporters of -tags pmcp_otlpgrpc"
 (cd otel && go vet ./... && go test -race -count=1 ./... &&

@@ -283,38 +283,11 @@ func namedUpstreams(f *bridgeFlags, httpOpts pmcp.HTTPClientOptions, cmdOpts pro
 		}
 		for _, name := range cfg.names() {
 			s := cfg.MCPServers[name]
-			switch {
-			case s.URL != "" && s.Command != "":
-				return nil, fmt.Errorf("%s: server %q has both url and command", f.config, name)
-			case s.URL != "":
-				if err := checkURL(s.URL); err != nil {
-					return nil, fmt.Errorf("%s: server %q: %v", f.config, name, err)
-				}
-				ho := httpOpts
-				if len(s.Headers) > 0 {
-					ho.Header = ho.Header.Clone()
-					if ho.Header == nil {
-						ho.Header = http.Header{}
-					}
-					for k, v := range s.Headers {
-						ho.Header.Set(k, v)
-					}
-				}
-				out = append(out, proxy.Upstream{Name: name, Dial: proxy.HTTP(s.URL, ho)})
-			case s.Command != "":
-				co := cmdOpts
-				co.Dir = s.Cwd
-				for k, v := range s.Env {
-					co.Env = append(co.Env, k+"="+v)
-				}
-				dial, err := proxy.Command(s.Command, s.Args, co)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, proxy.Upstream{Name: name, Dial: dial, SessionHeaders: sessionHeaders(co)})
-			default:
-				return nil, fmt.Errorf("%s: server %q needs url or command", f.config, name)
+			up, err := s.upstream(name, httpOpts, cmdOpts)
+			if err != nil {
+				return nil, fmt.Errorf("%s: server %q: %v", f.config, name, err)
 			}
+			out = append(out, up)
 		}
 	}
 	return out, nil

@@ -15,9 +15,42 @@ import (
 	"github.com/gopmcp/pmcp/transport/stdio"
 )
 
-// view is a self-contained document: no network, so its CSP declares no
-// origins.
-const view = `<!DOCTYPE html><html><body><p id="n">…</p></body></html>`
+// example:view begin
+
+// view is the counter's HTML view, self-contained (inline script, no
+// network, so its CSP declares no origins). It speaks the host protocol,
+// JSON-RPC over postMessage, by hand: ui/initialize, then
+// ui/notifications/initialized; it shows the counter tool's result and
+// calls bump through the host.
+const view = `<!DOCTYPE html>
+<html><body>
+<p>Counter: <b id="n">…</b> <button id="bump" disabled>+1</button></p>
+<script>
+let last = 0; const pending = {};
+const post = m => parent.postMessage({jsonrpc: "2.0", ...m}, "*");
+const rpc = (method, params) => new Promise((ok, fail) => {
+  pending[++last] = {ok, fail};
+  post({id: last, method, params});
+});
+const show = r => { document.getElementById("n").textContent = r.structuredContent?.n ?? "?"; };
+addEventListener("message", ({source, data: m}) => {
+  if (source !== parent || m?.jsonrpc !== "2.0") return;
+  if (!m.method && pending[m.id]) { // a response to rpc
+    const p = pending[m.id]; delete pending[m.id];
+    m.error ? p.fail(new Error(m.error.message)) : p.ok(m.result);
+  } else if (m.method === "ui/notifications/tool-result") {
+    show(m.params);
+  } else if (m.id !== undefined) { // the host's ping or ui/resource-teardown
+    post({id: m.id, result: {}});
+  }
+});
+document.getElementById("bump").onclick = () => rpc("tools/call", {name: "bump", arguments: {}}).then(show);
+rpc("ui/initialize", {appInfo: {name: "counter", version: "1.0.0"}, appCapabilities: {}, protocolVersion: "2026-01-26"})
+  .then(() => { post({method: "ui/notifications/initialized"}); document.getElementById("bump").disabled = false; });
+</script>
+</body></html>`
+
+// example:view end
 
 type Count struct {
 	N int64 `json:"n"`

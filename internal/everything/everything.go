@@ -65,6 +65,7 @@ func New(opts Options) (*pmcp.Server, error) {
 	b.mrtrTools()
 	b.taskTools()
 	b.skills()
+	b.appTools()
 	b.resources()
 	b.prompts()
 	return s, b.err

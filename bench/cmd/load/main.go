@@ -60,6 +60,9 @@ type Result struct {
 	P99us      float64 `json:"p99us,omitempty"`
 	CPUusReq   float64 `json:"cpuUsPerReq,omitempty"`
 	PeakRSSKiB int64   `json:"peakRssKiB"`
+	// The gateway leg: CPU per call of the proxy in front of the server
+	// (-proxy-pid); CPUusReq stays the server's.
+	ProxyCPUusReq float64 `json:"proxyCpuUsPerReq,omitempty"`
 
 	// The streaming leg: progress notifications received in the window,
 	// per second, and the server's CPU per notification.
@@ -282,11 +285,23 @@ func statusKiB(pid int, field string) int64 {
 // measure runs the window: it waits for the warm-up, samples the server's
 // CPU, waits for the window to end and samples again.
 func measure(pid int, w *window) (cpuSeconds float64) {
+	return measureAll(w, pid)[0]
+}
+
+// measureAll is measure for several processes (the gateway leg: the
+// upstream server and the proxy in front of it), sampled together.
+func measureAll(w *window, pids ...int) (cpuSeconds []float64) {
 	time.Sleep(time.Until(w.start))
-	t0 := cpuTicks(pid)
+	t0 := make([]int64, len(pids))
+	for i, pid := range pids {
+		t0[i] = cpuTicks(pid)
+	}
 	time.Sleep(time.Until(w.end))
-	t1 := cpuTicks(pid)
-	return float64(t1-t0) / clockTick
+	cpuSeconds = make([]float64, len(pids))
+	for i, pid := range pids {
+		cpuSeconds[i] = float64(cpuTicks(pid)-t0[i]) / clockTick
+	}
+	return cpuSeconds
 }
 
 func finish(r *Result, c *common, recs []*recorder, cpu float64, pid int, es *errState) {
@@ -547,6 +562,8 @@ func runHTTP(args []string) Result {
 	rawURL := fs.String("url", "", "loopback URL of the MCP endpoint")
 	mode := fs.String("mode", "legacy", "legacy (stateful 2025-11-25) or modern (stateless 2026-07-28)")
 	pid := fs.Int("pid", 0, "server process id")
+	toolName := fs.String("tool-name", "", "the tool's name at the URL when it differs from -tool (echo behind an aggregating gateway: bare_echo)")
+	proxyPid := fs.Int("proxy-pid", 0, "process id of a proxy between the load and the server (the gateway leg): its CPU per call is reported too")
 	row := fs.String("row", "", "row name for the result line (default http-MODE)")
 	bearerFile := fs.String("bearer-file", "", "send the token in `file` as Authorization: Bearer")
 	_ = fs.Parse(args)
@@ -571,6 +588,14 @@ func runHTTP(args []string) Result {
 		fatalf("-mode must be legacy or modern")
 	}
 	params, want := call(c.tool, modern)
+	name := c.tool
+	if *toolName != "" && *toolName != c.tool {
+		if c.tool == "task" {
+			fatalf("-tool-name does not apply to the task tool")
+		}
+		name = *toolName
+		params = strings.Replace(params, `"name":"`+c.tool+`"`, `"name":"`+name+`"`, 1)
+	}
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`
 
 	// Connect and (legacy) initialize every client before the clock starts.
@@ -584,7 +609,7 @@ func runHTTP(args []string) Result {
 		}
 		var hdr [][2]string
 		if modern {
-			hdr = [][2]string{{"Mcp-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", c.tool}}
+			hdr = [][2]string{{"Mcp-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", name}}
 		} else {
 			sid, err := openSession(hc, host, path, authHdr)
 			if err != nil {
@@ -653,7 +678,12 @@ func runHTTP(args []string) Result {
 			}
 		})
 	}
-	cpu := measure(*pid, w)
+	pids := []int{*pid}
+	if *proxyPid > 0 {
+		pids = append(pids, *proxyPid)
+	}
+	cpus := measureAll(w, pids...)
+	cpu := cpus[0]
 	wg.Wait()
 	for _, hc := range conns {
 		hc.c.Close()
@@ -663,6 +693,9 @@ func runHTTP(args []string) Result {
 		r.Row = *row
 	}
 	finish(&r, &c, recs, cpu, *pid, es)
+	if *proxyPid > 0 && r.Requests > 0 {
+		r.ProxyCPUusReq = cpus[1] * 1e6 / float64(r.Requests)
+	}
 	return r
 }
 

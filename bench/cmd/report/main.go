@@ -28,6 +28,7 @@ type result struct {
 	P50us             float64 `json:"p50us"`
 	P99us             float64 `json:"p99us"`
 	CPUusReq          float64 `json:"cpuUsPerReq"`
+	ProxyCPUusReq     float64 `json:"proxyCpuUsPerReq"`
 	PeakRSSKiB        int64   `json:"peakRssKiB"`
 	Notifications     int64   `json:"notifications"`
 	NotesPerSec       float64 `json:"notesPerSec"`
@@ -167,6 +168,7 @@ func main() {
 		streamTable(by[row.key], row.title, targets, *baseline)
 	}
 	fanoutTable(by)
+	gatewayTables(os.Stdout, by, concs)
 	summary(by, targets)
 }
 
