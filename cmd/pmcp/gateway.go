@@ -121,9 +121,14 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return v.usageError(stderr, err)
 	}
 	defer closeBuckets()
+	audit, closeAudit, err := gatewayAudit(file.Audit, logger)
+	if err != nil {
+		return v.fail(stderr, exitError, err)
+	}
+	defer closeAudit()
 	gw, err := gateway.New(gateway.Options{
 		Config: file.Config, Upstreams: file.names(), Separator: opts.Separator,
-		Buckets: buckets, Audit: gatewayAudit(file.Audit, logger), Logger: logger,
+		Buckets: buckets, Audit: audit, Logger: logger,
 	})
 	if err != nil {
 		return v.usageError(stderr, err)
@@ -136,7 +141,7 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return v.usageError(stderr, err)
 	}
 	defer p.Close()
-	rl := &gatewayReloader{path: f.b.config, gw: gw, srv: p.Server(), log: logger, servers: file.MCPServers, upstreams: file.names()}
+	rl := &gatewayReloader{path: f.b.config, gw: gw, srv: p.Server(), log: logger, servers: file.MCPServers, upstreams: file.names(), auditFile: auditFile(file.Audit)}
 	stopReload := rl.onSIGHUP(ctx)
 	defer stopReload()
 	return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.b.listen, f.b.path, &f.b.sec, logger, stderr, healthRoutes(p, f.b.path), nil)
@@ -165,17 +170,22 @@ func gatewayShared(_ context.Context, f *gatewayFlags, opts *proxy.Options, _ *s
 	return &gateway.MemoryBuckets{}, func() {}, nil
 }
 
-// gatewayAudit is the audit sink for the configuration's audit settings:
-// the seam for the audit file writer (gateway/audit*.go). Until it is
-// wired, records are logged at debug.
-func gatewayAudit(_ *gateway.AuditConfig, logger *slog.Logger) func(gateway.AuditRecord) {
-	if !logger.Enabled(context.Background(), slog.LevelDebug) {
-		return nil
+// gatewayAudit opens the audit trail the configuration names (the
+// asynchronous, bounded gateway.AuditLog) and returns its sink and what
+// closes it; without audit.file there is none.
+func gatewayAudit(cfg *gateway.AuditConfig, logger *slog.Logger) (sink func(gateway.AuditRecord), closeFn func(), err error) {
+	if cfg == nil || cfg.File == "" {
+		return nil, func() {}, nil
 	}
-	return func(r gateway.AuditRecord) {
-		logger.Debug("gateway: audit", "method", r.Method, "target", r.Target, "upstream", r.Upstream,
-			"decision", r.Decision, "outcome", r.Outcome, "code", r.Code, "duration", r.Duration)
+	al, err := gateway.OpenAuditFile(cfg.File, gateway.AuditLogOptions{Logger: logger})
+	if err != nil {
+		return nil, nil, err
 	}
+	return al.Record, func() {
+		if err := al.Close(); err != nil {
+			logger.Warn("pmcp: closing the audit file", "error", err)
+		}
+	}, nil
 }
 
 // gatewayReloader applies a re-read configuration file.
@@ -190,6 +200,15 @@ type gatewayReloader struct {
 	// servers and upstreams are the mcpServers the proxy serves.
 	servers   map[string]bridgeServer
 	upstreams []string
+	// auditFile is the audit trail written to (from the start).
+	auditFile string
+}
+
+func auditFile(a *gateway.AuditConfig) string {
+	if a == nil {
+		return ""
+	}
+	return a.File
 }
 
 // onSIGHUP reloads on every SIGHUP until ctx ends or stop is called.
@@ -230,6 +249,9 @@ func (r *gatewayReloader) reload() error {
 	}
 	if !maps.EqualFunc(file.MCPServers, r.servers, func(a, b bridgeServer) bool { return reflect.DeepEqual(a, b) }) {
 		r.upstreamsChanged(file)
+	}
+	if f := auditFile(file.Audit); f != r.auditFile {
+		r.log.Warn("pmcp: gateway audit.file changed; it applies at the next start (includeArguments applies now)", "file", r.path, "audit", f)
 	}
 	if err := r.gw.Update(file.Config, r.upstreams); err != nil {
 		r.log.Error("pmcp: gateway configuration refused; the one in force stays", "file", r.path, "error", err)

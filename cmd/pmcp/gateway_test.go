@@ -498,4 +498,25 @@ func TestGatewayREADMEExample(t *testing.T) {
 	if names := toolNames(t, ctx, connectAs(t, ctx, g.url, pmcp.EraModern, as.mintFor(t, gatewayAudience, "eve", "mcp"))); len(names) != 0 {
 		t.Fatalf("eve lists %v", names)
 	}
+	// The audit trail: stopping the gateway writes what is queued.
+	_ = g.cmd.Process.Signal(os.Interrupt)
+	exited := make(chan error, 1)
+	go func() { exited <- g.cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the gateway did not stop")
+	}
+	trail, err := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"subject":"alice"`, `"target":"ev_add"`, `"upstream":"ev"`, `"decision":"rate_limited"`, `"decision":"allowed"`, `"subject":"eve"`} {
+		if !bytes.Contains(trail, []byte(want)) {
+			t.Errorf("the audit trail has no %s:\n%s", want, trail)
+		}
+	}
+	if bytes.Contains(trail, []byte("Bearer")) || bytes.Contains(trail, []byte(`"arguments"`)) {
+		t.Errorf("the audit trail holds a token or arguments:\n%s", trail)
+	}
 }
