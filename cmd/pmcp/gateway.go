@@ -12,11 +12,14 @@ import (
 	"reflect"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/gateway"
 	"github.com/gopmcp/pmcp/proxy"
+	"github.com/gopmcp/pmcp/redis"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 const gatewayAbout = `Serve the upstream MCP servers of a configuration file on one Streamable
@@ -48,7 +51,7 @@ func gatewayVerb() (*verb, *gatewayFlags) {
 	fs.StringVar(&f.b.path, "path", "/mcp", "HTTP endpoint path")
 	fs.StringVar(&f.b.config, "config", "", "the configuration file (mcpServers, policies, rateLimits, audit); required")
 	fs.StringVar(&f.b.logFormat, "log-format", "text", "log record format: text or json")
-	fs.StringVar(&f.redisURL, "redis", "", "share the rate limits' buckets with every replica through this Redis server (redis://host:port/db)")
+	fs.StringVar(&f.redisURL, "redis", "", "share the rate limits' buckets with every replica through this Redis server (redis://[user:pass@]host:port/db, rediss://…, unix:///path)")
 	fs.StringVar(&f.stateKeys, "state-key", "", "the requestState key ring shared by every replica, ID:BASE64[,ID:BASE64…] (32-byte secrets, the first seals); default: $"+stateKeysEnv)
 	f.b.auth.register(fs, false)
 	return v, f
@@ -117,8 +120,10 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return v.usageError(stderr, err)
 	}
 	buckets, closeBuckets, err := gatewayShared(ctx, f, &opts, logger)
-	if err != nil {
+	if ue := (usageError{}); errors.As(err, &ue) {
 		return v.usageError(stderr, err)
+	} else if err != nil {
+		return v.fail(stderr, exitError, err)
 	}
 	defer closeBuckets()
 	audit, closeAudit, err := gatewayAudit(file.Audit, logger)
@@ -148,9 +153,10 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 }
 
 // gatewayShared sets up what replicas share: the requestState key ring
-// (--state-key, $PMCP_STATE_KEYS) and the rate limits' buckets (--redis).
-// Without --redis the buckets live in this process.
-func gatewayShared(_ context.Context, f *gatewayFlags, opts *proxy.Options, _ *slog.Logger) (gateway.Buckets, func(), error) {
+// (--state-key, $PMCP_STATE_KEYS) and the rate limits' buckets (--redis:
+// redis.Buckets, so a rule admits its rate across every replica, not per
+// replica). Without --redis the buckets live in this process.
+func gatewayShared(ctx context.Context, f *gatewayFlags, opts *proxy.Options, log *slog.Logger) (gateway.Buckets, func(), error) {
 	ring := f.stateKeys
 	if ring == "" {
 		ring = os.Getenv(stateKeysEnv)
@@ -158,16 +164,27 @@ func gatewayShared(_ context.Context, f *gatewayFlags, opts *proxy.Options, _ *s
 	if ring != "" {
 		keys, err := parseKeyRing(ring)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, usageError{err}
 		}
 		opts.RequestStateKeys = keys
 	}
-	if f.redisURL != "" {
-		// The seam for the Redis buckets (package redis): until they are
-		// wired, refusing beats limits each replica counts alone.
-		return nil, nil, errors.New("--redis: buckets shared through Redis are not available in this build")
+	if f.redisURL == "" {
+		return &gateway.MemoryBuckets{}, func() {}, nil
 	}
-	return &gateway.MemoryBuckets{}, func() {}, nil
+	ropts, err := goredis.ParseURL(f.redisURL)
+	if err != nil {
+		return nil, nil, usageError{fmt.Errorf("--redis: %w", err)}
+	}
+	// go-redis logs through one process-wide logger (as in serve).
+	goredis.SetLogger(redis.NewGoRedisLogger(log))
+	rdb := goredis.NewClient(ropts)
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		_ = rdb.Close()
+		return nil, nil, fmt.Errorf("--redis: %w", err)
+	}
+	return redis.NewBuckets(rdb, redis.BucketsOptions{}), func() { _ = rdb.Close() }, nil
 }
 
 // gatewayAudit opens the audit trail the configuration names (the

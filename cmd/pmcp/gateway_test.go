@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -518,5 +520,59 @@ func TestGatewayREADMEExample(t *testing.T) {
 	}
 	if bytes.Contains(trail, []byte("Bearer")) || bytes.Contains(trail, []byte(`"arguments"`)) {
 		t.Errorf("the audit trail holds a token or arguments:\n%s", trail)
+	}
+}
+
+// startRedis runs a redis-server on a unix socket of its own until the
+// test ends and returns its URL.
+func startRedis(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server: %v (apt-get install redis-server)", err)
+	}
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "redis.sock")
+	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
+			return "unix://" + sock
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("redis-server did not listen")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestGatewayRedisBuckets: two gateway processes with --redis share their
+// buckets: bob's one call of b_echo taken through the first is spent for
+// the second too.
+func TestGatewayRedisBuckets(t *testing.T) {
+	url := startRedis(t)
+	as := newFakeIssuer(t)
+	config := gatewayConfig(t, "", `,
+	"rateLimits": [{"match": {"claims": {"sub": "bob"}}, "tools": ["b_echo"], "perSecond": 0.001, "burst": 1}]`)
+	var gs []*listening
+	for range 2 {
+		gs = append(gs, startListening(t, "gateway", "--listen", "127.0.0.1:0", "--config", config, "--redis", url,
+			"--auth-issuer", as.ts.URL, "--auth-audience", gatewayAudience))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	bob := as.mintFor(t, gatewayAudience, "bob", "mcp")
+	if _, err := connectAs(t, ctx, gs[0].url, pmcp.EraModern, bob).CallTool(ctx, "b_echo", map[string]any{"text": "x"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := connectAs(t, ctx, gs[1].url, pmcp.EraLegacy, bob).CallTool(ctx, "b_echo", map[string]any{"text": "x"})
+	var je *jsonrpc.Error
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeRateLimited {
+		t.Fatalf("the second replica admitted bob's second call: %v", err)
 	}
 }
