@@ -141,7 +141,9 @@
 //     OAuth protocol both roles share: metadata and discovery, challenges,
 //     resource canonicalisation, DPoP; a leaf), auth (the resource
 //     server), oauthclient (the OAuth client, through
-//     HTTPClientOptions.Authorizer), proxy (the bridge), eventstoretest;
+//     HTTPClientOptions.Authorizer), proxy (the bridge), gateway (per-caller
+//     policies, rate limits and audit records as middleware: pmcp gateway),
+//     eventstoretest;
 //     internal/rpcconn (the engine under stream transports), internal/schema
 //     (JSON Schema inference and validation). Modules of their own: otel,
 //     redis, cmd/pmcp, interop, bench.

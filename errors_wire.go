@@ -2,6 +2,9 @@ package pmcp
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"time"
 
 	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -55,6 +58,7 @@ func sendError(err error, extra *RequestHandlerExtra) error {
 //     (URLElicitationRequiredError.eraForm), and that form is mapped;
 //     without an era (EraUnknown) it has none and is no protocol error;
 //   - a *MissingCapabilityError is -32021 with data.requiredCapabilities;
+//   - a *RateLimitedError is -32029 with data.retryAfterMs;
 //   - an *InputRequiredError is -32603: only a modern multi-round-trip
 //     request can ask for input, and withInput turns it into an
 //     input_required result before it gets here;
@@ -70,6 +74,10 @@ func protocolError(err error, era Era, caps *ClientCapabilities) *jsonrpc.Error 
 	var mc *MissingCapabilityError
 	if errors.As(err, &mc) {
 		return mc.rpcError()
+	}
+	var rl *RateLimitedError
+	if errors.As(err, &rl) {
+		return rl.rpcError()
 	}
 	if asInputRequired(err) != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "handler asked for input outside a modern-era multi-round-trip request"}
@@ -95,4 +103,31 @@ func asInputRequired(err error) *InputRequiredError {
 		return ir
 	}
 	return nil
+}
+
+// RateLimitedError refuses a request because the caller's rate limit is
+// spent (package gateway returns it from its middleware). It is sent as
+// the JSON-RPC error jsonrpc.CodeRateLimited, "rate limited", whose data
+// is {"retryAfterMs": N}; over Streamable HTTP, a 2026-07-28 request
+// answered with plain JSON gets status 429 and a Retry-After header too
+// (see rateLimitedHeaders).
+type RateLimitedError struct {
+	// RetryAfter is how long until the call may be admitted.
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("rate limited: retry after %v", e.RetryAfter)
+}
+
+// rpcError is e's wire form; retryAfterMs is rounded up, never below 1.
+func (e *RateLimitedError) rpcError() *jsonrpc.Error {
+	ms := max(int64(math.Ceil(float64(e.RetryAfter)/float64(time.Millisecond))), 1)
+	data, _ := Marshal(rateLimitedData{RetryAfterMs: ms})
+	return &jsonrpc.Error{Code: jsonrpc.CodeRateLimited, Message: "rate limited", Data: data}
+}
+
+// rateLimitedData is the data of a CodeRateLimited error.
+type rateLimitedData struct {
+	RetryAfterMs int64 `json:"retryAfterMs"`
 }

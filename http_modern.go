@@ -19,6 +19,8 @@ func modernStatus(code int64) int {
 	case jsonrpc.CodeParseError, jsonrpc.CodeInvalidRequest, jsonrpc.CodeInvalidParams,
 		jsonrpc.CodeHeaderMismatch, jsonrpc.CodeMissingRequiredClientCapability, jsonrpc.CodeUnsupportedProtocolVersion:
 		return http.StatusBadRequest
+	case jsonrpc.CodeRateLimited:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusOK
 }
@@ -105,6 +107,9 @@ func (h *StreamableHTTPHandler) writeModernJSON(w http.ResponseWriter, req *json
 	b, code := h.appendResponse((*bp)[:0], req.ID, res, err)
 	if d := h.opts.StreamWriteTimeout; d > 0 {
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+	}
+	if code == jsonrpc.CodeRateLimited {
+		rateLimitedHeaders(w, err)
 	}
 	writeJSONBody(w, modernStatus(code), b)
 	n := len(b)

@@ -1,8 +1,10 @@
 package pmcp
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/gopmcp/pmcp/jsonrpc"
@@ -248,6 +250,23 @@ func (rf httpRefusal) rpcError(args ...any) *jsonrpc.Error {
 		msg = fmt.Sprintf(msg, args...)
 	}
 	return &jsonrpc.Error{Code: rf.code, Message: msg}
+}
+
+// rateLimitedHeaders sets the Retry-After header (whole seconds, rounded
+// up) of a plain JSON reply whose error is err, a CodeRateLimited error
+// (RateLimitedError's wire form, or an upstream's of that code carrying
+// data.retryAfterMs); the reply's status is modernStatus's 429. Nothing is
+// set when the data has no usable retryAfterMs.
+func rateLimitedHeaders(w http.ResponseWriter, err error) {
+	var e *jsonrpc.Error
+	if !errors.As(err, &e) || e.Code != jsonrpc.CodeRateLimited {
+		return
+	}
+	var d rateLimitedData
+	if Unmarshal(e.Data, &d) != nil || d.RetryAfterMs <= 0 {
+		return
+	}
+	w.Header().Set("Retry-After", strconv.FormatInt((d.RetryAfterMs+999)/1000, 10))
 }
 
 func writeResponse(w http.ResponseWriter, status int, resp *jsonrpc.Response) {

@@ -20,7 +20,7 @@ import (
 // checked against their headers by the HTTP transport before any
 // middleware runs.
 func DenyTools(deny func(ctx context.Context, req *Request, name string) bool) Middleware {
-	return denyMiddleware(MethodToolsList, MethodToolsCall, unknownTool, deny, func(res Result) (*[]*Tool, *string, func(*Tool) string) {
+	return denyMiddleware(MethodToolsList, TargetTool, deniedTool, deny, func(res Result) (*[]*Tool, *string, func(*Tool) string) {
 		l, ok := res.(*ListToolsResult)
 		if !ok {
 			return nil, nil, nil
@@ -32,13 +32,37 @@ func DenyTools(deny func(ctx context.Context, req *Request, name string) bool) M
 // DenyPrompts is DenyTools for prompts: denied prompts are left out of
 // prompts/list and prompts/get answers as for an unknown prompt.
 func DenyPrompts(deny func(ctx context.Context, req *Request, name string) bool) Middleware {
-	return denyMiddleware(MethodPromptsList, MethodPromptsGet, unknownPrompt, deny, func(res Result) (*[]*Prompt, *string, func(*Prompt) string) {
+	return denyMiddleware(MethodPromptsList, TargetPrompt, deniedPrompt, deny, func(res Result) (*[]*Prompt, *string, func(*Prompt) string) {
 		l, ok := res.(*ListPromptsResult)
 		if !ok {
 			return nil, nil, nil
 		}
 		return &l.Prompts, &l.NextCursor, func(p *Prompt) string { return p.Name }
 	})
+}
+
+// DenyResources is DenyTools for resources, by URI: denied resources are
+// left out of resources/list, and resources/read, resources/subscribe and
+// resources/unsubscribe of one answer as for a URI nothing serves (the
+// era's "Resource not found" error). Resource templates are left out of
+// resources/templates/list when deny reports true for their URI template
+// as written (for example "file:///{path}").
+func DenyResources(deny func(ctx context.Context, req *Request, uri string) bool) Middleware {
+	uses := denyMiddleware(MethodResourcesList, TargetResource, deniedResource, deny, func(res Result) (*[]*Resource, *string, func(*Resource) string) {
+		l, ok := res.(*ListResourcesResult)
+		if !ok {
+			return nil, nil, nil
+		}
+		return &l.Resources, &l.NextCursor, func(r *Resource) string { return r.URI }
+	})
+	templates := denyMiddleware(MethodResourcesTemplatesList, TargetNone, nil, deny, func(res Result) (*[]*ResourceTemplate, *string, func(*ResourceTemplate) string) {
+		l, ok := res.(*ListResourceTemplatesResult)
+		if !ok {
+			return nil, nil, nil
+		}
+		return &l.ResourceTemplates, &l.NextCursor, func(t *ResourceTemplate) string { return t.URITemplate }
+	})
+	return func(next MethodHandler) MethodHandler { return uses(templates(next)) }
 }
 
 // listView exposes the items and the cursor of a list result of E.
@@ -48,16 +72,17 @@ type listView[E any] func(Result) (items *[]*E, next *string, name func(*E) stri
 // whole pages are denied.
 const maxDeniedPages = 1000
 
-func denyMiddleware[E any](list, use string, unknown func(string) *jsonrpc.Error, deny func(context.Context, *Request, string) bool, view listView[E]) Middleware {
+// denyMiddleware filters the list method list with deny and refuses the
+// requests whose target (in the method table) is of kind and denied with
+// unknown's error; TargetNone refuses nothing.
+func denyMiddleware[E any](list string, kind TargetKind, unknown func(*Request) error, deny func(context.Context, *Request, string) bool, view listView[E]) Middleware {
 	return func(next MethodHandler) MethodHandler {
 		return func(ctx context.Context, req *Request) (Result, error) {
-			switch req.Method {
-			case use:
-				if req.Name != "" && deny(ctx, req, req.Name) {
-					return nil, unknown(req.Name)
-				}
-			case list:
+			if req.Method == list {
 				return filterList(ctx, req, next, deny, view)
+			}
+			if kind != TargetNone && req.Name != "" && TargetOf(req.Method) == kind && deny(ctx, req, req.Name) {
+				return nil, unknown(req)
 			}
 			return next(ctx, req)
 		}
@@ -127,3 +152,9 @@ func withCursor(params jsontext.Value, cursor string) (jsontext.Value, error) {
 // registered (or is denied to the caller).
 func unknownTool(name string) *jsonrpc.Error   { return invalidParams("unknown tool %q", name) }
 func unknownPrompt(name string) *jsonrpc.Error { return invalidParams("unknown prompt %q", name) }
+
+// The refusals of the deny middleware: what the server answers for a
+// target nothing serves.
+func deniedTool(req *Request) error     { return unknownTool(req.Name) }
+func deniedPrompt(req *Request) error   { return unknownPrompt(req.Name) }
+func deniedResource(req *Request) error { return resourceNotFound(req.Extra.Era(), req.Name) }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -119,6 +120,52 @@ func probesFor(family, fsRoot string, tasks bool) []probe {
 			probe{Name: "call-dirs", Method: "tools/call", Tool: "list_allowed_directories", Extra: true})
 	}
 	return ps
+}
+
+// targetProbes is the probe set a client of era sends to tg: its
+// family's, without what the era does not have, the tool and prompt names
+// with the target's prefix.
+func targetProbes(tg *target, fsRoot string, tasks bool, era string) []probe {
+	ps := probesFor(tg.family, fsRoot, tasks)
+	if era == modernVersion {
+		ps = modernProbes(ps)
+	}
+	if tg.prefix == "" {
+		return ps
+	}
+	for i := range ps {
+		p := &ps[i]
+		if p.Tool != "" {
+			p.Tool = tg.prefix + p.Tool
+		}
+		if p.Prompt != "" {
+			p.Prompt = tg.prefix + p.Prompt
+		}
+		if p.Ref != nil && p.Ref["type"] == "ref/prompt" {
+			p.Ref = maps.Clone(p.Ref)
+			p.Ref["name"] = tg.prefix + fmt.Sprint(p.Ref["name"])
+		}
+	}
+	return ps
+}
+
+// unprefixLists takes a gateway's prefix off the tool and prompt names of
+// normalised lists, so they compare with the upstream's own.
+func unprefixLists(norm map[string]any, prefix string) {
+	if prefix == "" {
+		return
+	}
+	for _, k := range []string{"tools/list", "prompts/list"} {
+		l, ok := norm[k].([]any)
+		if !ok {
+			continue
+		}
+		for i, n := range l {
+			if s, ok := n.(string); ok {
+				l[i] = strings.TrimPrefix(s, prefix)
+			}
+		}
+	}
 }
 
 // modernProbes drops what the modern era does not have (ping).

@@ -220,6 +220,9 @@ type target struct {
 	url    string
 	cmd    []string
 	logs   *tailBuffer // an HTTP target's log
+	// prefix is what a gateway puts before the upstream's tool and prompt
+	// names (its upstream's name and "_"); "" for none.
+	prefix string
 }
 
 // startTargets starts every HTTP target (in parallel) and lists the stdio
@@ -248,7 +251,7 @@ func startTargets(t *testing.T, bin string, npm npmEnv, fsRoot string) []*target
 		targets = append(targets, tg)
 		mu.Unlock()
 	}
-	listen := func(name, family string, args ...string) {
+	listen := func(name, family, prefix string, args ...string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -257,7 +260,7 @@ func startTargets(t *testing.T, bin string, npm npmEnv, fsRoot string) []*target
 				t.Error(err)
 				return
 			}
-			add(&target{name: name, family: family, url: u, logs: logs})
+			add(&target{name: name, family: family, url: u, logs: logs, prefix: prefix})
 		}()
 	}
 	serveURL, serveLogs, err := startHTTP(t, bin, "serve", "--http", "127.0.0.1:0")
@@ -268,17 +271,33 @@ func startTargets(t *testing.T, bin string, npm npmEnv, fsRoot string) []*target
 	for _, up := range ups {
 		add(&target{name: up.family + "-stdio", family: up.family, direct: true, cmd: up.child})
 		bridge := append([]string{"bridge", "--listen", "127.0.0.1:0", "--"}, up.child...)
-		listen("bridge-"+up.family+"-child-http", up.family, bridge...)
+		listen("bridge-"+up.family+"-child-http", up.family, "", bridge...)
+		listen("gateway-"+up.family+"-child-http", up.family, "up_", "gateway", "--listen", "127.0.0.1:0", "--config", gatewayConfig(t, up.child))
 		add(&target{name: "bridge-" + up.family + "-child-stdio", family: up.family,
 			cmd: append(append([]string{bin, "bridge"}, quiet...), append([]string{"--"}, up.child...)...)})
 	}
-	listen("bridge-url-http", "pmcp", "bridge", "--listen", "127.0.0.1:0", "--url", serveURL)
+	listen("bridge-url-http", "pmcp", "", "bridge", "--listen", "127.0.0.1:0", "--url", serveURL)
 	add(&target{name: "bridge-url-stdio", family: "pmcp", cmd: append(append([]string{bin, "bridge"}, quiet...), "--url", serveURL)})
 	wg.Wait()
 	if t.Failed() {
 		t.FailNow()
 	}
 	return targets
+}
+
+// gatewayConfig writes a `pmcp gateway` configuration serving child as
+// the upstream "up" and returns its path.
+func gatewayConfig(t *testing.T, child []string) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"up": map[string]any{"command": child[0], "args": child[1:]}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "gateway.json")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // ---- results ----
@@ -417,10 +436,7 @@ func runMatrix(t *testing.T, tasks bool) {
 			defer wg.Done()
 			for j := range work {
 				ctx, cancel := context.WithTimeout(context.Background(), thirdPartyTimeout)
-				ps := probesFor(j.tg.family, fsRoot, tasks)
-				if j.c.era == modernVersion {
-					ps = modernProbes(ps)
-				}
+				ps := targetProbes(j.tg, fsRoot, tasks, j.c.era)
 				start := time.Now()
 				r, err := j.c.run(ctx, j.tg, ps)
 				cancel()
@@ -451,11 +467,9 @@ func runMatrix(t *testing.T, tasks bool) {
 			if err := errs[k]; err != nil {
 				t.Fatalf("%s against %s: %v%s", c.name, describe(tg), err, logTail(tg))
 			}
-			ps := probesFor(tg.family, fsRoot, tasks)
-			if c.era == modernVersion {
-				ps = modernProbes(ps)
-			}
+			ps := targetProbes(tg, fsRoot, tasks, c.era)
 			norm := normalizeAll(got[k], ps)
+			unprefixLists(norm, tg.prefix)
 			if v, _ := norm["initialize"].(map[string]any); v["protocolVersion"] != c.era {
 				t.Errorf("initialize: %v, want protocol version %s", norm["initialize"], c.era)
 			}

@@ -179,4 +179,8 @@ const (
 	CodeMissingRequiredClientCapability = -32021
 	// CodeUnsupportedProtocolVersion (2026-07-28).
 	CodeUnsupportedProtocolVersion = -32022
+	// CodeRateLimited: the caller's rate limit is spent; the error's data
+	// carries retryAfterMs. An implementation-defined server error (MCP
+	// defines none), -32029 after HTTP's 429.
+	CodeRateLimited = -32029
 )

@@ -205,10 +205,15 @@ func resultMeta(m pmcp.Meta) pmcp.Meta {
 	return out
 }
 
-// unknownTool is the answer to a tools/call of a tool the proxy cannot
-// route: the same as pmcp.DenyTools gives for a denied one.
-func unknownTool(req *pmcp.Request) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", req.Name)}
+// unknownName is the answer to a tools/call or prompts/get of a name the
+// proxy cannot route: the same as pmcp.DenyTools and pmcp.DenyPrompts
+// give for a denied one.
+func unknownName(req *pmcp.Request) error {
+	kind := "tool"
+	if req.Method == pmcp.MethodPromptsGet {
+		kind = "prompt"
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown %s %q", kind, req.Name)}
 }
 
 type featureParams struct {
@@ -257,10 +262,7 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 	} else {
 		up, n, ok := p.route(target)
 		if !ok {
-			if req.Method == pmcp.MethodToolsCall {
-				return nil, unknownTool(req)
-			}
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", target)}
+			return nil, unknownName(req)
 		}
 		ups, name = []*upstream{up}, n
 	}
@@ -289,15 +291,16 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 	if err != nil {
 		return nil, err
 	}
-	if req.Method == pmcp.MethodToolsCall && p.filtered {
-		// With tool globs, an unknown tool must answer exactly as a
-		// denied one (pmcp.DenyTools), not in the upstream's words.
-		ok, err := sl.hasTool(ctx, l, name)
+	if req.Method == pmcp.MethodToolsCall && p.filtered || req.Method == pmcp.MethodPromptsGet && p.opts.AnswerUnknown {
+		// With tool globs or per-caller views, an unknown tool or prompt
+		// must answer exactly as a denied one (pmcp.DenyTools,
+		// pmcp.DenyPrompts), not in the upstream's words.
+		ok, err := sl.hasName(ctx, l, req.Method, name)
 		if err != nil {
 			return nil, p.upstreamError(ctx, up, l, err)
 		}
 		if !ok {
-			return nil, unknownTool(req)
+			return nil, unknownName(req)
 		}
 	}
 	var owner string // whose task it is (see tasks_ids.go)

@@ -189,6 +189,13 @@ type Options struct {
 	// of those it may not. Names are matched as the downstream sees them
 	// (with their prefix). Deny wins.
 	AllowTools, DenyTools []string
+	// AnswerUnknown makes the proxy answer a tools/call or prompts/get of
+	// a name its upstream does not list itself, exactly as pmcp.DenyTools
+	// and pmcp.DenyPrompts answer a hidden one, instead of passing the
+	// upstream's own words on: set it when a middleware hides names per
+	// caller (package gateway), so that no caller can tell a hidden name
+	// from one that does not exist. Tool globs imply it for tools.
+	AnswerUnknown bool
 	// Server configures the downstream server (Name, Version, Logger,
 	// Middleware, ...). Its Capabilities are set by the proxy; its
 	// Middleware runs before the proxy's.
@@ -249,7 +256,7 @@ type Proxy struct {
 	jobs   sync.WaitGroup
 	parked parking
 	pumps  pumps
-	// filtered is set when tool globs apply (see unknownTool).
+	// filtered is set when tool globs apply or Options.AnswerUnknown (see unknownName).
 	filtered bool
 	// closers are the goroutines closing the slots of ended sessions.
 	closers sync.WaitGroup
@@ -344,6 +351,7 @@ func New(opts Options) (*Proxy, error) {
 		Extensions: map[string]pmcp.Object{pmcp.ExtensionTasks: {}, pmcp.ExtensionSkills: {}, pmcp.ExtensionApps: {}},
 	}
 	mw := append([]pmcp.Middleware(nil), opts.Server.Middleware...)
+	p.filtered = opts.AnswerUnknown
 	if len(opts.AllowTools) > 0 || len(opts.DenyTools) > 0 {
 		p.filtered = true
 		allow, deny := opts.AllowTools, opts.DenyTools

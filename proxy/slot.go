@@ -54,10 +54,11 @@ type slot struct {
 	// drained, when set, is closed once jobs is empty (slot.drain).
 	drained chan struct{}
 
-	// toolsMu guards tools: the upstream session's tool names, nil until
-	// read and after a list change (see hasTool).
+	// toolsMu guards tools and prompts: the upstream session's tool and
+	// prompt names, nil until read and after a list change (see hasName).
 	toolsMu sync.Mutex
 	tools   map[string]bool
+	prompts map[string]bool
 }
 
 // live is one open upstream session.
@@ -203,7 +204,10 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 			sl.forgetTools()
 			srv.NotifyToolsListChanged()
 		},
-		PromptsListChanged:   func(context.Context) { srv.NotifyPromptsListChanged() },
+		PromptsListChanged: func(context.Context) {
+			sl.forgetPrompts()
+			srv.NotifyPromptsListChanged()
+		},
 		ResourcesListChanged: func(context.Context) { srv.NotifyResourcesListChanged() },
 		ResourceUpdated:      func(_ context.Context, p *pmcp.ResourceUpdatedParams) { srv.NotifyResourceUpdated(sl.up.outURI(p.URI)) },
 	}
@@ -217,6 +221,7 @@ func (sl *slot) dial(ctx context.Context, hdr http.Header) (*live, error) {
 	}
 	appsClient(&opts, !sl.session)
 	sl.forgetTools()
+	sl.forgetPrompts()
 	conn, err := sl.up.dial(ctx, pmcp.NewClient(opts), Downstream{Header: hdr})
 	if err != nil {
 		return nil, err
@@ -469,27 +474,52 @@ func (sl *slot) forgetTools() {
 	sl.toolsMu.Unlock()
 }
 
-// hasTool reports whether the upstream session l lists the tool name. The
-// list is cached until the upstream says it changed; a name the cache
-// lacks is looked up once more in a fresh list, so a change the upstream
-// did not announce cannot hide a tool.
-func (sl *slot) hasTool(ctx context.Context, l *live, name string) (bool, error) {
+func (sl *slot) forgetPrompts() {
 	sl.toolsMu.Lock()
-	known := sl.tools[name]
+	sl.prompts = nil
+	sl.toolsMu.Unlock()
+}
+
+// hasName reports whether the upstream session l lists the tool (method
+// tools/call) or prompt (prompts/get) name. The list is cached until the
+// upstream says it changed; a name the cache lacks is looked up once more
+// in a fresh list, so a change the upstream did not announce cannot hide
+// a tool or prompt.
+func (sl *slot) hasName(ctx context.Context, l *live, method, name string) (bool, error) {
+	cache := &sl.tools
+	if method == pmcp.MethodPromptsGet {
+		cache = &sl.prompts
+	}
+	sl.toolsMu.Lock()
+	known := (*cache)[name]
 	sl.toolsMu.Unlock()
 	if known {
 		return true, nil
 	}
-	tools, err := l.conn.Session.AllTools(ctx)
-	if err != nil {
-		return false, err
+	var names []string
+	if method == pmcp.MethodPromptsGet {
+		prompts, err := l.conn.Session.AllPrompts(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, p := range prompts {
+			names = append(names, p.Name)
+		}
+	} else {
+		tools, err := l.conn.Session.AllTools(ctx)
+		if err != nil {
+			return false, err
+		}
+		for _, t := range tools {
+			names = append(names, t.Name)
+		}
 	}
-	m := make(map[string]bool, len(tools))
-	for _, t := range tools {
-		m[t.Name] = true
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
 	}
 	sl.toolsMu.Lock()
-	sl.tools = m
+	*cache = m
 	sl.toolsMu.Unlock()
 	return m[name], nil
 }

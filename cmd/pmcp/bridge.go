@@ -63,6 +63,9 @@ type bridgeFlags struct {
 	// auth is the HTTP upstreams' OAuth: the flags, token store and
 	// loopback login of the client commands (oauth.go).
 	auth authArgs
+	// parsed is the --config file when the caller read it already (pmcp
+	// gateway reads the whole file strictly); nil: read it here.
+	parsed *bridgeConfig
 	// sec protects the downstream HTTP endpoint (--listen) exactly as
 	// `pmcp serve` does: --auth-issuer/--auth-audience/--auth-scopes and
 	// --allow-host.
@@ -271,9 +274,12 @@ func namedUpstreams(f *bridgeFlags, httpOpts pmcp.HTTPClientOptions, cmdOpts pro
 		out = append(out, proxy.Upstream{Name: name, Dial: dial, SessionHeaders: sessionHeaders(cmdOpts)})
 	}
 	if f.config != "" {
-		cfg, err := readBridgeConfig(f.config)
-		if err != nil {
-			return nil, err
+		cfg := f.parsed
+		if cfg == nil {
+			var err error
+			if cfg, err = readBridgeConfig(f.config); err != nil {
+				return nil, err
+			}
 		}
 		for _, name := range cfg.names() {
 			s := cfg.MCPServers[name]

@@ -103,33 +103,48 @@ func (c *bridgeConfig) names() []string {
 }
 
 func readBridgeConfig(path string) (*bridgeConfig, error) {
+	var c bridgeConfig
+	if err := readConfigFile(path, &c, pmcp.Unmarshal); err != nil {
+		return nil, err
+	}
+	return &c, c.check(path)
+}
+
+// readConfigFile decodes the file at path (at most maxBridgeConfigBytes)
+// into v with decode.
+func readConfigFile(path string, v any, decode func([]byte, any) error) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxBridgeConfigBytes+1))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(b) > maxBridgeConfigBytes {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxBridgeConfigBytes)
+		return fmt.Errorf("%s: larger than %d bytes", path, maxBridgeConfigBytes)
 	}
-	var c bridgeConfig
-	if err := pmcp.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	if err := decode(b, v); err != nil {
+		return fmt.Errorf("%s: %v", path, err)
 	}
+	return nil
+}
+
+// check reports what makes c unusable, and expands ${NAME} where it is
+// taken (bridgeServer.resolve).
+func (c *bridgeConfig) check(path string) error {
 	if len(c.MCPServers) == 0 {
-		return nil, fmt.Errorf("%s: no mcpServers", path)
+		return fmt.Errorf("%s: no mcpServers", path)
 	}
 	for _, name := range c.names() {
 		s := c.MCPServers[name]
 		if err := s.resolve(os.LookupEnv); err != nil {
-			return nil, fmt.Errorf("%s: server %q: %v", path, name, err)
+			return fmt.Errorf("%s: server %q: %v", path, name, err)
 		}
 		c.MCPServers[name] = s
 	}
-	return &c, nil
+	return nil
 }
 
 // resolve checks the entry's fields and expands ${NAME} where it is

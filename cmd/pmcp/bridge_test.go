@@ -154,7 +154,22 @@ func TestBridgeConfigFile(t *testing.T) {
 // returns its endpoint, read from its log.
 func startBridgeHTTP(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := selfCmd(append([]string{"bridge", "--listen", "127.0.0.1:0"}, args...)...)
+	return startListening(t, append([]string{"bridge", "--listen", "127.0.0.1:0"}, args...)...).url
+}
+
+// listening is a `pmcp` process serving Streamable HTTP.
+type listening struct {
+	url  string
+	cmd  *exec.Cmd
+	logs *syncBuf
+}
+
+// startListening runs `pmcp args...`, a command that listens on HTTP, and
+// returns it with its endpoint, read from its log; it is interrupted (and
+// waited for) when the test ends.
+func startListening(t *testing.T, args ...string) *listening {
+	t.Helper()
+	cmd := selfCmd(args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -163,14 +178,14 @@ func startBridgeHTTP(t *testing.T, args ...string) string {
 		t.Fatal(err)
 	}
 	urlc := make(chan string, 1)
-	var logs bytes.Buffer
+	logs := &syncBuf{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		re := regexp.MustCompile(`url=(http://\S+)`)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			logs.WriteString(sc.Text() + "\n")
+			logs.Write([]byte(sc.Text() + "\n"))
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case urlc <- m[1]:
@@ -194,11 +209,11 @@ func startBridgeHTTP(t *testing.T, args ...string) string {
 	})
 	select {
 	case u := <-urlc:
-		return u
+		return &listening{url: u, cmd: cmd, logs: logs}
 	case <-time.After(20 * time.Second):
-		t.Fatalf("the bridge never listened; log:\n%s", logs.String())
+		t.Fatalf("%s never listened; log:\n%s", args[0], logs.String())
 	}
-	return ""
+	return nil
 }
 
 // TestBridgeHTTPAggregate: `pmcp bridge --listen` in front of two child

@@ -45,7 +45,7 @@ func logLevelUsage(name string) string {
 	switch name {
 	case "serve":
 		shows += ", also the access log"
-	case "bridge":
+	case "bridge", "gateway":
 		shows += ", at debug also the access log"
 	case "login", "logout", "version", "doctor":
 	default:
@@ -266,6 +266,9 @@ func verbFor(name string) *verb {
 		return v
 	case "bridge":
 		v, _ := bridgeVerb()
+		return v
+	case "gateway":
+		v, _ := gatewayVerb()
 		return v
 	case "inspect", "tools", "resources", "prompts", "call", "read", "get", "login", "shell":
 		v, _ := clientVerb(name)

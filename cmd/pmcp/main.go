@@ -4,6 +4,7 @@
 //	pmcp serve --stdio        serve MCP over stdin/stdout (both eras)
 //	pmcp serve [--http ADDR]  serve MCP over streamable HTTP
 //	pmcp bridge [--listen ADDR] (--url URL | -- CMD ARGS...)  bridge another server
+//	pmcp gateway --listen ADDR --config FILE   policies, rate limits, audit over bridged servers
 //	pmcp inspect --url URL    describe a server (or: pmcp inspect -- CMD ARGS...)
 //	pmcp tools|resources|prompts list ...
 //	pmcp call TOOL key=value ...
@@ -49,6 +50,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return serve(ctx, args[1:], stdin, stdout, stderr)
 	case "bridge":
 		return bridge(ctx, args[1:], stdin, stdout, stderr)
+	case "gateway":
+		return gatewayCmd(ctx, args[1:], stdout, stderr)
 	case "inspect", "tools", "resources", "prompts", "call", "read", "get":
 		return clientCommand(ctx, args[0], args[1:], stdin, stdout, stderr)
 	case "shell":
@@ -73,7 +76,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // commandNames are the commands run dispatches (TestCommandsDispatch
 // holds them to it): what "did you mean" draws from.
-var commandNames = []string{"serve", "bridge", "inspect", "tools", "resources", "prompts", "call", "read", "get",
+var commandNames = []string{"serve", "bridge", "gateway", "inspect", "tools", "resources", "prompts", "call", "read", "get",
 	"shell", "login", "logout", "doctor", "version", "help"}
 
 // unknownCommand says name is no command, and which one is close to it.
@@ -93,6 +96,9 @@ server:
   bridge                     serve other MCP servers (a child process or a
                              URL) over stdio or HTTP, in both eras;
                              "pmcp bridge -h"
+  gateway                    serve the upstreams of a configuration file
+                             on one HTTP endpoint with OAuth, per-caller
+                             policies, rate limits and audit; "pmcp gateway -h"
 
 client (talk to any MCP server; the protocol era is negotiated):
   inspect                    server info, era, capabilities, and the tool,

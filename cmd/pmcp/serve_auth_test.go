@@ -95,7 +95,10 @@ func newFakeIssuer(t *testing.T) *fakeIssuer {
 		t.Fatal(err)
 	}
 	f := &fakeIssuer{key: key}
-	f.ts = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// Started once f.ts is set, so that the handler's reads of it follow
+	// the write (a server started first serves on goroutines the write
+	// does not happen before).
+	f.ts = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/.well-known/oauth-authorization-server":
@@ -109,18 +112,25 @@ func newFakeIssuer(t *testing.T) *fakeIssuer {
 			http.NotFound(w, r)
 		}
 	}))
+	f.ts.Start()
 	t.Cleanup(f.ts.Close)
 	return f
 }
 
 func (f *fakeIssuer) mint(t *testing.T, aud, scope string) string {
 	t.Helper()
+	return f.mintFor(t, aud, "cli-user", scope)
+}
+
+// mintFor mints a token for the subject sub.
+func (f *fakeIssuer) mintFor(t *testing.T, aud, sub, scope string) string {
+	t.Helper()
 	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: f.key}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", "k1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	tok, err := jwt.Signed(s).Claims(map[string]any{"iss": f.ts.URL, "aud": aud, "sub": "cli-user", "client_id": "c", "scope": scope,
+	tok, err := jwt.Signed(s).Claims(map[string]any{"iss": f.ts.URL, "aud": aud, "sub": sub, "client_id": "c", "scope": scope,
 		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}).Serialize()
 	if err != nil {
 		t.Fatal(err)
