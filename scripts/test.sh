@@ -82,6 +82,18 @@ if [ "${PMCP_SKIP_CONFORMANCE:-0}" != "1" ]; then
 	echo "ext-apps examples in $PMCP_APPS_EXAMPLES"
 fi
 
+step "redis-server (the redis module's stage and cmd/pmcp's TestGatewayRedisBuckets, two gateways sharing rate limits, run real ones)"
+if ! command -v redis-server >/dev/null 2>&1; then
+	echo "redis-server missing: installing the Debian package redis-server"
+	as_root=()
+	if [ "$(id -u)" != 0 ]; then
+		as_root=(sudo)
+	fi
+	"${as_root[@]}" apt-get update
+	"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server
+fi
+redis-server --version
+
 step "go test -race (examples/ builds and runs every README program)"
 go test -race -count=1 ./...
 
@@ -117,19 +129,10 @@ step "cmd/pmcp module: the CLI (separate module: it links the OTel exporters)"
 (cd cmd/pmcp && go vet ./... && go test -race -count=1 ./...)
 
 step "redis module: TaskStore, EventStore and Bus against a real redis-server (separate module)"
-# The Redis tests never skip here: redis-server comes from the Debian
-# package when missing, runs on a free loopback port (scripts/free-port.sh;
+# The Redis tests never skip here: redis-server (installed from the Debian
+# package by the redis-server stage above when missing) runs on a free loopback port (scripts/free-port.sh;
 # picked again if another process takes it before redis-server binds)
 # without persistence for this stage only, and is stopped by the EXIT trap.
-if ! command -v redis-server >/dev/null 2>&1; then
-	echo "redis-server missing: installing the Debian package redis-server"
-	as_root=()
-	if [ "$(id -u)" != 0 ]; then
-		as_root=(sudo)
-	fi
-	"${as_root[@]}" apt-get update
-	"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server
-fi
 redis_port=""
 for attempt in 1 2 3 4 5; do
 	redis_port=$(scripts/free-port.sh)
