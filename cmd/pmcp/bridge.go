@@ -70,6 +70,10 @@ type bridgeFlags struct {
 	// `pmcp serve` does: --auth-issuer/--auth-audience/--auth-scopes and
 	// --allow-host.
 	sec serveSecurity
+	// httpOpts and cmdOpts are how bridgeOptions dials the upstreams; a
+	// gateway reload builds the file's new upstreams with them.
+	httpOpts pmcp.HTTPClientOptions
+	cmdOpts  proxy.CommandOptions
 }
 
 func bridgeVerb() (*verb, *bridgeFlags) {
@@ -182,6 +186,7 @@ func bridgeOptions(ctx context.Context, f *bridgeFlags, cmdArgs []string, logger
 		}
 	}
 	cmdOpts := proxy.CommandOptions{HeaderToEnv: h2e, Logger: logger}
+	f.httpOpts, f.cmdOpts = httpOpts, cmdOpts
 	sources := 0
 	if f.url != "" {
 		sources++

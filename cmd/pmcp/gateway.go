@@ -33,9 +33,10 @@ an audit trail. The file is the bridge's mcpServers file plus "policies",
     --auth-issuer https://as.example --auth-audience https://mcp.example/mcp
 
 SIGHUP re-reads the file: policies, rate limits and audit settings change
-at once, sessions stay; a file that does not parse or check is refused and
-the configuration in force is kept (both are logged). Changed mcpServers
-are logged and take effect at the next start.`
+at once, sessions stay; changed mcpServers are applied live (an upstream
+added, removed or changed; the sessions of unchanged ones stay, a removed
+one's calls in flight finish first); a file that does not parse or check is
+refused and the configuration in force is kept (both are logged).`
 
 type gatewayFlags struct {
 	b                   bridgeFlags
@@ -146,7 +147,7 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return v.usageError(stderr, err)
 	}
 	defer p.Close()
-	rl := &gatewayReloader{path: f.b.config, gw: gw, srv: p.Server(), log: logger, servers: file.MCPServers, upstreams: file.names(), auditFile: auditFile(file.Audit)}
+	rl := &gatewayReloader{path: f.b.config, gw: gw, p: p, flags: &f.b, log: logger, servers: file.MCPServers, upstreams: file.names(), auditFile: auditFile(file.Audit)}
 	stopReload := rl.onSIGHUP(ctx)
 	defer stopReload()
 	return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.b.listen, f.b.path, &f.b.sec, logger, stderr, healthRoutes(p, f.b.path), nil)
@@ -209,9 +210,12 @@ func gatewayAudit(cfg *gateway.AuditConfig, logger *slog.Logger) (sink func(gate
 type gatewayReloader struct {
 	path string
 	gw   *gateway.Gateway
-	// srv is told the lists changed: what each caller sees may have.
-	srv *pmcp.Server
-	log *slog.Logger
+	// p serves the upstreams; its server is told the lists changed
+	// (what each caller sees may have).
+	p *proxy.Proxy
+	// flags dial the upstreams as at the start (upstreamsChanged).
+	flags *bridgeFlags
+	log   *slog.Logger
 
 	mu sync.Mutex
 	// servers and upstreams are the mcpServers the proxy serves.
@@ -264,27 +268,44 @@ func (r *gatewayReloader) reload() error {
 		r.log.Error("pmcp: gateway configuration refused; the one in force stays", "error", err)
 		return err
 	}
+	upstreams := r.upstreams
 	if !maps.EqualFunc(file.MCPServers, r.servers, func(a, b bridgeServer) bool { return reflect.DeepEqual(a, b) }) {
-		r.upstreamsChanged(file)
+		if err := r.upstreamsChanged(file); err != nil {
+			r.log.Error("pmcp: gateway configuration refused; the one in force stays", "file", r.path, "error", err)
+			return err
+		}
+		upstreams = file.names()
 	}
 	if f := auditFile(file.Audit); f != r.auditFile {
 		r.log.Warn("pmcp: gateway audit.file changed; it applies at the next start (includeArguments applies now)", "file", r.path, "audit", f)
 	}
-	if err := r.gw.Update(file.Config, r.upstreams); err != nil {
+	if err := r.gw.Update(file.Config, upstreams); err != nil {
 		r.log.Error("pmcp: gateway configuration refused; the one in force stays", "file", r.path, "error", err)
 		return err
 	}
-	r.srv.NotifyToolsListChanged()
-	r.srv.NotifyPromptsListChanged()
-	r.srv.NotifyResourcesListChanged()
-	r.log.Info("pmcp: gateway configuration reloaded", "file", r.path, "policies", len(file.Policies), "rateLimits", len(file.RateLimits))
+	srv := r.p.Server()
+	srv.NotifyToolsListChanged()
+	srv.NotifyPromptsListChanged()
+	srv.NotifyResourcesListChanged()
+	r.log.Info("pmcp: gateway configuration reloaded", "file", r.path, "servers", upstreams, "policies", len(file.Policies), "rateLimits", len(file.RateLimits))
 	return nil
 }
 
-// upstreamsChanged is told that the file's mcpServers differ from those
-// served. It is the one place live upstream changes are to be applied;
-// until the proxy can change its upstreams, it reports the change, which
-// takes effect at the next start.
-func (r *gatewayReloader) upstreamsChanged(file *gatewayFile) {
-	r.log.Warn("pmcp: gateway mcpServers changed; restart the gateway to apply them", "file", r.path, "servers", file.names())
+// upstreamsChanged applies the file's mcpServers, which differ from those
+// served, to the proxy (proxy.Proxy.SetUpstreams): an entry given again
+// unchanged keeps its sessions (its fingerprint is the same), others are
+// added, replaced or removed. An error leaves the upstreams in force.
+func (r *gatewayReloader) upstreamsChanged(file *gatewayFile) error {
+	// The gateway's upstreams are the file's only (it takes no --upstream).
+	f := &bridgeFlags{config: r.path, parsed: &file.bridgeConfig}
+	ups, err := namedUpstreams(f, r.flags.httpOpts, r.flags.cmdOpts)
+	if err != nil {
+		return err
+	}
+	if err := r.p.SetUpstreams(ups); err != nil {
+		return err
+	}
+	r.servers, r.upstreams = file.MCPServers, file.names()
+	r.log.Info("pmcp: gateway upstreams changed", "file", r.path, "servers", r.upstreams)
+	return nil
 }
