@@ -71,7 +71,7 @@ type ClientNotificationHandlers struct {
 	// on a Listen subscription whose filter names TaskIDs. For the tasks
 	// the session created (CallToolTask) both eras need no further call:
 	// a modern session opens that subscription itself.
-	TaskStatus func(ctx context.Context, st *TaskStatus)
+	TaskStatus func(ctx context.Context, st *DetailedTask)
 }
 
 // clientDrainTimeout bounds how long the session lets the handlers of

@@ -33,10 +33,10 @@ func TestWatchTaskHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	acks := make(chan *SubscriptionsAckParams, 1)
-	pushed := make(chan *TaskStatus, 4)
+	pushed := make(chan *DetailedTask, 4)
 	c := NewClient(ClientOptions{Era: EraModern, Notifications: ClientNotificationHandlers{
 		SubscriptionAcknowledged: func(_ context.Context, a *SubscriptionsAckParams) { acks <- a },
-		TaskStatus:               func(_ context.Context, st *TaskStatus) { pushed <- st },
+		TaskStatus:               func(_ context.Context, st *DetailedTask) { pushed <- st },
 	}})
 	s := connectClient(t, c, serveOnPipe(t, srv))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -80,6 +80,12 @@ type TaskError struct {
 // tasks/get result (resultType "complete") and in notifications/tasks.
 // TTLMs nil means unlimited (null on the wire). InputRequests is set while
 // the task is input_required, Result once completed, Error once failed.
+//
+// It is also the client's snapshot of a task in both eras (ClientTask.Get,
+// ClientTask.Wait, ClientNotificationHandlers.TaskStatus): a 2025-11-25
+// task's ttl and pollInterval land in TTLMs and PollIntervalMs (nil when
+// absent or not positive), its other members in the fields of the same
+// name; ResultFields stay empty there.
 type DetailedTask struct {
 	ResultFields
 	TaskID         string                    `json:"taskId"`
@@ -92,6 +98,11 @@ type DetailedTask struct {
 	InputRequests  map[string]jsontext.Value `json:"inputRequests,omitempty"`
 	Result         jsontext.Value            `json:"result,omitempty"`
 	Error          *TaskError                `json:"error,omitempty"`
+}
+
+// Terminal reports whether the status is completed, failed or cancelled.
+func (t *DetailedTask) Terminal() bool {
+	return t.Status == "completed" || t.Status == "failed" || t.Status == "cancelled"
 }
 
 // TaskIDParams are the params of tasks/get, tasks/result and tasks/cancel.
