@@ -100,8 +100,8 @@ func TestClientCancellationSendsNotification(t *testing.T) {
 				t.Fatalf("err %v", err)
 			}
 			n := f.waitNote(t, NotificationCancelled)
-			var p CancelledParams
-			if err := Unmarshal(n.Params, &p); err != nil || string(p.RequestID) != id.String() {
+			var p cancelledParams
+			if err := Unmarshal(n.Params, &p); err != nil || p.RequestID.String() != id.String() {
 				t.Fatalf("cancelled %s for request %v (%v)", n.Params, id, err)
 			}
 		})

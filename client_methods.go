@@ -50,7 +50,7 @@ func listPage[R any](ctx context.Context, s *ClientSession, method, cursor strin
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.call(ctx, method, &PaginatedParams{Cursor: cursor, Meta: meta})
+	raw, err := s.call(ctx, method, &paginatedParams{Cursor: cursor, Meta: meta})
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +341,7 @@ func (s *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel)
 	if level < LevelDebug || level > LevelEmergency {
 		return fmt.Errorf("pmcp: SetLoggingLevel: invalid level %v", level)
 	}
-	raw, err := s.call(ctx, MethodLoggingSetLevel, &SetLevelParams{Level: level})
+	raw, err := s.call(ctx, MethodLoggingSetLevel, &setLevelParams{Level: level})
 	if err != nil {
 		return err
 	}

@@ -294,7 +294,7 @@ func (t *ClientTask) waitLegacy(ctx context.Context, rep *statusReporter) (*Call
 		close(done)
 	}
 	// tasks/result waits as long as the task runs: no call timeout.
-	raw, err := t.s.send(ctx, MethodTasksResult, &TaskIDParams{TaskID: t.ID()})
+	raw, err := t.s.send(ctx, MethodTasksResult, &taskIDParams{TaskID: t.ID()})
 	cancel()
 	<-done
 	if rep.on != nil && !rep.terminal && ctx.Err() == nil {

@@ -323,7 +323,7 @@ func TestClientFallsBackToLegacyOnlyServer(t *testing.T) {
 	if m[MetaProtocolVersion] != Version20260728 || m[MetaClientCapabilities] == nil || cliPath(m, MetaClientInfo, "name") != "fallback" {
 		t.Fatalf("probe _meta %v", m)
 	}
-	var ip InitializeParams
+	var ip initializeParams
 	if err := Unmarshal(f.requests(MethodInitialize)[0].Params, &ip); err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +419,7 @@ func TestClientUnsupportedVersionOutcomes(t *testing.T) {
 		if s.Era() != EraLegacy || s.ProtocolVersion() != Version20250326 {
 			t.Fatalf("era %v version %q", s.Era(), s.ProtocolVersion())
 		}
-		var ip InitializeParams
+		var ip initializeParams
 		_ = Unmarshal(f.requests(MethodInitialize)[0].Params, &ip)
 		if ip.ProtocolVersion != Version20250326 {
 			t.Fatalf("offered %q", ip.ProtocolVersion)

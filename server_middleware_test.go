@@ -442,7 +442,7 @@ func TestMiddlewareSeesEmptyObjectForAbsentParams(t *testing.T) {
 	seen := make(chan string, 4)
 	mw := func(next MethodHandler) MethodHandler {
 		return func(ctx context.Context, r *Request) (Result, error) {
-			var p PaginatedParams
+			var p paginatedParams
 			if err := Unmarshal(r.Params, &p); err != nil {
 				seen <- "decode: " + err.Error()
 			} else {

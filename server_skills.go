@@ -244,7 +244,7 @@ func (s *Server) serveSkills(req string, params jsontext.Value, rs *reqState) (R
 		}
 		return nil, invalidParams("unknown skill %q", p.URI)
 	}
-	p, err := decodeParams[PaginatedParams](params)
+	p, err := decodeParams[paginatedParams](params)
 	if err != nil {
 		return nil, err
 	}

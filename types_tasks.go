@@ -105,15 +105,15 @@ func (t *DetailedTask) Terminal() bool {
 	return t.Status == "completed" || t.Status == "failed" || t.Status == "cancelled"
 }
 
-// TaskIDParams are the params of tasks/get, tasks/result and tasks/cancel.
-type TaskIDParams struct {
+// taskIDParams are the params of tasks/get, tasks/result and tasks/cancel.
+type taskIDParams struct {
 	TaskID string         `json:"taskId"`
 	Meta   jsontext.Value `json:"_meta,omitempty"`
 }
 
-// UpdateTaskParams are the params of tasks/update (2026-07-28): answers to
+// updateTaskParams are the params of tasks/update (2026-07-28): answers to
 // some or all of the task's inputRequests, keyed as the server keyed them.
-type UpdateTaskParams struct {
+type updateTaskParams struct {
 	TaskID         string                    `json:"taskId"`
 	InputResponses map[string]jsontext.Value `json:"inputResponses"`
 	Meta           jsontext.Value            `json:"_meta,omitempty"`

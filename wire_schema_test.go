@@ -610,14 +610,14 @@ func wireCases(t *testing.T) []wireCase {
 		Capabilities:    ServerCapabilities{Logging: Object{}, Completions: Object{}},
 		ServerInfo:      Implementation{Name: "pmcp-server", Version: "0.0.0"},
 	})
-	add(M, "DiscoverResult", "full", &DiscoverResult{
+	add(M, "DiscoverResult", "full", &discoverResult{
 		ResultFields:      wireComplete(),
 		CacheFields:       publicCache(),
 		SupportedVersions: SupportedVersions(),
 		Capabilities:      wireModernServerCaps(),
 		Instructions:      "Use get_weather for forecasts.",
 	})
-	add(M, "DiscoverResult", "private-zero-ttl", &DiscoverResult{
+	add(M, "DiscoverResult", "private-zero-ttl", &discoverResult{
 		ResultFields:      wireComplete(),
 		CacheFields:       wireCache(0, CacheScopePrivate),
 		SupportedVersions: []string{Version20260728},
@@ -828,7 +828,7 @@ func wireCases(t *testing.T) []wireCase {
 		add(era, "ListRootsResult", "roots", &ListRootsResult{Roots: []*Root{{URI: "file:///home/user/project", Name: "project"}, {URI: "file:///tmp"}}})
 		add(era, "ListRootsResult", "empty", &ListRootsResult{})
 	}
-	add(L, "InitializeRequestParams", "full", &InitializeParams{
+	add(L, "InitializeRequestParams", "full", &initializeParams{
 		ProtocolVersion: Version20251125,
 		Capabilities: ClientCapabilities{
 			Roots:       &RootsCapability{ListChanged: true},
@@ -837,7 +837,7 @@ func wireCases(t *testing.T) []wireCase {
 		},
 		ClientInfo: Implementation{Name: "pmcp-wire-client", Version: "0.1.0", Icons: wireIcons()},
 	})
-	add(L, "InitializeRequestParams", "minimal", &InitializeParams{
+	add(L, "InitializeRequestParams", "minimal", &initializeParams{
 		ProtocolVersion: Version20251125,
 		ClientInfo:      Implementation{Name: "c", Version: "1"},
 	})
@@ -856,7 +856,7 @@ func wireCases(t *testing.T) []wireCase {
 	})
 	add(M, "GetPromptRequestParams", "args", &GetPromptParams{Name: "summarize", Arguments: map[string]string{"doc": "file:///a"}, Meta: wireModernRequestMeta(t)})
 	add(M, "ReadResourceRequestParams", "uri", &ReadResourceParams{URI: "file:///srv/data/notes.md", Meta: wireModernRequestMeta(t)})
-	add(M, "PaginatedRequestParams", "cursor", &PaginatedParams{Cursor: "c2", Meta: wireModernRequestMeta(t)})
+	add(M, "PaginatedRequestParams", "cursor", &paginatedParams{Cursor: "c2", Meta: wireModernRequestMeta(t)})
 	add(M, "SubscriptionsListenRequestParams", "all", &ListenParams{
 		Notifications: SubscriptionFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"file:///srv/data/notes.md"}},
 		Meta:          wireModernRequestMeta(t),
@@ -874,7 +874,7 @@ func wireCases(t *testing.T) []wireCase {
 		}
 		return out
 	}
-	add(M, "DiscoverResult", "via-dispatcher", decorated(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: srv.capabilities(EraModern)}, &requestEnv{}))
+	add(M, "DiscoverResult", "via-dispatcher", decorated(&discoverResult{SupportedVersions: SupportedVersions(), Capabilities: srv.capabilities(EraModern)}, &requestEnv{}))
 	add(M, "ListToolsResult", "via-dispatcher", decorated(&ListToolsResult{Tools: wireTools(t, false)}, &requestEnv{}))
 	add(M, "ListResourcesResult", "via-dispatcher-authenticated", decorated(&ListResourcesResult{Resources: wireResources()}, &requestEnv{authInfo: &AuthInfo{}}))
 	add(M, "CallToolResult", "via-dispatcher", decorated(&CallToolResult{Content: wireAllContent()}, &requestEnv{}))
@@ -897,7 +897,7 @@ func wireCases(t *testing.T) []wireCase {
 	addMsg(L, "ElicitRequest", "form", wireRequest(jsonrpc.StringID("s-11"), MethodElicitationCreate, wireElicitForm()))
 	addMsgNew(L, "ElicitRequest", "url", wireRequest(jsonrpc.StringID("s-12"), MethodElicitationCreate, &ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/oauth/start", ElicitationID: "el-1"}))
 
-	discover := &DiscoverResult{ResultFields: wireComplete(), CacheFields: publicCache(), SupportedVersions: SupportedVersions(), Capabilities: wireModernServerCaps()}
+	discover := &discoverResult{ResultFields: wireComplete(), CacheFields: publicCache(), SupportedVersions: SupportedVersions(), Capabilities: wireModernServerCaps()}
 	tools := &ListToolsResult{ResultFields: wireComplete(), CacheFields: publicCache(), Tools: wireTools(t, false)}
 	call := &CallToolResult{ResultFields: wireComplete(), Content: wireAllContent()}
 	prompt := &GetPromptResult{ResultFields: wireComplete(), Messages: []*PromptMessage{{Role: "user", Content: Text("hi")}}}
