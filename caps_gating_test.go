@@ -500,7 +500,7 @@ func wireCapsCases(t *testing.T, decorated func(Result, *requestEnv) Result) []w
 		t.Fatalf("legacy URLElicitationRequiredError maps to %v", legacyURL)
 	}
 	addMsgNew(L, "URLElicitationRequiredError", "-32042", wireErrorResponse(idS, legacyURL))
-	modernURL, _ := urlErr.eraForm(EraModern, urlCaps).(*InputRequiredError)
+	modernURL, _ := urlErr.eraForm(EraModern, urlCaps).(*inputRequiredError)
 	if modernURL == nil {
 		t.Fatal("modern URLElicitationRequiredError is not an input round")
 	}

@@ -612,7 +612,7 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		}
 	}
 	if extra.mrtr != nil {
-		var ir *InputRequiredError
+		var ir *inputRequiredError
 		if err != nil {
 			ir = asInputRequired(err)
 		}
@@ -621,7 +621,7 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		} else if pending := extra.mrtr.pendingRequests(); pending != nil {
 			// The handler swallowed the input request: the call still
 			// cannot complete without the answers.
-			ir, err = &InputRequiredError{Requests: pending}, nil
+			ir, err = &inputRequiredError{Requests: pending}, nil
 		}
 		if ir != nil {
 			if !bound {
@@ -694,7 +694,7 @@ func (s *Server) openInput(in *mrtrIn, b reqstate.Binding, rawResponses jsontext
 }
 
 // inputRequired seals the next round's state and builds the result.
-func (s *Server) inputRequired(b reqstate.Binding, in *mrtrIn, ir *InputRequiredError) (Result, error) {
+func (s *Server) inputRequired(b reqstate.Binding, in *mrtrIn, ir *inputRequiredError) (Result, error) {
 	round := 0
 	if in.verified {
 		round = int(in.round) + 1

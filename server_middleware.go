@@ -311,7 +311,7 @@ func IsToolError(res Result) bool {
 
 // ErrorCode returns the JSON-RPC error code err is sent with, by the
 // server's one mapping of errors: -32021 for a *MissingCapabilityError,
-// -32603 for an *InputRequiredError (outside a modern multi-round-trip
+// -32603 for an error matching ErrInputRequired (outside a modern multi-round-trip
 // request), the code of the *jsonrpc.Error in its chain, else -32603
 // (internal error). The code of a *URLElicitationRequiredError depends on
 // the request's era and client, which err does not carry: it is -32603
