@@ -216,8 +216,8 @@ func boundedPeerError(re *jsonrpc.Error) *jsonrpc.Error {
 }
 
 // capPeerString bounds a server-controlled string before it enters an
-// error or a log record: peer.CapString at MaxPeerStringBytes.
-func capPeerString(s string) string { return peer.CapString(s, MaxPeerStringBytes) }
+// error or a log record: peer.CapString at peer.MaxStringBytes.
+func capPeerString(s string) string { return peer.CapString(s, peer.MaxStringBytes) }
 
 // encodeMeta builds a request's _meta: the caller's members, then the
 // client-managed static members and the progress token. It returns nil

@@ -7,6 +7,7 @@ import (
 	"iter"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -247,7 +248,7 @@ func resultText(res *CallToolResult) string {
 				b = append(b, '\n')
 			}
 			b = append(b, t.Text...)
-			if len(b) > MaxPeerStringBytes {
+			if len(b) > peer.MaxStringBytes {
 				break
 			}
 		}

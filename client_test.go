@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/transport/memory"
@@ -650,13 +651,13 @@ func TestClientCapsPeerStrings(t *testing.T) {
 	s := connectClient(t, NewClient(ClientOptions{}), st)
 	_, err := s.CallTool(context.Background(), "t", nil)
 	var re *jsonrpc.Error
-	if !errors.As(err, &re) || len(re.Message) > MaxPeerStringBytes || strings.Contains(err.Error(), "\n") {
+	if !errors.As(err, &re) || len(re.Message) > peer.MaxStringBytes || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("message of %d bytes: %.80q", len(err.Error()), err)
 	}
 	if got := capPeerString("a\x00b\x1bc\u0085d\tok\xff"); got != "a b c d\tok\uFFFD" {
 		t.Fatalf("capPeerString: %q", got)
 	}
-	if got := capPeerString(strings.Repeat("é", 1000)); len(got) > MaxPeerStringBytes || !strings.HasSuffix(got, "é...") {
+	if got := capPeerString(strings.Repeat("é", 1000)); len(got) > peer.MaxStringBytes || !strings.HasSuffix(got, "é...") {
 		t.Fatalf("cut: %d bytes, %q", len(got), got[len(got)-8:])
 	}
 }
