@@ -327,7 +327,7 @@ func resultTypeOf(method string, raw jsontext.Value) (string, error) {
 		return "", nil
 	}
 	switch rt := *probe.ResultType; rt {
-	case ResultTypeComplete, ResultTypeInputRequired:
+	case resultTypeComplete, resultTypeInputRequired:
 		return rt, nil
 	case ResultTypeTask:
 		if method == MethodToolsCall {
@@ -346,7 +346,7 @@ func decodeResult(method string, raw jsontext.Value, out any) error {
 	if err != nil {
 		return err
 	}
-	if rt == ResultTypeInputRequired {
+	if rt == resultTypeInputRequired {
 		return fmt.Errorf("%w: %s cannot answer input_required", ErrUnexpectedResultType, method)
 	}
 	return decodeInto(method, raw, out)
@@ -388,7 +388,7 @@ func (s *ClientSession) roundTrip(ctx context.Context, method string, opts []Cal
 		if err != nil {
 			return nil, err
 		}
-		if rt != ResultTypeInputRequired {
+		if rt != resultTypeInputRequired {
 			return raw, nil
 		}
 		if s.Era() != EraModern {

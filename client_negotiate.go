@@ -26,7 +26,7 @@ func (s *ClientSession) negotiate(ctx context.Context) error {
 		forced = s.eraHint
 	}
 	if forced == EraLegacy {
-		return s.initialize(ctx, LatestLegacyVersion)
+		return s.initialize(ctx, latestLegacyVersion)
 	}
 	version := s.c.modern[0]
 	// First the probe, bounded by the probe timeout; a renegotiated
@@ -74,7 +74,7 @@ func (s *ClientSession) negotiate(ctx context.Context) error {
 	}
 	// Any other error, or no answer within the probe timeout: a legacy
 	// server. The rule is deliberately not tied to one error code.
-	if ierr := s.initialize(ctx, LatestLegacyVersion); ierr != nil {
+	if ierr := s.initialize(ctx, latestLegacyVersion); ierr != nil {
 		return fmt.Errorf("%w (after the server/discover probe failed: %v)", ierr, err)
 	}
 	return nil
@@ -153,7 +153,7 @@ func (s *ClientSession) adoptDiscover(ctx context.Context, requested string, res
 func (s *ClientSession) initialize(ctx context.Context, version string) error {
 	raw, err := s.call(ctx, MethodInitialize, &initializeParams{
 		ProtocolVersion: version,
-		Capabilities:    *s.c.Capabilities(EraLegacy),
+		Capabilities:    *s.c.capabilities(EraLegacy),
 		ClientInfo:      s.c.info,
 	})
 	if err != nil {
@@ -188,7 +188,7 @@ func (s *ClientSession) initialize(ctx context.Context, version string) error {
 // modernMeta encodes the static members of the modern request _meta for
 // version.
 func (c *Client) modernMeta(version string) (map[string]jsontext.Value, error) {
-	caps, err := Marshal(c.Capabilities(EraModern))
+	caps, err := Marshal(c.capabilities(EraModern))
 	if err != nil {
 		return nil, fmt.Errorf("pmcp: encode client capabilities: %w", err)
 	}

@@ -362,15 +362,15 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // tasksMeta returns the session's static modern _meta with the tasks
 // extension added to the client capabilities.
 func (s *ClientSession) tasksMeta(static map[string]jsontext.Value) map[string]jsontext.Value {
-	caps := s.c.Capabilities(EraModern)
+	caps := s.c.capabilities(EraModern)
 	if _, ok := caps.Extensions[ExtensionTasks]; ok {
 		return static
 	}
-	ext := make(map[string]Object, len(caps.Extensions)+1)
+	ext := make(map[string]map[string]any, len(caps.Extensions)+1)
 	for k, v := range caps.Extensions {
 		ext[k] = v
 	}
-	ext[ExtensionTasks] = Object{}
+	ext[ExtensionTasks] = map[string]any{}
 	caps.Extensions = ext
 	b, err := Marshal(caps)
 	if err != nil {

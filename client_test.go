@@ -297,7 +297,7 @@ func TestClientForcedLegacy(t *testing.T) {
 }
 
 func TestClientFallsBackToLegacyOnlyServer(t *testing.T) {
-	f, st := startFake(t, legacyHandler(Version20250618, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	f, st := startFake(t, legacyHandler(version20250618, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method == MethodToolsList {
 			return jsontext.Value(`{"tools":[{"name":"x","inputSchema":{"type":"object"}}]}`), nil
 		}
@@ -307,7 +307,7 @@ func TestClientFallsBackToLegacyOnlyServer(t *testing.T) {
 		return nil, errors.New("unused")
 	}})
 	s := connectClient(t, c, st)
-	if s.Era() != EraLegacy || s.ProtocolVersion() != Version20250618 {
+	if s.Era() != EraLegacy || s.ProtocolVersion() != version20250618 {
 		t.Fatalf("era %v version %q", s.Era(), s.ProtocolVersion())
 	}
 	if s.ServerInfo().Name != "legacy-only" {
@@ -414,15 +414,15 @@ func TestClientUnsupportedVersionOutcomes(t *testing.T) {
 			if req.Method == MethodDiscover {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "no", Data: jsontext.Value(`{"supported":["2025-03-26"]}`)}
 			}
-			return legacyHandler(Version20250326, nil)(ctx, req)
+			return legacyHandler(version20250326, nil)(ctx, req)
 		})
 		s := connectClient(t, NewClient(ClientOptions{}), st)
-		if s.Era() != EraLegacy || s.ProtocolVersion() != Version20250326 {
+		if s.Era() != EraLegacy || s.ProtocolVersion() != version20250326 {
 			t.Fatalf("era %v version %q", s.Era(), s.ProtocolVersion())
 		}
 		var ip initializeParams
 		_ = Unmarshal(f.requests(MethodInitialize)[0].Params, &ip)
-		if ip.ProtocolVersion != Version20250326 {
+		if ip.ProtocolVersion != version20250326 {
 			t.Fatalf("offered %q", ip.ProtocolVersion)
 		}
 	})

@@ -38,7 +38,7 @@ func TestResultEncoding(t *testing.T) {
 		{Content: []Content{}},
 		{Content: nil},
 		{Content: []Content{Text("a"), Text("b")}, IsError: true},
-		{ResultFields: ResultFields{ResultType: ResultTypeComplete, Meta: Meta{MetaServerInfo: info}}, Content: []Content{Text("x")}},
+		{ResultFields: ResultFields{ResultType: resultTypeComplete, Meta: Meta{MetaServerInfo: info}}, Content: []Content{Text("x")}},
 		{ResultFields: ResultFields{ResultType: "complete", Meta: Meta{MetaServerInfo: full}}, Content: []Content{Text("x")}},
 		{ResultFields: ResultFields{Meta: Meta{}}, Content: []Content{Text("x")}},
 		{Content: []Content{&TextContent{Text: "no type set"}}},

@@ -159,20 +159,20 @@ func (s *Server) capabilities(era Era) ServerCapabilities {
 	}
 	c := s.baseCapabilities()
 	if s.skills.len() > 0 {
-		c.Extensions = map[string]Object{ExtensionSkills: {}}
+		c.Extensions = map[string]map[string]any{ExtensionSkills: {}}
 	}
 	if s.apps.Load() {
 		if c.Extensions == nil {
-			c.Extensions = make(map[string]Object, 1)
+			c.Extensions = make(map[string]map[string]any, 1)
 		}
-		c.Extensions[ExtensionApps] = Object{}
+		c.Extensions[ExtensionApps] = map[string]any{}
 	}
 	if s.tasks != nil {
 		if era == EraModern {
 			if c.Extensions == nil {
-				c.Extensions = make(map[string]Object, 1)
+				c.Extensions = make(map[string]map[string]any, 1)
 			}
-			c.Extensions[ExtensionTasks] = Object{}
+			c.Extensions[ExtensionTasks] = map[string]any{}
 		} else {
 			c.Tasks = legacyTasksCapability
 		}
@@ -234,9 +234,9 @@ func eraTasks(c ServerCapabilities, era Era) ServerCapabilities {
 	if era == EraModern {
 		c.Tasks = nil
 		if !ext {
-			m := make(map[string]Object, len(c.Extensions)+1)
+			m := make(map[string]map[string]any, len(c.Extensions)+1)
 			maps.Copy(m, c.Extensions)
-			m[ExtensionTasks] = Object{}
+			m[ExtensionTasks] = map[string]any{}
 			c.Extensions = m
 		}
 		return c
@@ -257,8 +257,8 @@ func eraTasks(c ServerCapabilities, era Era) ServerCapabilities {
 
 func (s *Server) baseCapabilities() ServerCapabilities {
 	c := ServerCapabilities{
-		Logging:     Object{},
-		Completions: Object{},
+		Logging:     map[string]any{},
+		Completions: map[string]any{},
 	}
 	if s.tools.len() > 0 {
 		c.Tools = &ListChangedCapability{ListChanged: true}

@@ -374,7 +374,7 @@ func (s *Server) initialize(req *jsonrpc.Request, ss *session) (Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		version := LatestLegacyVersion
+		version := latestLegacyVersion
 		if i := slices.Index(legacyVersions, p.ProtocolVersion); i >= 0 {
 			version = legacyVersions[i] // the constant: sessions keep no copy
 		}

@@ -302,9 +302,9 @@ func rowTargetName(row *methodRow, req *jsonrpc.Request, rp *reqParams) string {
 	return name
 }
 
-// IsToolError reports whether res is a tool result with isError set: a
+// isToolError reports whether res is a tool result with isError set: a
 // tool that failed (OpenTelemetry's error.type "tool_error").
-func IsToolError(res Result) bool {
+func isToolError(res Result) bool {
 	r, ok := res.(*CallToolResult)
 	return ok && r != nil && r.IsError
 }

@@ -330,7 +330,7 @@ type StreamableHTTPOptions struct {
 	// operation needs; the status and challenges of the *AuthError it
 	// returns are sent (plug in auth.Authenticator.InsufficientScope,
 	// whose challenge names the resource metadata), with the JSON-RPC
-	// error ScopeErrorCode as body. Nil, or a result that is not a 403
+	// error of ErrInsufficientScope as body. Nil, or a result that is not a 403
 	// *AuthError, sends 403 with `Bearer error="insufficient_scope",
 	// scope="…"`. The decision itself is pmcp's: exact scope membership.
 	InsufficientScope func(actx *AuthContext, required ...string) error

@@ -122,8 +122,8 @@ func TestLegacyHandshakeAndGating(t *testing.T) {
 
 func TestLegacyVersionNegotiation(t *testing.T) {
 	for _, tc := range []struct{ asked, want string }{
-		{Version20251125, Version20251125}, {Version20250618, Version20250618}, {Version20250326, Version20250326},
-		{Version20241105, Version20241105}, {"1999-01-01", LatestLegacyVersion},
+		{Version20251125, Version20251125}, {version20250618, version20250618}, {version20250326, version20250326},
+		{version20241105, version20241105}, {"1999-01-01", latestLegacyVersion},
 	} {
 		c := startServer(t, newTestServer(t, ServerOptions{}), nil)
 		res := c.mustCall(MethodInitialize, map[string]any{"protocolVersion": tc.asked, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "x", "version": "1"}})

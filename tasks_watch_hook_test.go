@@ -13,7 +13,7 @@ import (
 func TestWatchTaskHook(t *testing.T) {
 	hookDone := make(chan struct{})
 	srv, err := NewServer(ServerOptions{
-		Capabilities: &ServerCapabilities{Extensions: map[string]Object{ExtensionTasks: {}}},
+		Capabilities: &ServerCapabilities{Extensions: map[string]map[string]any{ExtensionTasks: {}}},
 		WatchTask: func(ctx context.Context, extra *RequestHandlerExtra, id string) (<-chan *DetailedTask, bool) {
 			if id != "mine" {
 				return nil, false
