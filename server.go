@@ -109,8 +109,6 @@ type ServerStats struct {
 	// DroppedNotifications counts list-changed/resource-updated
 	// notifications dropped because a listener's queue was full.
 	DroppedNotifications uint64
-	// Listeners is the number of live notification listeners.
-	Listeners int
 	// RunningTasks is the number of task handlers running in this process
 	// (at most TaskOptions.MaxRunningTasks).
 	RunningTasks int
@@ -118,7 +116,7 @@ type ServerStats struct {
 
 // Stats returns a snapshot of the server's counters.
 func (s *Server) Stats() ServerStats {
-	st := ServerStats{DroppedNotifications: s.droppedNotifications.Load(), Listeners: s.listeners.len()}
+	st := ServerStats{DroppedNotifications: s.droppedNotifications.Load()}
 	if s.tasks != nil {
 		st.RunningTasks = len(s.tasks.sem)
 	}

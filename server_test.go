@@ -588,10 +588,10 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 	// End the subscription with notifications/cancelled (stdio).
 	_ = c.conn.Notify(context.Background(), NotificationCancelled, map[string]any{"requestId": jsontext.Value(subID)})
 	deadline := time.After(5 * time.Second)
-	for s.Stats().Listeners > 1 {
+	for s.listeners.len() > 1 {
 		select {
 		case <-deadline:
-			t.Fatalf("listener not removed: %d", s.Stats().Listeners)
+			t.Fatalf("listener not removed: %d", s.listeners.len())
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
