@@ -158,7 +158,7 @@ func NewStreamableHTTPHandler(s *Server, opts StreamableHTTPOptions) *Streamable
 		reaperStop:  make(chan struct{}),
 	}
 	if h.store == nil {
-		h.store = NewMemoryEventStore(MemoryEventStoreOptions{})
+		h.store = newMemoryEventStore(MemoryEventStoreOptions{})
 	}
 	h.lim = jsonrpc.Limits{MaxMessageBytes: int(o.MaxBodyBytes)}
 	if o.MaxBodyBytes < 0 {

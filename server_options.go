@@ -274,7 +274,7 @@ type StreamableHTTPOptions struct {
 	// listen request end once the stream is detached.
 	DetachListenStreams bool
 	// EventStore keeps legacy SSE events for Last-Event-ID resumption. Nil
-	// means a MemoryEventStore with default bounds.
+	// means NewMemoryEventStore with default bounds.
 	EventStore EventStore
 	// SessionStore shares the records of legacy sessions between
 	// replicas, so that one replica can adopt the sessions of a replica
