@@ -42,7 +42,7 @@ func TestResultEncoding(t *testing.T) {
 		{ResultFields: ResultFields{ResultType: "complete", Meta: Meta{MetaServerInfo: full}}, Content: []Content{Text("x")}},
 		{ResultFields: ResultFields{Meta: Meta{}}, Content: []Content{Text("x")}},
 		{Content: []Content{&TextContent{Text: "no type set"}}},
-		{Content: []Content{&TextContent{Type: "wrong", Text: "type is stamped"}}},
+		{Content: []Content{&TextContent{Text: "the type is the marshaler's"}}},
 		// Declined shapes.
 		{Content: []Content{&TextContent{Text: "x", Annotations: &Annotations{}}}},
 		{Content: []Content{&TextContent{Text: "x", Meta: Meta{"a": 1}}}},

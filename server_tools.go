@@ -237,7 +237,7 @@ func textResult(text string) *CallToolResult {
 		content [1]Content
 		text    TextContent
 	})
-	r.text = TextContent{Type: "text", Text: text}
+	r.text = TextContent{Text: text}
 	r.content[0] = &r.text
 	r.res.Content = r.content[:]
 	return &r.res
