@@ -399,8 +399,8 @@ const (
 	DefaultEventStoreMaxSessionBytes = 2 << 20
 )
 
-// MemoryEventStoreOptions bound a MemoryEventStore. Zero fields mean the
-// defaults; negative fields disable that bound.
+// MemoryEventStoreOptions bound the store NewMemoryEventStore returns.
+// Zero fields mean the defaults; negative fields disable that bound.
 type MemoryEventStoreOptions struct {
 	// MaxStreamEvents caps the events kept per stream. Zero means
 	// DefaultEventStoreMaxStreamEvents.
