@@ -95,12 +95,16 @@ type ProtocolContext struct {
 }
 
 // LogSink receives a request's log records. Log must not block for long:
-// it is called synchronously from the handler. The server sets one per
-// request; a unit test or a middleware that captures the records sets its
-// own type with this method.
+// it is called synchronously from the handler.
 type LogSink interface {
 	Log(rec *LoggingMessageParams)
 }
+
+// LogSinkFunc adapts a function to LogSink.
+type LogSinkFunc func(rec *LoggingMessageParams)
+
+// Log calls f.
+func (f LogSinkFunc) Log(rec *LoggingMessageParams) { f(rec) }
 
 // Peer is the server-to-client back-channel of a request. In the legacy era
 // each call is a real JSON-RPC request to the client; in the modern era it

@@ -84,6 +84,12 @@ type ProgressReporter interface {
 	ReportProgress(ctx context.Context, p Progress) error
 }
 
+// ProgressReporterFunc adapts a function to ProgressReporter.
+type ProgressReporterFunc func(ctx context.Context, p Progress) error
+
+// ReportProgress calls f.
+func (f ProgressReporterFunc) ReportProgress(ctx context.Context, p Progress) error { return f(ctx, p) }
+
 // Progress is one progress update. Total is 0 when unknown.
 type Progress struct {
 	Progress float64

@@ -185,7 +185,7 @@ func TestProgressReporter(t *testing.T) {
 func TestProgressHelpers(t *testing.T) {
 	var got []Progress
 	e := DefaultRequestHandlerExtra()
-	e.ProgressReporter = progressFunc(func(ctx context.Context, p Progress) error {
+	e.ProgressReporter = ProgressReporterFunc(func(ctx context.Context, p Progress) error {
 		got = append(got, p)
 		return nil
 	})
@@ -363,7 +363,7 @@ func TestExtraMarshalsItsLogView(t *testing.T) {
 	e.AuthContext = &AuthContext{Subject: "alice", Token: Secret("sk-live")}
 	e.RequestMeta = jsontext.Value(`{"k":"v"}`)
 	e.SetMetadata("tenant", "acme")
-	e.LogSink = logSinkFunc(func(*LoggingMessageParams) {})
+	e.LogSink = LogSinkFunc(func(*LoggingMessageParams) {})
 	const want = `{"id":"req-7","session":"s1","era":"modern","version":"` + Version20260728 + `","subject":"alice","metadata":{"tenant":"acme"},"logLevel":"info","progress":false,"logSink":true,"peer":false,"task":false}`
 	b1, err := stdjson.Marshal(e)
 	if err != nil {
@@ -383,13 +383,3 @@ func TestExtraMarshalsItsLogView(t *testing.T) {
 		t.Fatalf("encoding/json of an ID: %s", b)
 	}
 }
-
-// progressFunc and logSinkFunc adapt test functions to ProgressReporter
-// and LogSink.
-type progressFunc func(ctx context.Context, p Progress) error
-
-func (f progressFunc) ReportProgress(ctx context.Context, p Progress) error { return f(ctx, p) }
-
-type logSinkFunc func(rec *LoggingMessageParams)
-
-func (f logSinkFunc) Log(rec *LoggingMessageParams) { f(rec) }
