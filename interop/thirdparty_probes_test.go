@@ -149,8 +149,9 @@ func targetProbes(tg *target, fsRoot string, tasks bool, era string) []probe {
 	return ps
 }
 
-// unprefixLists takes a gateway's prefix off the tool and prompt names of
-// normalised lists, so they compare with the upstream's own.
+// unprefixLists takes a gateway's prefix off the tool and prompt names and
+// the ui:// view URIs of normalised lists, so they compare with the
+// upstream's own.
 func unprefixLists(norm map[string]any, prefix string) {
 	if prefix == "" {
 		return
@@ -163,6 +164,15 @@ func unprefixLists(norm map[string]any, prefix string) {
 		for i, n := range l {
 			if s, ok := n.(string); ok {
 				l[i] = strings.TrimPrefix(s, prefix)
+			}
+		}
+	}
+	// The upstream's MCP Apps views are namespaced like its tools:
+	// ui://PREFIXrest (proxy.Options.Prefix).
+	if l, ok := norm["resources/list"].([]any); ok {
+		for i, n := range l {
+			if s, ok := n.(string); ok && strings.HasPrefix(s, "ui://"+prefix) {
+				l[i] = "ui://" + strings.TrimPrefix(s, "ui://"+prefix)
 			}
 		}
 	}
