@@ -102,3 +102,42 @@ func spliceValue(b []byte, start, end int, v []byte) jsontext.Value {
 	out = append(out, v...)
 	return append(out, b[end:]...)
 }
+
+// onlyManaged reports whether the _meta object raw has only members the
+// client manages (progressToken, io.modelcontextprotocol/*), written
+// without escapes: forwardMeta's answer is nil then, found without
+// decoding raw into a map. false sends the caller down the general path.
+func onlyManaged(raw jsontext.Value) bool {
+	sc := metaScanners.Get().(*metaScanner)
+	defer func() {
+		sc.buf = bytes.Buffer{}
+		sc.dec.Reset(&sc.buf)
+		metaScanners.Put(sc)
+	}()
+	sc.buf = *bytes.NewBuffer(raw)
+	sc.dec.Reset(&sc.buf)
+	d := &sc.dec
+	if d.PeekKind() != '{' {
+		return false
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	for d.PeekKind() == '"' {
+		name, err := d.ReadValue()
+		if err != nil || bytes.IndexByte(name, '\\') >= 0 {
+			return false
+		}
+		if n := name[1 : len(name)-1]; string(n) != "progressToken" && !bytes.HasPrefix(n, []byte("io.modelcontextprotocol/")) {
+			return false
+		}
+		if d.SkipValue() != nil {
+			return false
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	_, err := d.ReadToken()
+	return err == io.EOF
+}

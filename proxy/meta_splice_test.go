@@ -40,3 +40,20 @@ func TestMetaMember(t *testing.T) {
 		t.Errorf("spliceValue = %s (%v)", got, ok)
 	}
 }
+
+func TestOnlyManaged(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"progressToken":1,"io.modelcontextprotocol/clientInfo":{"name":"x"}}`: true,
+		` { } `: true,
+		`{"io.modelcontextprotocol/a":1,"trace":2}`: false,
+		`{"\u0069o.modelcontextprotocol/a":1}`:      false, // escaped: the general path
+		`{"progressToken":1,"progressToken":2}`:     false,
+		`{"progressToken":1}x`:                      false,
+		`[]`:                                        false,
+		`{"progressToken":"\xff"}`:                  false,
+	} {
+		if got := onlyManaged([]byte(raw)); got != want {
+			t.Errorf("onlyManaged(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}
