@@ -365,16 +365,17 @@ func decodeInto(method string, raw jsontext.Value, out any) error {
 type roundParams func(meta, responses jsontext.Value, state *string) any
 
 // roundTrip runs a method that may answer input_required (tools/call,
-// prompts/get, resources/read) and returns the raw complete result. Each
+// prompts/get, resources/read) and returns the raw complete result and its
+// resultType (resultTypeOf: "" when it has none), read once. Each
 // input_required round is answered through the client's handlers, then the
 // call is retried under a new request id with the answers and the
 // requestState of that round only (sent back verbatim, and only when the
 // server sent one).
-func (s *ClientSession) roundTrip(ctx context.Context, method string, opts []CallOption, build roundParams) (jsontext.Value, error) {
+func (s *ClientSession) roundTrip(ctx context.Context, method string, opts []CallOption, build roundParams) (jsontext.Value, string, error) {
 	cfg := callConfigOf(opts)
 	meta, done, err := s.callMeta(cfg)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer done()
 	var responses jsontext.Value
@@ -382,24 +383,24 @@ func (s *ClientSession) roundTrip(ctx context.Context, method string, opts []Cal
 	for round := 0; ; round++ {
 		raw, err := s.call(ctx, method, build(meta, responses, state))
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		rt, err := resultTypeOf(method, raw)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if rt != resultTypeInputRequired {
-			return raw, nil
+			return raw, rt, nil
 		}
 		if s.Era() != EraModern {
-			return nil, fmt.Errorf("%w: a legacy-era %s answered input_required", ErrUnexpectedResultType, method)
+			return nil, "", fmt.Errorf("%w: a legacy-era %s answered input_required", ErrUnexpectedResultType, method)
 		}
 		if round >= s.c.maxInputRounds() {
-			return nil, fmt.Errorf("%w: %s still needs input after %d rounds", ErrTooManyInputRounds, method, round)
+			return nil, "", fmt.Errorf("%w: %s still needs input after %d rounds", ErrTooManyInputRounds, method, round)
 		}
 		responses, state, err = s.answerInput(ctx, method, raw)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 }

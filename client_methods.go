@@ -187,13 +187,13 @@ func (s *ClientSession) callTool(ctx context.Context, name string, args any, opt
 	if err != nil {
 		return nil, nil, err
 	}
-	raw, err := s.roundTrip(ctx, MethodToolsCall, opts, func(meta, responses jsontext.Value, state *string) any {
+	raw, rt, err := s.roundTrip(ctx, MethodToolsCall, opts, func(meta, responses jsontext.Value, state *string) any {
 		return &CallToolParams{Name: name, Arguments: a, InputResponses: responses, RequestState: state, Meta: meta}
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	if rt, _ := resultTypeOf(MethodToolsCall, raw); rt == ResultTypeTask {
+	if rt == ResultTypeTask {
 		// CallTool never asks for a task (CallToolTask does).
 		return nil, nil, fmt.Errorf("%w %q in the result of %s: the call did not ask for a task", ErrUnexpectedResultType, rt, MethodToolsCall)
 	}
@@ -261,7 +261,7 @@ func resultText(res *CallToolResult) string {
 // code (-32002) also matches ErrResourceNotFound; the modern code is the
 // generic -32602.
 func (s *ClientSession) ReadResource(ctx context.Context, uri string, opts ...CallOption) (*ReadResourceResult, error) {
-	raw, err := s.roundTrip(ctx, MethodResourcesRead, opts, func(meta, responses jsontext.Value, state *string) any {
+	raw, _, err := s.roundTrip(ctx, MethodResourcesRead, opts, func(meta, responses jsontext.Value, state *string) any {
 		return &ReadResourceParams{URI: uri, InputResponses: responses, RequestState: state, Meta: meta}
 	})
 	if err != nil {
@@ -281,7 +281,7 @@ func (s *ClientSession) ReadResource(ctx context.Context, uri string, opts ...Ca
 // GetPrompt renders the prompt name with args. In the modern era it may go
 // through input rounds like CallTool.
 func (s *ClientSession) GetPrompt(ctx context.Context, name string, args map[string]string, opts ...CallOption) (*GetPromptResult, error) {
-	raw, err := s.roundTrip(ctx, MethodPromptsGet, opts, func(meta, responses jsontext.Value, state *string) any {
+	raw, _, err := s.roundTrip(ctx, MethodPromptsGet, opts, func(meta, responses jsontext.Value, state *string) any {
 		return &GetPromptParams{Name: name, Arguments: args, InputResponses: responses, RequestState: state, Meta: meta}
 	})
 	if err != nil {

@@ -110,7 +110,7 @@ func (s *ClientSession) CallToolTask(ctx context.Context, name string, args any,
 		task, _ = Marshal(&md)
 	}
 	opts = append(opts, withTasksExtension())
-	raw, err := s.roundTrip(ctx, MethodToolsCall, opts, func(meta, responses jsontext.Value, state *string) any {
+	raw, _, err := s.roundTrip(ctx, MethodToolsCall, opts, func(meta, responses jsontext.Value, state *string) any {
 		return &CallToolParams{Name: name, Arguments: a, Task: task, InputResponses: responses, RequestState: state, Meta: meta}
 	})
 	if err != nil {

@@ -92,9 +92,8 @@ func (g *Gateway) Audit() *AuditConfig {
 // grantsKey is the context key of a request's grants.
 type grantsKey struct{}
 
-// requestGrants is the request's view, put in its context by the outer
-// middleware for the deny middleware inside it.
-type requestGrants struct{ g *grants }
+// The request's grants (a *grants, nil: everything) are put in its
+// context by the outer middleware for the deny middleware inside it.
 
 // Middleware returns the gateway's middleware. For each request it:
 //
@@ -111,8 +110,8 @@ type requestGrants struct{ g *grants }
 func (g *Gateway) Middleware() pmcp.Middleware {
 	deny := func(kind pmcp.TargetKind) func(context.Context, *pmcp.Request, string) bool {
 		return func(ctx context.Context, _ *pmcp.Request, name string) bool {
-			rg, ok := ctx.Value(grantsKey{}).(*requestGrants)
-			return !ok || !rg.g.allows(kind, name) // fail closed
+			gr, ok := ctx.Value(grantsKey{}).(*grants)
+			return !ok || !gr.allows(kind, name) // fail closed
 		}
 	}
 	tools := pmcp.DenyTools(deny(pmcp.TargetTool))
@@ -150,7 +149,7 @@ func (g *Gateway) serve(ctx context.Context, req *pmcp.Request, next pmcp.Method
 		}
 	}
 	if err == nil && res == nil {
-		res, err = next(context.WithValue(ctx, grantsKey{}, &requestGrants{g: gr}), req)
+		res, err = next(context.WithValue(ctx, grantsKey{}, gr), req)
 		privateList(req, res)
 	}
 	if g.opts.Audit != nil {

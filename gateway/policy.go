@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/gopmcp/pmcp"
@@ -21,7 +22,15 @@ type compiled struct {
 	// upstreams are the prefixes (name + separator) of the upstreams, for
 	// AuditRecord.Upstream.
 	upstreams []upstreamPrefix
+	// byMatch caches grantsFor's answers by the set of policies that
+	// matched (bit i: policy i), since most callers share a few sets;
+	// bounded by maxGrantSets, used only with at most 64 policies.
+	byMatchMu sync.Mutex
+	byMatch   map[uint64]*grants
 }
+
+// maxGrantSets bounds compiled.byMatch.
+const maxGrantSets = 1024
 
 type upstreamPrefix struct{ name, prefix string }
 
@@ -135,10 +144,40 @@ func (cfg *compiled) grantsFor(c caller) *grants {
 	if !cfg.policies {
 		return nil
 	}
+	if len(cfg.policy) > 64 {
+		return cfg.grantsOf(func(i int) bool { return cfg.policy[i].Match.matches(c) })
+	}
+	var set uint64
+	for i := range cfg.policy {
+		if cfg.policy[i].Match.matches(c) {
+			set |= 1 << i
+		}
+	}
+	cfg.byMatchMu.Lock()
+	g, ok := cfg.byMatch[set]
+	cfg.byMatchMu.Unlock()
+	if ok {
+		return g
+	}
+	g = cfg.grantsOf(func(i int) bool { return set&(1<<i) != 0 })
+	cfg.byMatchMu.Lock()
+	if cfg.byMatch == nil {
+		cfg.byMatch = make(map[uint64]*grants)
+	}
+	if len(cfg.byMatch) < maxGrantSets {
+		cfg.byMatch[set] = g
+	}
+	cfg.byMatchMu.Unlock()
+	return g
+}
+
+// grantsOf joins the grants of the policies i for which matched(i). The
+// result is never written afterwards: callers share it.
+func (cfg *compiled) grantsOf(matched func(i int) bool) *grants {
 	g := &grants{}
 	for i := range cfg.policy {
 		p := &cfg.policy[i]
-		if !p.Match.matches(c) {
+		if !matched(i) {
 			continue
 		}
 		g.tools.allow = append(g.tools.allow, p.AllowTools...)

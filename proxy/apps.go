@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -177,6 +178,7 @@ func appsClient(opts *pmcp.ClientOptions, shared bool) {
 		opts.AppMIMETypes = []string{pmcp.AppMIMEType}
 	}
 	static, _ := json.Marshal(map[string]any{"mimeTypes": opts.AppMIMETypes}, json.Deterministic(true))
+	last := &capsCache{}
 	mw := func(next pmcp.ClientHandler) pmcp.ClientHandler {
 		return func(ctx context.Context, r *pmcp.ClientRequest) (jsontext.Value, error) {
 			d, ok := ctx.Value(downstreamAppsKey{}).(*downstreamApps)
@@ -198,13 +200,38 @@ func appsClient(opts *pmcp.ClientOptions, shared bool) {
 				if !shared {
 					r.Params = setAppsDecl(r.Params, "capabilities", decl)
 				}
-			} else if caps, ok := r.Meta(pmcp.MetaClientCapabilities); ok && (!shared || r.Method != pmcp.MethodDiscover) {
+			} else if shared && r.Method == pmcp.MethodDiscover {
+				// The shared session's discovery keeps the default.
+			} else if start, end, ok := metaMember(r.Params, pmcp.MetaClientCapabilities); ok {
+				// Every request of a session carries the same capabilities:
+				// the rewritten ones are remembered (capsOf) and spliced in.
+				r.Params = spliceValue(r.Params, start, end, last.of(r.Params[start:end], decl))
+			} else if caps, ok := r.Meta(pmcp.MetaClientCapabilities); ok {
 				_ = r.SetMeta(pmcp.MetaClientCapabilities, setAppsDecl(caps, "", decl))
 			}
 			return next(ctx, r)
 		}
 	}
 	opts.Middleware = append(append([]pmcp.ClientMiddleware(nil), opts.Middleware...), mw)
+}
+
+// capsCache remembers the last rewrite of an upstream client's
+// capabilities (setAppsDecl): one entry, replaced on a miss.
+type capsCache struct {
+	p atomic.Pointer[capsRewrite]
+}
+
+type capsRewrite struct{ caps, decl, out jsontext.Value }
+
+// of returns caps with the Apps declaration decl (see setAppsDecl). The
+// result is shared: callers must not write it.
+func (c *capsCache) of(caps, decl jsontext.Value) jsontext.Value {
+	if e := c.p.Load(); e != nil && bytes.Equal(e.caps, caps) && bytes.Equal(e.decl, decl) && (e.decl == nil) == (decl == nil) {
+		return e.out
+	}
+	out := bytes.Clone(setAppsDecl(caps, "", decl)) // not caps' bytes, which are a request's
+	c.p.Store(&capsRewrite{caps: bytes.Clone(caps), decl: bytes.Clone(decl), out: out})
+	return out
 }
 
 // setAppsDecl returns obj with the Apps member of its capabilities'

@@ -11,7 +11,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/jsonrpc"
-	"github.com/gopmcp/pmcp/reqstate"
 )
 
 // middleware answers every feature request from the upstreams; the rest
@@ -168,7 +167,7 @@ func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err er
 // except those the client manages.
 func forwardMeta(req *pmcp.Request) pmcp.Meta {
 	raw := req.Extra.RequestMeta
-	if len(raw) == 0 {
+	if len(raw) == 0 || onlyManaged(raw) {
 		return nil
 	}
 	var m map[string]jsontext.Value
@@ -244,10 +243,10 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 	if err != nil {
 		return nil, err
 	}
-	b := binding(req, target, fp.Arguments)
+	b := &lazyBinding{req: req, target: target, args: fp.Arguments}
 	r := &round{progress: req.Extra.ProgressReporter, log: req.Extra.LogSink, level: req.Extra.EffectiveLogLevel()}
 	if modern && fp.RequestState != nil {
-		j, err := p.resume(b, &fp.mrtrParams, r)
+		j, err := p.resume(b.get(), &fp.mrtrParams, r)
 		if err != nil {
 			return nil, err
 		}
@@ -286,7 +285,7 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 // callOne forwards the call to up; task (a tools/call asking for a task,
 // with a 2025-11-25 client's ttl) makes it task-augmented upstream when
 // the upstream serves tasks.
-func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, name string, fp *featureParams, meta pmcp.Meta, r *round, modern bool, b reqstate.Binding, task bool, ttl time.Duration) (pmcp.Result, error) {
+func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, name string, fp *featureParams, meta pmcp.Meta, r *round, modern bool, b *lazyBinding, task bool, ttl time.Duration) (pmcp.Result, error) {
 	sl, l, err := p.conn(ctx, req, up)
 	if err != nil {
 		return nil, err

@@ -312,6 +312,24 @@ func principal(e *pmcp.RequestHandlerExtra) string {
 	return id
 }
 
+// lazyBinding is a request's binding, computed when first needed: only a
+// round that opens or seals a requestState needs it, and the digest
+// decodes and re-encodes the arguments.
+type lazyBinding struct {
+	req    *pmcp.Request
+	target string
+	args   jsontext.Value
+	done   bool
+	b      reqstate.Binding
+}
+
+func (l *lazyBinding) get() reqstate.Binding {
+	if !l.done {
+		l.b, l.done = binding(l.req, l.target, l.args), true
+	}
+	return l.b
+}
+
 func canonical(v jsontext.Value) []byte {
 	if len(v) == 0 {
 		return nil
@@ -361,7 +379,7 @@ func (p *Proxy) resume(b reqstate.Binding, mp *mrtrParams, r *round) (*job, erro
 
 // driveModern waits for the job; the first request for input ends the
 // round with an input_required result (the job is parked).
-func (p *Proxy) driveModern(ctx context.Context, req *pmcp.Request, b reqstate.Binding, j *job) (pmcp.Result, error) {
+func (p *Proxy) driveModern(ctx context.Context, req *pmcp.Request, lb *lazyBinding, j *job) (pmcp.Result, error) {
 	caps := req.Extra.ClientCapabilities()
 	for {
 		select {
@@ -384,6 +402,7 @@ func (p *Proxy) driveModern(ctx context.Context, req *pmcp.Request, b reqstate.B
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 			}
 			j.round.Store(nil)
+			b := lb.get()
 			cont, _ := pmcp.Marshal(continuation{Job: id})
 			round := 0
 			if req.Extra != nil {

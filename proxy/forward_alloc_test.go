@@ -1,0 +1,47 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gopmcp/pmcp"
+)
+
+// TestAllocBudgetForward: one tools/call forwarded HTTP → HTTP on
+// loopback (forwardRig: the downstream request, the proxy, its upstream
+// client session and the upstream pmcp server, all in this process).
+// The budget counts the whole round, net/http included (measured: legacy
+// 360, modern 348, the same on every run), plus one for a connection
+// net/http may re-dial within the 300 runs. It was 442 and 439 before the
+// proxy stopped re-encoding the upstream requests' _meta (apps.go,
+// meta_splice.go) and computing bindings and forwarded _meta it did not
+// need: a change that brings such work back fails here. Lower a budget
+// when a change saves allocations; never raise one. Asserted without the
+// race detector:
+//
+//	go test -count=1 -run AllocBudget ./proxy
+func TestAllocBudgetForward(t *testing.T) {
+	for _, c := range []struct {
+		era    pmcp.Era
+		budget float64
+	}{
+		{pmcp.EraLegacy, 361},
+		{pmcp.EraModern, 349},
+	} {
+		r := newForwardRig(t, c.era)
+		var out string
+		f := func() { out = r.call(t) }
+		f()
+		got := testing.AllocsPerRun(300, f)
+		if !strings.Contains(out, `"text":"hello"`) || strings.Contains(out, `"error"`) {
+			t.Fatalf("%v: the forwarded call answered %s", c.era, out)
+		}
+		if raceEnabled {
+			continue
+		}
+		t.Logf("%v tools/call through the proxy: %.1f allocations (budget %.0f)", c.era, got, c.budget)
+		if got > c.budget {
+			t.Errorf("%v tools/call through the proxy: %.1f allocations, budget %.0f", c.era, got, c.budget)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package proxy
+
+import (
+	"bytes"
+	"io"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The proxy rewrites one member of an upstream request's _meta on every
+// call (appsClient: the per-request client capabilities). Decoding the
+// params into maps and encoding them again cost dozens of allocations per
+// call; metaMember finds the member's bytes in one strict scan instead,
+// and spliceValue replaces them.
+
+// metaScanner is a pooled decoder over a byte slice (a bytes.Buffer: the
+// decoder reads it without copying).
+type metaScanner struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
+}
+
+var metaScanners = sync.Pool{New: func() any { return new(metaScanner) }}
+
+// metaMember returns where the value of the member key of params' _meta
+// lies in params: params[start:end]. ok is false when params is not a
+// valid JSON object (duplicate names included: the decoder's defaults) or
+// has no such member under names written without escapes; the caller then
+// takes the general path, which reports or handles it.
+func metaMember(params jsontext.Value, key string) (start, end int, ok bool) {
+	sc := metaScanners.Get().(*metaScanner)
+	defer func() {
+		sc.buf = bytes.Buffer{}
+		sc.dec.Reset(&sc.buf) // drop the reference to params
+		metaScanners.Put(sc)
+	}()
+	sc.buf = *bytes.NewBuffer(params)
+	sc.dec.Reset(&sc.buf)
+	d := &sc.dec
+	if d.PeekKind() != '{' {
+		return 0, 0, false
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return 0, 0, false
+	}
+	found := false
+	for d.PeekKind() == '"' {
+		name, err := d.ReadValue()
+		if err != nil {
+			return 0, 0, false
+		}
+		if found || !plainName(name, "_meta") || d.PeekKind() != '{' {
+			if d.SkipValue() != nil {
+				return 0, 0, false
+			}
+			continue
+		}
+		if _, err := d.ReadToken(); err != nil {
+			return 0, 0, false
+		}
+		for d.PeekKind() == '"' {
+			name, err := d.ReadValue()
+			if err != nil {
+				return 0, 0, false
+			}
+			isKey := plainName(name, key)
+			v, err := d.ReadValue()
+			if err != nil {
+				return 0, 0, false
+			}
+			if isKey && !found {
+				end = int(d.InputOffset())
+				start, found = end-len(v), true
+			}
+		}
+		if _, err := d.ReadToken(); err != nil { // the '}' of _meta
+			return 0, 0, false
+		}
+	}
+	// The rest is read too: a later duplicate or invalid byte refuses the
+	// whole, as decoding it would.
+	if _, err := d.ReadToken(); err != nil {
+		return 0, 0, false
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		return 0, 0, false
+	}
+	return start, end, found
+}
+
+// plainName reports whether the raw JSON string name is "want" written
+// without escapes.
+func plainName(name jsontext.Value, want string) bool {
+	return len(name) == len(want)+2 && string(name[1:len(name)-1]) == want
+}
+
+// spliceValue returns a copy of b with b[start:end] replaced by v.
+func spliceValue(b []byte, start, end int, v []byte) jsontext.Value {
+	out := make([]byte, 0, len(b)-(end-start)+len(v))
+	out = append(out, b[:start]...)
+	out = append(out, v...)
+	return append(out, b[end:]...)
+}
+
+// onlyManaged reports whether the _meta object raw has only members the
+// client manages (progressToken, io.modelcontextprotocol/*), written
+// without escapes: forwardMeta's answer is nil then, found without
+// decoding raw into a map. false sends the caller down the general path.
+func onlyManaged(raw jsontext.Value) bool {
+	sc := metaScanners.Get().(*metaScanner)
+	defer func() {
+		sc.buf = bytes.Buffer{}
+		sc.dec.Reset(&sc.buf)
+		metaScanners.Put(sc)
+	}()
+	sc.buf = *bytes.NewBuffer(raw)
+	sc.dec.Reset(&sc.buf)
+	d := &sc.dec
+	if d.PeekKind() != '{' {
+		return false
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	for d.PeekKind() == '"' {
+		name, err := d.ReadValue()
+		if err != nil || bytes.IndexByte(name, '\\') >= 0 {
+			return false
+		}
+		if n := name[1 : len(name)-1]; string(n) != "progressToken" && !bytes.HasPrefix(n, []byte("io.modelcontextprotocol/")) {
+			return false
+		}
+		if d.SkipValue() != nil {
+			return false
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	_, err := d.ReadToken()
+	return err == io.EOF
+}
