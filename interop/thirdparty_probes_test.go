@@ -118,6 +118,12 @@ func probesFor(family, fsRoot string, tasks bool) []probe {
 		ps = append(ps,
 			probe{Name: "call", Method: "tools/call", Tool: "read_text_file", Args: map[string]any{"path": filepath.Join(fsRoot, "hello.txt")}},
 			probe{Name: "call-dirs", Method: "tools/call", Tool: "list_allowed_directories", Extra: true})
+	case gosdkFamily:
+		ps = append(ps,
+			probe{Name: "call", Method: "tools/call", Tool: "add", Args: map[string]any{"a": 2, "b": 40}},
+			probe{Name: "prompt", Method: "prompts/get", Prompt: "greet", PromptArgs: map[string]string{"name": "gateway"}},
+			probe{Name: "read", Method: "resources/read", URI: "test://hello"},
+			probe{Name: "progress", Method: "tools/call", Tool: "slow_progress", Progress: true})
 	}
 	return ps
 }
@@ -488,6 +494,11 @@ func checkExpected(t *testing.T, family, era string, norm map[string]any, raw re
 	case "filesystem":
 		want = map[string]string{
 			"call": `{"content":"hello from the filesystem server\n","isError":false}`,
+		}
+	case gosdkFamily:
+		want = map[string]string{
+			"call":     `{"content":"42","isError":false}`,
+			"progress": `{"content":"done","isError":false,"progress":true}`,
 		}
 	}
 	for name, w := range want {
