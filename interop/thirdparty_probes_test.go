@@ -155,8 +155,9 @@ func targetProbes(tg *target, fsRoot string, tasks bool, era string) []probe {
 	return ps
 }
 
-// unprefixLists takes a gateway's prefix off the tool and prompt names of
-// normalised lists, so they compare with the upstream's own.
+// unprefixLists takes a gateway's prefix off the tool and prompt names and
+// the ui:// resource URIs of normalised lists, so they compare with the
+// upstream's own.
 func unprefixLists(norm map[string]any, prefix string) {
 	if prefix == "" {
 		return
@@ -169,6 +170,17 @@ func unprefixLists(norm map[string]any, prefix string) {
 		for i, n := range l {
 			if s, ok := n.(string); ok {
 				l[i] = strings.TrimPrefix(s, prefix)
+			}
+		}
+	}
+	// MCP Apps views (ui:// URIs) are namespaced like tool names
+	// (README, "MCP Apps").
+	if l, ok := norm["resources/list"].([]any); ok {
+		for i, n := range l {
+			if s, ok := n.(string); ok {
+				if rest, ok := strings.CutPrefix(s, "ui://"+prefix); ok {
+					l[i] = "ui://" + rest
+				}
 			}
 		}
 	}
