@@ -17,8 +17,7 @@ const redacted = "[REDACTED]"
 // Reveal returns the secret value. Never log its result.
 func (s Secret) Reveal() string { return string(s) }
 
-func (s Secret) String() string   { return redacted }
-func (s Secret) GoString() string { return `"` + redacted + `"` }
+func (s Secret) String() string { return redacted }
 
 // Format makes every fmt verb print the redaction marker.
 func (s Secret) Format(f fmt.State, verb rune) {

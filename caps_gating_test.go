@@ -181,7 +181,7 @@ func TestCapabilityGatingModern(t *testing.T) {
 			params := modern(map[string]any{"name": "ask"}, tc.caps, nil)
 			if tc.want == "" {
 				res := c.mustCall(MethodToolsCall, params)
-				if res["resultType"] != ResultTypeInputRequired {
+				if res["resultType"] != resultTypeInputRequired {
 					t.Fatalf("allowed input: %v, want input_required", res)
 				}
 				if b, _ := json.Marshal(res["inputRequests"]); strings.Contains(string(b), "elicitationId") {
@@ -249,7 +249,7 @@ func TestURLElicitationRequiredModern(t *testing.T) {
 	c := startServer(t, srv, nil)
 	caps := map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}
 	res := c.mustCall(MethodToolsCall, modern(map[string]any{"name": "ask"}, caps, nil))
-	if res["resultType"] != ResultTypeInputRequired {
+	if res["resultType"] != resultTypeInputRequired {
 		t.Fatalf("got %v, want input_required", res)
 	}
 	b, _ := json.Marshal(getPath(res, "inputRequests"), json.Deterministic(true))
@@ -263,7 +263,7 @@ func TestURLElicitationRequiredModern(t *testing.T) {
 		"requestState":   state,
 		"inputResponses": map[string]any{"el-1": map[string]any{"action": "accept"}},
 	}, caps, nil))
-	if res["resultType"] != ResultTypeComplete || answer == nil || answer.Action != "accept" {
+	if res["resultType"] != resultTypeComplete || answer == nil || answer.Action != "accept" {
 		t.Errorf("retry: %v, handler saw %+v", res, answer)
 	}
 
@@ -490,7 +490,7 @@ func wireCapsCases(t *testing.T, decorated func(Result, *requestEnv) Result) []w
 	addMsgNew := func(era, def, variant string, m func() (jsonrpc.Message, error)) {
 		cs = append(cs, wireCase{era: era, def: def, variant: variant, msg: m, since20251125: true})
 	}
-	urlCaps := &ClientCapabilities{Elicitation: &ElicitationCapability{URL: Object{}}}
+	urlCaps := &ClientCapabilities{Elicitation: &ElicitationCapability{URL: map[string]any{}}}
 	urlErr := &URLElicitationRequiredError{Elicitations: []*ElicitParams{
 		{Message: "Authorize calendar access", URL: "https://example.com/connect?s=1", ElicitationID: "el-1"},
 		{Mode: "url", Message: "Approve the payment", URL: "https://pay.example.com/p/7", ElicitationID: "el-2", Meta: Meta{"com.example/k": "v"}},
@@ -500,7 +500,7 @@ func wireCapsCases(t *testing.T, decorated func(Result, *requestEnv) Result) []w
 		t.Fatalf("legacy URLElicitationRequiredError maps to %v", legacyURL)
 	}
 	addMsgNew(L, "URLElicitationRequiredError", "-32042", wireErrorResponse(idS, legacyURL))
-	modernURL, _ := urlErr.eraForm(EraModern, urlCaps).(*InputRequiredError)
+	modernURL, _ := urlErr.eraForm(EraModern, urlCaps).(*inputRequiredError)
 	if modernURL == nil {
 		t.Fatal("modern URLElicitationRequiredError is not an input round")
 	}

@@ -71,7 +71,7 @@ type ClientNotificationHandlers struct {
 	// on a Listen subscription whose filter names TaskIDs. For the tasks
 	// the session created (CallToolTask) both eras need no further call:
 	// a modern session opens that subscription itself.
-	TaskStatus func(ctx context.Context, st *TaskStatus)
+	TaskStatus func(ctx context.Context, st *DetailedTask)
 }
 
 // clientDrainTimeout bounds how long the session lets the handlers of
@@ -118,22 +118,22 @@ func NewClient(opts ClientOptions) *Client {
 	return c
 }
 
-// Capabilities returns the capabilities the client declares in era e,
+// capabilities returns the capabilities the client declares in era e,
 // derived from the handlers that are set. In the legacy era a roots
 // handler also declares roots.listChanged (see
 // ClientSession.NotifyRootsListChanged); the modern era has no such flag.
-func (c *Client) Capabilities(e Era) *ClientCapabilities {
+func (c *Client) capabilities(e Era) *ClientCapabilities {
 	caps := &ClientCapabilities{}
 	if c.opts.Sampling != nil {
 		caps.Sampling = &SamplingCapability{}
 		if c.opts.SamplingTools {
-			caps.Sampling.Tools = Object{}
+			caps.Sampling.Tools = map[string]any{}
 		}
 	}
 	if c.opts.Elicitation != nil {
-		caps.Elicitation = &ElicitationCapability{Form: Object{}}
+		caps.Elicitation = &ElicitationCapability{Form: map[string]any{}}
 		if c.opts.ElicitationURL {
-			caps.Elicitation.URL = Object{}
+			caps.Elicitation.URL = map[string]any{}
 		}
 	}
 	if c.opts.Roots != nil {
@@ -143,7 +143,7 @@ func (c *Client) Capabilities(e Era) *ClientCapabilities {
 		caps.Tasks = hostedTasksCapability(c.opts.Sampling != nil, c.opts.Elicitation != nil)
 	}
 	if len(c.opts.AppMIMETypes) > 0 {
-		caps.Extensions = map[string]Object{ExtensionApps: {"mimeTypes": c.opts.AppMIMETypes}}
+		caps.Extensions = map[string]map[string]any{ExtensionApps: {"mimeTypes": c.opts.AppMIMETypes}}
 	}
 	return caps
 }

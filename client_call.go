@@ -216,8 +216,8 @@ func boundedPeerError(re *jsonrpc.Error) *jsonrpc.Error {
 }
 
 // capPeerString bounds a server-controlled string before it enters an
-// error or a log record: peer.CapString at MaxPeerStringBytes.
-func capPeerString(s string) string { return peer.CapString(s, MaxPeerStringBytes) }
+// error or a log record: peer.CapString at peer.MaxStringBytes.
+func capPeerString(s string) string { return peer.CapString(s, peer.MaxStringBytes) }
 
 // encodeMeta builds a request's _meta: the caller's members, then the
 // client-managed static members and the progress token. It returns nil
@@ -327,7 +327,7 @@ func resultTypeOf(method string, raw jsontext.Value) (string, error) {
 		return "", nil
 	}
 	switch rt := *probe.ResultType; rt {
-	case ResultTypeComplete, ResultTypeInputRequired:
+	case resultTypeComplete, resultTypeInputRequired:
 		return rt, nil
 	case ResultTypeTask:
 		if method == MethodToolsCall {
@@ -346,7 +346,7 @@ func decodeResult(method string, raw jsontext.Value, out any) error {
 	if err != nil {
 		return err
 	}
-	if rt == ResultTypeInputRequired {
+	if rt == resultTypeInputRequired {
 		return fmt.Errorf("%w: %s cannot answer input_required", ErrUnexpectedResultType, method)
 	}
 	return decodeInto(method, raw, out)
@@ -388,7 +388,7 @@ func (s *ClientSession) roundTrip(ctx context.Context, method string, opts []Cal
 		if err != nil {
 			return nil, err
 		}
-		if rt != ResultTypeInputRequired {
+		if rt != resultTypeInputRequired {
 			return raw, nil
 		}
 		if s.Era() != EraModern {

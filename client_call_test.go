@@ -357,14 +357,14 @@ func TestClientModernRefusesServerRequests(t *testing.T) {
 
 func TestClientCapabilitiesDerivedFromHandlers(t *testing.T) {
 	c := NewClient(ClientOptions{})
-	if b, _ := Marshal(c.Capabilities(EraModern)); string(b) != `{}` {
+	if b, _ := Marshal(c.capabilities(EraModern)); string(b) != `{}` {
 		t.Fatalf("no handlers: %s", b)
 	}
 	c = NewClient(inputHandlers(ClientOptions{SamplingTools: true, ElicitationURL: true}))
-	if b, _ := Marshal(c.Capabilities(EraModern)); string(b) != `{"roots":{},"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}}}` {
+	if b, _ := Marshal(c.capabilities(EraModern)); string(b) != `{"roots":{},"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}}}` {
 		t.Fatalf("modern: %s", b)
 	}
-	if b, _ := Marshal(c.Capabilities(EraLegacy)); string(b) != `{"roots":{"listChanged":true},"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}}}` {
+	if b, _ := Marshal(c.capabilities(EraLegacy)); string(b) != `{"roots":{"listChanged":true},"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}}}` {
 		t.Fatalf("legacy: %s", b)
 	}
 }
@@ -378,8 +378,8 @@ func TestResultTypeOfFastPath(t *testing.T) {
 	}{
 		{`{"content":[{"type":"text","text":"a\nb"}]}`, "", false},
 		{`{"content":[{"type":"text","text":"resultType"}]}`, "", false},
-		{`{"resultType":"input_required","inputRequests":{}}`, ResultTypeInputRequired, false},
-		{`{"result\u0054ype":"input_required"}`, ResultTypeInputRequired, false},
+		{`{"resultType":"input_required","inputRequests":{}}`, resultTypeInputRequired, false},
+		{`{"result\u0054ype":"input_required"}`, resultTypeInputRequired, false},
 		{`{"\u0072esultType":"task"}`, ResultTypeTask, false},
 		{`{"resultType":"bogus"}`, "", true},
 		{`{"x":{"resultType":"task"}}`, "", false},

@@ -124,10 +124,10 @@ func TestClientTaskStatusPushedInEveryEra(t *testing.T) {
 	for _, transport := range []string{"stdio", "http"} {
 		for _, era := range []pmcp.Era{pmcp.EraLegacy, pmcp.EraModern} {
 			t.Run(transport+"/"+era.String(), func(t *testing.T) {
-				statuses := make(chan *pmcp.TaskStatus, 64)
+				statuses := make(chan *pmcp.DetailedTask, 64)
 				s := serveOn(t, transport, newEverything(t), pmcp.NewClient(pmcp.ClientOptions{
 					Era: era,
-					Notifications: pmcp.ClientNotificationHandlers{TaskStatus: func(ctx context.Context, st *pmcp.TaskStatus) {
+					Notifications: pmcp.ClientNotificationHandlers{TaskStatus: func(ctx context.Context, st *pmcp.DetailedTask) {
 						statuses <- st
 					}},
 				}))

@@ -100,8 +100,8 @@ func TestClientCancellationSendsNotification(t *testing.T) {
 				t.Fatalf("err %v", err)
 			}
 			n := f.waitNote(t, NotificationCancelled)
-			var p CancelledParams
-			if err := Unmarshal(n.Params, &p); err != nil || string(p.RequestID) != id.String() {
+			var p cancelledParams
+			if err := Unmarshal(n.Params, &p); err != nil || p.RequestID.String() != id.String() {
 				t.Fatalf("cancelled %s for request %v (%v)", n.Params, id, err)
 			}
 		})
@@ -119,7 +119,7 @@ func TestClientListenModern(t *testing.T) {
 		ResourceUpdated:          func(ctx context.Context, p *ResourceUpdatedParams) { updated <- p.URI },
 	}})
 	s := connectClient(t, c, serveOnPipe(t, srv))
-	base := srv.Stats().Listeners // Serve keeps one per connection
+	base := srv.listeners.len() // Serve keeps one per connection
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
@@ -130,7 +130,7 @@ func TestClientListenModern(t *testing.T) {
 	if !ack.Notifications.ToolsListChanged || len(ack.Notifications.ResourceSubscriptions) != 1 || ack.Meta[MetaSubscriptionID] == nil {
 		t.Fatalf("ack %+v", ack)
 	}
-	if n := srv.Stats().Listeners; n != base+1 {
+	if n := srv.listeners.len(); n != base+1 {
 		t.Fatalf("%d listeners during the subscription, want %d", n, base+1)
 	}
 	if err := AddTool(srv, &Tool{Name: "late"}, func(ctx context.Context, e *RequestHandlerExtra, in struct{}) (string, error) { return "", nil }); err != nil {
@@ -151,9 +151,9 @@ func TestClientListenModern(t *testing.T) {
 	}
 	// The server got notifications/cancelled and dropped its listener.
 	deadline := time.Now().Add(5 * time.Second)
-	for srv.Stats().Listeners != base {
+	for srv.listeners.len() != base {
 		if time.Now().After(deadline) {
-			t.Fatalf("server still has %d listeners, want %d", srv.Stats().Listeners, base)
+			t.Fatalf("server still has %d listeners, want %d", srv.listeners.len(), base)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

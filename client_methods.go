@@ -7,6 +7,7 @@ import (
 	"iter"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -50,7 +51,7 @@ func listPage[R any](ctx context.Context, s *ClientSession, method, cursor strin
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.call(ctx, method, &PaginatedParams{Cursor: cursor, Meta: meta})
+	raw, err := s.call(ctx, method, &paginatedParams{Cursor: cursor, Meta: meta})
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +248,7 @@ func resultText(res *CallToolResult) string {
 				b = append(b, '\n')
 			}
 			b = append(b, t.Text...)
-			if len(b) > MaxPeerStringBytes {
+			if len(b) > peer.MaxStringBytes {
 				break
 			}
 		}
@@ -341,7 +342,7 @@ func (s *ClientSession) SetLoggingLevel(ctx context.Context, level LoggingLevel)
 	if level < LevelDebug || level > LevelEmergency {
 		return fmt.Errorf("pmcp: SetLoggingLevel: invalid level %v", level)
 	}
-	raw, err := s.call(ctx, MethodLoggingSetLevel, &SetLevelParams{Level: level})
+	raw, err := s.call(ctx, MethodLoggingSetLevel, &setLevelParams{Level: level})
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func (s *ClientSession) negotiate(ctx context.Context) error {
 		forced = s.eraHint
 	}
 	if forced == EraLegacy {
-		return s.initialize(ctx, LatestLegacyVersion)
+		return s.initialize(ctx, latestLegacyVersion)
 	}
 	version := s.c.modern[0]
 	// First the probe, bounded by the probe timeout; a renegotiated
@@ -74,7 +74,7 @@ func (s *ClientSession) negotiate(ctx context.Context) error {
 	}
 	// Any other error, or no answer within the probe timeout: a legacy
 	// server. The rule is deliberately not tied to one error code.
-	if ierr := s.initialize(ctx, LatestLegacyVersion); ierr != nil {
+	if ierr := s.initialize(ctx, latestLegacyVersion); ierr != nil {
 		return fmt.Errorf("%w (after the server/discover probe failed: %v)", ierr, err)
 	}
 	return nil
@@ -91,7 +91,7 @@ func isModernErrorCode(code int64) bool {
 }
 
 // discover sends server/discover at version and decodes the result.
-func (s *ClientSession) discover(ctx context.Context, version string) (*DiscoverResult, error) {
+func (s *ClientSession) discover(ctx context.Context, version string) (*discoverResult, error) {
 	meta, err := s.c.modernMeta(version)
 	if err != nil {
 		return nil, err
@@ -100,11 +100,11 @@ func (s *ClientSession) discover(ctx context.Context, version string) (*Discover
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.call(ctx, MethodDiscover, &RequestParamsBase{Meta: m})
+	raw, err := s.call(ctx, MethodDiscover, &requestParamsBase{Meta: m})
 	if err != nil {
 		return nil, err
 	}
-	var res DiscoverResult
+	var res discoverResult
 	if err := decodeResult(MethodDiscover, raw, &res); err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (s *ClientSession) discover(ctx context.Context, version string) (*Discover
 // result lists no modern version we speak, only legacy ones (a stateful
 // server that answers discover but serves sessions only), gets the legacy
 // handshake instead, unless the modern era is forced.
-func (s *ClientSession) adoptDiscover(ctx context.Context, requested string, res *DiscoverResult, forced Era) error {
+func (s *ClientSession) adoptDiscover(ctx context.Context, requested string, res *discoverResult, forced Era) error {
 	version := requested
 	if !slices.Contains(res.SupportedVersions, requested) {
 		version = pickVersion(res.SupportedVersions, s.c.modern)
@@ -151,9 +151,9 @@ func (s *ClientSession) adoptDiscover(ctx context.Context, requested string, res
 
 // initialize runs the legacy handshake offering version.
 func (s *ClientSession) initialize(ctx context.Context, version string) error {
-	raw, err := s.call(ctx, MethodInitialize, &InitializeParams{
+	raw, err := s.call(ctx, MethodInitialize, &initializeParams{
 		ProtocolVersion: version,
-		Capabilities:    *s.c.Capabilities(EraLegacy),
+		Capabilities:    *s.c.capabilities(EraLegacy),
 		ClientInfo:      s.c.info,
 	})
 	if err != nil {
@@ -188,7 +188,7 @@ func (s *ClientSession) initialize(ctx context.Context, version string) error {
 // modernMeta encodes the static members of the modern request _meta for
 // version.
 func (c *Client) modernMeta(version string) (map[string]jsontext.Value, error) {
-	caps, err := Marshal(c.Capabilities(EraModern))
+	caps, err := Marshal(c.capabilities(EraModern))
 	if err != nil {
 		return nil, fmt.Errorf("pmcp: encode client capabilities: %w", err)
 	}

@@ -32,10 +32,6 @@ const (
 	// dropped and logged at Warn (ClientOptions.Logger) with the running
 	// count.
 	defaultClientNotificationQueue = 256
-	// MaxPeerStringBytes caps every server-controlled string (error
-	// messages, tool names, versions) before it enters an error or a log
-	// record.
-	MaxPeerStringBytes = 1024
 )
 
 // ClientOptions configures a Client. The zero value works: each field says

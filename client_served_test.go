@@ -90,8 +90,8 @@ func TestClientServedMethods(t *testing.T) {
 			}{
 				{"nil", nil},
 				{"all", &ClientCapabilities{
-					Sampling:    &SamplingCapability{Tools: Object{}, Context: Object{}},
-					Elicitation: &ElicitationCapability{Form: Object{}, URL: Object{}},
+					Sampling:    &SamplingCapability{Tools: map[string]any{}, Context: map[string]any{}},
+					Elicitation: &ElicitationCapability{Form: map[string]any{}, URL: map[string]any{}},
 					Roots:       &RootsCapability{},
 				}},
 			} {

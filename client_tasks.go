@@ -15,28 +15,13 @@ import (
 // cancelled.
 var ErrTaskCancelled = errors.New("pmcp: task cancelled")
 
-// TaskStatus is a snapshot of a task, the same for both eras.
-type TaskStatus struct {
-	TaskID        string
-	Status        string
-	StatusMessage string
-	CreatedAt     string
-	LastUpdatedAt string
-	// TTL is the task's lifetime, 0 when unlimited; PollInterval the
-	// server's suggested delay between polls, 0 when none.
-	TTL          time.Duration
-	PollInterval time.Duration
-	// InputRequests are the outstanding requests for input (2026-07-28
-	// only; Wait answers them through the client's handlers).
-	InputRequests map[string]jsontext.Value
-	// Result and Error are set on a terminal 2026-07-28 snapshot.
-	Result jsontext.Value
-	Error  *TaskError
-}
-
-// Terminal reports whether the status is completed, failed or cancelled.
-func (t *TaskStatus) Terminal() bool {
-	return t.Status == "completed" || t.Status == "failed" || t.Status == "cancelled"
+// pollEvery is the server's suggested delay between polls of t, 0 when
+// it suggested none.
+func (t *DetailedTask) pollEvery() time.Duration {
+	if t.PollIntervalMs == nil || *t.PollIntervalMs <= 0 {
+		return 0
+	}
+	return time.Duration(*t.PollIntervalMs) * time.Millisecond
 }
 
 // wireTask decodes both eras' task shapes.
@@ -57,18 +42,19 @@ type wireTask struct {
 	Task           *wireTask                 `json:"task"`
 }
 
-func (w *wireTask) status() *TaskStatus {
-	ms := func(a, b *int64) time.Duration {
+func (w *wireTask) status() *DetailedTask {
+	ms := func(a, b *int64) *int64 {
 		if a == nil {
 			a = b
 		}
 		if a == nil || *a <= 0 {
-			return 0
+			return nil
 		}
-		return time.Duration(*a) * time.Millisecond
+		v := *a
+		return &v
 	}
-	return &TaskStatus{TaskID: w.TaskID, Status: w.Status, StatusMessage: w.StatusMessage, CreatedAt: w.CreatedAt,
-		LastUpdatedAt: w.LastUpdatedAt, TTL: ms(w.TTLMs, w.TTL), PollInterval: ms(w.PollIntervalMs, w.PollInterval),
+	return &DetailedTask{TaskID: w.TaskID, Status: w.Status, StatusMessage: w.StatusMessage, CreatedAt: w.CreatedAt,
+		LastUpdatedAt: w.LastUpdatedAt, TTLMs: ms(w.TTLMs, w.TTL), PollIntervalMs: ms(w.PollIntervalMs, w.PollInterval),
 		InputRequests: w.InputRequests, Result: w.Result, Error: w.Error}
 }
 
@@ -81,7 +67,7 @@ type ClientTask struct {
 	sync *CallToolResult
 	// Created is the task as the server created it (nil for a
 	// synchronous answer).
-	Created *TaskStatus
+	Created *DetailedTask
 }
 
 // ID returns the task id, empty when the server answered synchronously.
@@ -96,7 +82,7 @@ func (t *ClientTask) ID() string {
 // after a reconnect, for example. The server only answers for tasks of the
 // same owner (see ServerOptions.Tasks).
 func (s *ClientSession) Task(id string) *ClientTask {
-	return &ClientTask{s: s, Created: &TaskStatus{TaskID: id}}
+	return &ClientTask{s: s, Created: &DetailedTask{TaskID: id}}
 }
 
 // CallToolTask calls a tool asking for a task: in the 2025-11-25 era with
@@ -175,9 +161,9 @@ func (s *ClientSession) taskCall(ctx context.Context, method, id string, extra m
 }
 
 // Get returns the task's current status (tasks/get).
-func (t *ClientTask) Get(ctx context.Context) (*TaskStatus, error) {
+func (t *ClientTask) Get(ctx context.Context) (*DetailedTask, error) {
 	if t.sync != nil {
-		return &TaskStatus{Status: "completed"}, nil
+		return &DetailedTask{Status: "completed"}, nil
 	}
 	raw, err := t.s.taskCall(ctx, MethodTasksGet, t.ID(), nil)
 	if err != nil {
@@ -213,7 +199,7 @@ func (t *ClientTask) Cancel(ctx context.Context) error {
 // tasks/update, in the 2025-11-25 era as server requests on a blocking
 // tasks/result. A tool error is a result with IsError; a failed task is a
 // *jsonrpc.Error (errors.As), a cancelled one ErrTaskCancelled.
-func (t *ClientTask) Wait(ctx context.Context, onStatus func(*TaskStatus)) (*CallToolResult, error) {
+func (t *ClientTask) Wait(ctx context.Context, onStatus func(*DetailedTask)) (*CallToolResult, error) {
 	if t.sync != nil {
 		return t.sync, nil
 	}
@@ -249,14 +235,14 @@ func (t *ClientTask) Wait(ctx context.Context, onStatus func(*TaskStatus)) (*Cal
 			}
 			continue
 		}
-		if err := sleepCtx(ctx, clampPoll(st.PollInterval)); err != nil {
+		if err := sleepCtx(ctx, clampPoll(st.pollEvery())); err != nil {
 			return nil, err
 		}
 	}
 }
 
 // answer answers the outstanding input requests of st not answered yet.
-func (t *ClientTask) answer(ctx context.Context, st *TaskStatus, answered map[string]bool) error {
+func (t *ClientTask) answer(ctx context.Context, st *DetailedTask, answered map[string]bool) error {
 	responses := map[string]any{}
 	for k, raw := range st.InputRequests {
 		if answered[k] {
@@ -274,7 +260,7 @@ func (t *ClientTask) answer(ctx context.Context, st *TaskStatus, answered map[st
 		answered[k] = true
 	}
 	if len(responses) == 0 {
-		return sleepCtx(ctx, clampPoll(st.PollInterval))
+		return sleepCtx(ctx, clampPoll(st.pollEvery()))
 	}
 	b, err := json.Marshal(responses, jsonOpts, json.Deterministic(true))
 	if err != nil {
@@ -299,7 +285,7 @@ func (t *ClientTask) waitLegacy(ctx context.Context, rep *statusReporter) (*Call
 					return
 				}
 				rep.report(st)
-				if st.Terminal() || sleepCtx(pctx, clampPoll(st.PollInterval)) != nil {
+				if st.Terminal() || sleepCtx(pctx, clampPoll(st.pollEvery())) != nil {
 					return
 				}
 			}
@@ -308,7 +294,7 @@ func (t *ClientTask) waitLegacy(ctx context.Context, rep *statusReporter) (*Call
 		close(done)
 	}
 	// tasks/result waits as long as the task runs: no call timeout.
-	raw, err := t.s.send(ctx, MethodTasksResult, &TaskIDParams{TaskID: t.ID()})
+	raw, err := t.s.send(ctx, MethodTasksResult, &taskIDParams{TaskID: t.ID()})
 	cancel()
 	<-done
 	if rep.on != nil && !rep.terminal && ctx.Err() == nil {
@@ -334,12 +320,12 @@ func (t *ClientTask) waitLegacy(ctx context.Context, rep *statusReporter) (*Call
 // statusReporter passes each change of a task's status (or status
 // message) to on once, the status the task was created with first.
 type statusReporter struct {
-	on       func(*TaskStatus)
+	on       func(*DetailedTask)
 	last     string
 	terminal bool
 }
 
-func (r *statusReporter) report(st *TaskStatus) {
+func (r *statusReporter) report(st *DetailedTask) {
 	if r.on == nil || st == nil || st.Status == "" || r.terminal {
 		return
 	}
@@ -376,15 +362,15 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // tasksMeta returns the session's static modern _meta with the tasks
 // extension added to the client capabilities.
 func (s *ClientSession) tasksMeta(static map[string]jsontext.Value) map[string]jsontext.Value {
-	caps := s.c.Capabilities(EraModern)
+	caps := s.c.capabilities(EraModern)
 	if _, ok := caps.Extensions[ExtensionTasks]; ok {
 		return static
 	}
-	ext := make(map[string]Object, len(caps.Extensions)+1)
+	ext := make(map[string]map[string]any, len(caps.Extensions)+1)
 	for k, v := range caps.Extensions {
 		ext[k] = v
 	}
-	ext[ExtensionTasks] = Object{}
+	ext[ExtensionTasks] = map[string]any{}
 	caps.Extensions = ext
 	b, err := Marshal(caps)
 	if err != nil {
@@ -400,7 +386,7 @@ func (s *ClientSession) tasksMeta(static map[string]jsontext.Value) map[string]j
 
 // Update answers some or all of the task's outstanding input requests
 // (tasks/update, 2026-07-28 only), keyed as the server keyed them in
-// TaskStatus.InputRequests. Wait does this itself; Update is for a client
+// DetailedTask.InputRequests. Wait does this itself; Update is for a client
 // that answers on its own (a proxy passing a downstream's answers on).
 func (t *ClientTask) Update(ctx context.Context, responses map[string]jsontext.Value) error {
 	if t.s.Era() != EraModern {

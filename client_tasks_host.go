@@ -186,7 +186,7 @@ func (s *ClientSession) hostedTaskID(req *jsonrpc.Request) (*tasks.MemoryStore, 
 	if err != nil {
 		return nil, "", err
 	}
-	var p TaskIDParams
+	var p taskIDParams
 	if err := Unmarshal(req.Params, &p); err != nil || p.TaskID == "" {
 		return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing taskId"}
 	}
@@ -199,7 +199,7 @@ func (s *ClientSession) serveHostedList(ctx context.Context, req *jsonrpc.Reques
 	if err != nil {
 		return nil, err
 	}
-	var p PaginatedParams
+	var p paginatedParams
 	_ = Unmarshal(req.Params, &p)
 	page, err := st.List(ctx, hostedOwner, p.Cursor, 0)
 	if err != nil {

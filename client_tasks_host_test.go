@@ -26,7 +26,7 @@ func TestClientHostedTasks(t *testing.T) {
 			return &ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
 		}})
 	connectClient(t, c, st)
-	var ip InitializeParams
+	var ip initializeParams
 	if err := Unmarshal(f.requests(MethodInitialize)[0].Params, &ip); err != nil {
 		t.Fatal(err)
 	}

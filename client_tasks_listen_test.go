@@ -41,7 +41,7 @@ func TestClientTaskWatchFollowsLiveTasks(t *testing.T) {
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: req.Method}
 	})
-	s := connectClient(t, NewClient(ClientOptions{Notifications: ClientNotificationHandlers{TaskStatus: func(context.Context, *TaskStatus) {}}}), st)
+	s := connectClient(t, NewClient(ClientOptions{Notifications: ClientNotificationHandlers{TaskStatus: func(context.Context, *DetailedTask) {}}}), st)
 	ctx := context.Background()
 	recv := func() listen {
 		t.Helper()

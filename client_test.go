@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/peer"
 	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"github.com/gopmcp/pmcp/transport/memory"
@@ -296,7 +297,7 @@ func TestClientForcedLegacy(t *testing.T) {
 }
 
 func TestClientFallsBackToLegacyOnlyServer(t *testing.T) {
-	f, st := startFake(t, legacyHandler(Version20250618, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	f, st := startFake(t, legacyHandler(version20250618, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if req.Method == MethodToolsList {
 			return jsontext.Value(`{"tools":[{"name":"x","inputSchema":{"type":"object"}}]}`), nil
 		}
@@ -306,7 +307,7 @@ func TestClientFallsBackToLegacyOnlyServer(t *testing.T) {
 		return nil, errors.New("unused")
 	}})
 	s := connectClient(t, c, st)
-	if s.Era() != EraLegacy || s.ProtocolVersion() != Version20250618 {
+	if s.Era() != EraLegacy || s.ProtocolVersion() != version20250618 {
 		t.Fatalf("era %v version %q", s.Era(), s.ProtocolVersion())
 	}
 	if s.ServerInfo().Name != "legacy-only" {
@@ -323,7 +324,7 @@ func TestClientFallsBackToLegacyOnlyServer(t *testing.T) {
 	if m[MetaProtocolVersion] != Version20260728 || m[MetaClientCapabilities] == nil || cliPath(m, MetaClientInfo, "name") != "fallback" {
 		t.Fatalf("probe _meta %v", m)
 	}
-	var ip InitializeParams
+	var ip initializeParams
 	if err := Unmarshal(f.requests(MethodInitialize)[0].Params, &ip); err != nil {
 		t.Fatal(err)
 	}
@@ -413,15 +414,15 @@ func TestClientUnsupportedVersionOutcomes(t *testing.T) {
 			if req.Method == MethodDiscover {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeUnsupportedProtocolVersion, Message: "no", Data: jsontext.Value(`{"supported":["2025-03-26"]}`)}
 			}
-			return legacyHandler(Version20250326, nil)(ctx, req)
+			return legacyHandler(version20250326, nil)(ctx, req)
 		})
 		s := connectClient(t, NewClient(ClientOptions{}), st)
-		if s.Era() != EraLegacy || s.ProtocolVersion() != Version20250326 {
+		if s.Era() != EraLegacy || s.ProtocolVersion() != version20250326 {
 			t.Fatalf("era %v version %q", s.Era(), s.ProtocolVersion())
 		}
-		var ip InitializeParams
+		var ip initializeParams
 		_ = Unmarshal(f.requests(MethodInitialize)[0].Params, &ip)
-		if ip.ProtocolVersion != Version20250326 {
+		if ip.ProtocolVersion != version20250326 {
 			t.Fatalf("offered %q", ip.ProtocolVersion)
 		}
 	})
@@ -650,13 +651,13 @@ func TestClientCapsPeerStrings(t *testing.T) {
 	s := connectClient(t, NewClient(ClientOptions{}), st)
 	_, err := s.CallTool(context.Background(), "t", nil)
 	var re *jsonrpc.Error
-	if !errors.As(err, &re) || len(re.Message) > MaxPeerStringBytes || strings.Contains(err.Error(), "\n") {
+	if !errors.As(err, &re) || len(re.Message) > peer.MaxStringBytes || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("message of %d bytes: %.80q", len(err.Error()), err)
 	}
 	if got := capPeerString("a\x00b\x1bc\u0085d\tok\xff"); got != "a b c d\tok\uFFFD" {
 		t.Fatalf("capPeerString: %q", got)
 	}
-	if got := capPeerString(strings.Repeat("é", 1000)); len(got) > MaxPeerStringBytes || !strings.HasSuffix(got, "é...") {
+	if got := capPeerString(strings.Repeat("é", 1000)); len(got) > peer.MaxStringBytes || !strings.HasSuffix(got, "é...") {
 		t.Fatalf("cut: %d bytes, %q", len(got), got[len(got)-8:])
 	}
 }

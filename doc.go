@@ -162,7 +162,7 @@
 // none, so scoped entries are refused to unauthenticated callers. Scopes
 // are compared exactly: to honour a hierarchy (a broad scope implying
 // narrow ones), expand the granted scopes where the identity is built.
-// A refusal is the JSON-RPC error ScopeErrorCode naming every scope the
+// A refusal is the JSON-RPC error -32600 (see ErrInsufficientScope) naming every scope the
 // operation needs. Over Streamable HTTP the transport checks after its
 // header and session checks and before dispatch (middleware does not see
 // the request; the refusal is logged like every authorization refusal)

@@ -59,7 +59,7 @@ func sendError(err error, extra *RequestHandlerExtra) error {
 //     without an era (EraUnknown) it has none and is no protocol error;
 //   - a *MissingCapabilityError is -32021 with data.requiredCapabilities;
 //   - a *RateLimitedError is -32029 with data.retryAfterMs;
-//   - an *InputRequiredError is -32603: only a modern multi-round-trip
+//   - an *inputRequiredError is -32603: only a modern multi-round-trip
 //     request can ask for input, and withInput turns it into an
 //     input_required result before it gets here;
 //   - the *jsonrpc.Error that eraForm made (-32042, or -32603 for a
@@ -96,9 +96,9 @@ func asURLElicitation(err error) *URLElicitationRequiredError {
 	return nil
 }
 
-// asInputRequired returns the *InputRequiredError in err's chain, or nil.
-func asInputRequired(err error) *InputRequiredError {
-	var ir *InputRequiredError
+// asInputRequired returns the *inputRequiredError in err's chain, or nil.
+func asInputRequired(err error) *inputRequiredError {
+	var ir *inputRequiredError
 	if errors.As(err, &ir) {
 		return ir
 	}

@@ -83,7 +83,7 @@ func TestErrorCodeIsTheWireCode(t *testing.T) {
 	}{
 		{"missing capability", missingCap("sampling")},
 		{"wrapped missing capability", fmt.Errorf("cannot sample: %w", missingCap("sampling"))},
-		{"input outside a multi-round-trip request", &InputRequiredError{}},
+		{"input outside a multi-round-trip request", &inputRequiredError{}},
 		{"JSON-RPC error", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"}},
 		{"plain", errors.New("boom")},
 	} {

@@ -56,7 +56,7 @@ var ErrLegacyOnly = errors.New("pmcp: not part of the 2026-07-28 protocol (legac
 const reservedKeyPrefix = "pmcp-"
 
 // eraForm converts e for a request of era from a client with caps: a
-// *MissingCapabilityError, an *InputRequiredError (modern) or the -32042
+// *MissingCapabilityError, an *inputRequiredError (modern) or the -32042
 // *jsonrpc.Error (legacy); -32603 when e is malformed. withInput and
 // protocolError (errors_wire.go) call it.
 func (e *URLElicitationRequiredError) eraForm(era Era, caps *ClientCapabilities) error {
@@ -91,7 +91,7 @@ func (e *URLElicitationRequiredError) eraForm(era Era, caps *ClientCapabilities)
 		for _, el := range list {
 			reqs[el.ElicitationID] = modernInput(&InputRequest{Method: MethodElicitationCreate, Params: el})
 		}
-		return &InputRequiredError{Requests: reqs}
+		return &inputRequiredError{Requests: reqs}
 	}
 	data, err := Marshal(&struct {
 		Elicitations []*ElicitParams `json:"elicitations"`

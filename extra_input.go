@@ -70,5 +70,5 @@ func (e *RequestHandlerExtra) RequireInput(reqs map[string]*InputRequest, contin
 		}
 		cont = b
 	}
-	return &InputRequiredError{Requests: out, Continuation: cont}
+	return &inputRequiredError{Requests: out, Continuation: cont}
 }

@@ -24,9 +24,6 @@ import (
 type StreamableHTTPStats struct {
 	// Sessions is the number of live legacy sessions.
 	Sessions int
-	// SessionsRejected counts requests refused with 503 because
-	// MaxSessions was reached (Refusals["max_sessions"]).
-	SessionsRejected uint64
 	// SessionsExpired counts sessions ended by the idle timeout.
 	SessionsExpired uint64
 	// InFlight is the number of HTTP requests being served, streams
@@ -161,7 +158,7 @@ func NewStreamableHTTPHandler(s *Server, opts StreamableHTTPOptions) *Streamable
 		reaperStop:  make(chan struct{}),
 	}
 	if h.store == nil {
-		h.store = NewMemoryEventStore(MemoryEventStoreOptions{})
+		h.store = newMemoryEventStore(MemoryEventStoreOptions{})
 	}
 	h.lim = jsonrpc.Limits{MaxMessageBytes: int(o.MaxBodyBytes)}
 	if o.MaxBodyBytes < 0 {
@@ -191,7 +188,6 @@ func (h *StreamableHTTPHandler) ctxShard() context.Context {
 func (h *StreamableHTTPHandler) Stats() StreamableHTTPStats {
 	return StreamableHTTPStats{
 		Sessions:             int(h.nSessions.Load()),
-		SessionsRejected:     h.refusals[reasonMaxSessions].Load(),
 		SessionsExpired:      h.expired.Load(),
 		InFlight:             h.inFlight.Load(),
 		ListenStreams:        h.listens.Load(),

@@ -176,8 +176,8 @@ func TestHTTPSessionFlood(t *testing.T) {
 	if counts[200] != DefaultMaxSessions || counts[503] != 10000-DefaultMaxSessions || st.Sessions != DefaultMaxSessions {
 		t.Fatalf("statuses %v, stats %+v", counts, st)
 	}
-	if st.SessionsRejected != uint64(10000-DefaultMaxSessions) {
-		t.Fatalf("SessionsRejected = %d", st.SessionsRejected)
+	if st.Refusals["max_sessions"] != uint64(10000-DefaultMaxSessions) {
+		t.Fatalf("Refusals[max_sessions] = %d", st.Refusals["max_sessions"])
 	}
 	if growth > 16<<20 {
 		t.Fatalf("heap grew by %d MiB for %d sessions", growth>>20, st.Sessions)

@@ -88,7 +88,7 @@ func sseData(t *testing.T, br *bufio.Reader) (data string, comment bool) {
 func TestHTTPDetachedListen(t *testing.T) {
 	srv, _ := newHTTPTestServer(t)
 	h, addr := detachEnv(t, srv, StreamableHTTPOptions{KeepAliveInterval: 20 * time.Millisecond})
-	base := srv.Stats().Listeners
+	base := srv.listeners.len()
 	runtime.GC()
 	g0 := runtime.NumGoroutine()
 	const n = 20
@@ -147,9 +147,9 @@ func TestHTTPDetachedListen(t *testing.T) {
 	for _, s := range ss {
 		s.c.Close()
 	}
-	for h.Stats().ListenStreams != 0 || srv.Stats().Listeners != base {
+	for h.Stats().ListenStreams != 0 || srv.listeners.len() != base {
 		if time.Now().After(deadline) {
-			t.Fatalf("after the clients left: %d listen streams, %d listeners (want %d)", h.Stats().ListenStreams, srv.Stats().Listeners, base)
+			t.Fatalf("after the clients left: %d listen streams, %d listeners (want %d)", h.Stats().ListenStreams, srv.listeners.len(), base)
 		}
 		time.Sleep(time.Millisecond)
 	}

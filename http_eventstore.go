@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// Bookkeeping charged by MemoryEventStore besides the payload bytes (whose
+// Bookkeeping charged by memoryEventStore besides the payload bytes (whose
 // allocation size is charged): estimates of its structures' real size,
 // allocator rounding and map load included.
 const (
@@ -45,12 +45,8 @@ type StoredEvent struct {
 	Data []byte
 }
 
-// MemoryEventStore is the default EventStore: bounded and in process, so
-// only clients that come back to the same process can resume. It keeps an
-// exact-size copy of each event. When a bound is hit, the oldest events
-// (of the session, for the per-session bound) are evicted; an event larger
-// than a bound on its own is not kept.
-type MemoryEventStore struct {
+// memoryEventStore is the EventStore NewMemoryEventStore returns.
+type memoryEventStore struct {
 	maxStream       int
 	maxBytes        int64
 	maxSessionBytes int64
@@ -86,9 +82,18 @@ type memEvent struct {
 
 func (ev *memEvent) charge() int64 { return int64(cap(ev.data)) + memEventOverhead }
 
-// NewMemoryEventStore returns an empty in-memory store.
-func NewMemoryEventStore(opts MemoryEventStoreOptions) *MemoryEventStore {
-	m := &MemoryEventStore{maxStream: opts.MaxStreamEvents, maxBytes: opts.MaxBytes, maxSessionBytes: opts.MaxSessionBytes, sessions: map[string]*memSession{}}
+// NewMemoryEventStore returns an empty in-memory EventStore, the default
+// of StreamableHTTPOptions.EventStore: bounded (MemoryEventStoreOptions)
+// and in process, so only clients that come back to the same process can
+// resume. It keeps an exact-size copy of each event. When a bound is hit,
+// the oldest events (of the session, for the per-session bound) are
+// evicted; an event larger than a bound on its own is not kept.
+func NewMemoryEventStore(opts MemoryEventStoreOptions) EventStore {
+	return newMemoryEventStore(opts)
+}
+
+func newMemoryEventStore(opts MemoryEventStoreOptions) *memoryEventStore {
+	m := &memoryEventStore{maxStream: opts.MaxStreamEvents, maxBytes: opts.MaxBytes, maxSessionBytes: opts.MaxSessionBytes, sessions: map[string]*memSession{}}
 	if m.maxStream == 0 {
 		m.maxStream = DefaultEventStoreMaxStreamEvents
 	}
@@ -102,7 +107,7 @@ func NewMemoryEventStore(opts MemoryEventStoreOptions) *MemoryEventStore {
 }
 
 // Append implements EventStore.
-func (m *MemoryEventStore) Append(_ context.Context, sessionID, streamID string, seq uint64, data []byte) error {
+func (m *memoryEventStore) Append(_ context.Context, sessionID, streamID string, seq uint64, data []byte) error {
 	// An exact-size copy: the caller's slice may sit in a larger array.
 	data = append([]byte(nil), data...)
 	m.mu.Lock()
@@ -171,7 +176,7 @@ func (m *MemoryEventStore) Append(_ context.Context, sessionID, streamID string,
 
 // evict removes ev, which is the oldest event of its stream (and so of
 // its session's events in that stream).
-func (m *MemoryEventStore) evict(ev *memEvent) {
+func (m *memoryEventStore) evict(ev *memEvent) {
 	m.unlink(ev)
 	st := ev.stream
 	if len(st.events) > 0 && st.events[0] == ev {
@@ -184,7 +189,7 @@ func (m *MemoryEventStore) evict(ev *memEvent) {
 }
 
 // dropStream forgets an empty stream, and its session once empty.
-func (m *MemoryEventStore) dropStream(st *memStream) {
+func (m *memoryEventStore) dropStream(st *memStream) {
 	sess := st.sess
 	if sess.streams[st.id] != st {
 		return
@@ -198,7 +203,7 @@ func (m *MemoryEventStore) dropStream(st *memStream) {
 	}
 }
 
-func (m *MemoryEventStore) unlink(ev *memEvent) {
+func (m *memoryEventStore) unlink(ev *memEvent) {
 	if ev.prev != nil {
 		ev.prev.next = ev.next
 	} else {
@@ -228,7 +233,7 @@ func (m *MemoryEventStore) unlink(ev *memEvent) {
 }
 
 // After implements EventStore.
-func (m *MemoryEventStore) After(_ context.Context, sessionID, streamID string, after uint64) ([]StoredEvent, error) {
+func (m *memoryEventStore) After(_ context.Context, sessionID, streamID string, after uint64) ([]StoredEvent, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	sess := m.sessions[sessionID]
@@ -249,7 +254,7 @@ func (m *MemoryEventStore) After(_ context.Context, sessionID, streamID string, 
 }
 
 // DeleteSession implements EventStore.
-func (m *MemoryEventStore) DeleteSession(_ context.Context, sessionID string) error {
+func (m *memoryEventStore) DeleteSession(_ context.Context, sessionID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	sess := m.sessions[sessionID]
@@ -268,7 +273,7 @@ func (m *MemoryEventStore) DeleteSession(_ context.Context, sessionID string) er
 
 // size reports how many events the store holds and the bytes it charges
 // against MaxBytes for them (payloads plus bookkeeping).
-func (m *MemoryEventStore) size() (events int, bytes int64) {
+func (m *memoryEventStore) size() (events int, bytes int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.count, m.bytes

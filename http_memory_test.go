@@ -375,7 +375,7 @@ func TestHTTPEventStoreSessionShare(t *testing.T) {
 	srv, tt := newHTTPTestServer(t)
 	addChatty(t, srv)
 	const maxBytes = 4 << 20
-	store := NewMemoryEventStore(MemoryEventStoreOptions{MaxBytes: maxBytes, MaxStreamEvents: -1})
+	store := newMemoryEventStore(MemoryEventStoreOptions{MaxBytes: maxBytes, MaxStreamEvents: -1})
 	e := newHTTPEnv(t, srv, &StreamableHTTPOptions{EventStore: store, KeepAliveInterval: -1, NotificationBuffer: 1 << 20})
 	sidB := e.initSession(nil)
 	sidA := debugSession(t, e)
@@ -445,7 +445,7 @@ func TestHTTPEventStoreHeapWithinCap(t *testing.T) {
 	srv, _ := newHTTPTestServer(t)
 	addChatty(t, srv)
 	const maxBytes = 2 << 20
-	store := NewMemoryEventStore(MemoryEventStoreOptions{MaxBytes: maxBytes, MaxStreamEvents: -1})
+	store := newMemoryEventStore(MemoryEventStoreOptions{MaxBytes: maxBytes, MaxStreamEvents: -1})
 	e := newHTTPEnv(t, srv, &StreamableHTTPOptions{EventStore: store, KeepAliveInterval: -1, NotificationBuffer: 1 << 20})
 	sids := make([]string, 4)
 	for i := range sids {

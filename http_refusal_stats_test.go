@@ -19,7 +19,7 @@ import (
 // counts once in StreamableHTTPStats.Refusals under its reason, and
 // nowhere else; every reason is present (zero or not) and the set of
 // reasons is fixed: no session id, header value or tool name becomes a
-// key. SessionsRejected is the max_sessions count.
+// key.
 func TestHTTPRefusalStats(t *testing.T) {
 	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
 	const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -71,8 +71,8 @@ func TestHTTPRefusalStats(t *testing.T) {
 	check("too many listen streams", "max_listen_streams", e.post(modernBody(2, MethodSubscriptionsListen, nil, nil), modernHeaders(MethodSubscriptionsListen, "")))
 	cancel()
 	listen.Body.Close()
-	if st := e.h.Stats(); st.SessionsRejected != 1 {
-		t.Errorf("SessionsRejected = %d, want 1 (the max_sessions refusal)", st.SessionsRejected)
+	if st := e.h.Stats(); st.Refusals["max_sessions"] != 1 {
+		t.Errorf("Refusals[max_sessions] = %d, want 1", st.Refusals["max_sessions"])
 	}
 
 	auth := newHTTPEnv(t, newTestServerT(t), &StreamableHTTPOptions{Authenticate: func(*http.Request) (*AuthInfo, *AuthContext, error) {

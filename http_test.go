@@ -670,12 +670,12 @@ func TestMemoryEventStore(t *testing.T) {
 	ctx := context.Background()
 	// What one "a" event charges: the store's heap copy of it. (A copy
 	// made here could live on the stack, with another capacity.)
-	m0 := NewMemoryEventStore(MemoryEventStoreOptions{})
+	m0 := newMemoryEventStore(MemoryEventStoreOptions{})
 	_ = m0.Append(ctx, "s", "1", 1, []byte("a"))
 	_, b0 := m0.size()
 	one := b0 - int64(memSessionOverhead+memStreamOverhead)
 	base := int64(memSessionOverhead + memStreamOverhead) // a session with one stream
-	m := NewMemoryEventStore(MemoryEventStoreOptions{MaxStreamEvents: 3})
+	m := newMemoryEventStore(MemoryEventStoreOptions{MaxStreamEvents: 3})
 	for i := uint64(1); i <= 5; i++ {
 		_ = m.Append(ctx, "s", "1", i, []byte("a"))
 	}
@@ -704,7 +704,7 @@ func TestMemoryEventStore(t *testing.T) {
 	}
 
 	// The global cap evicts the oldest events, whatever their session.
-	g := NewMemoryEventStore(MemoryEventStoreOptions{MaxBytes: 2*base + 3*one, MaxSessionBytes: -1})
+	g := newMemoryEventStore(MemoryEventStoreOptions{MaxBytes: 2*base + 3*one, MaxSessionBytes: -1})
 	for i := uint64(1); i <= 3; i++ {
 		_ = g.Append(ctx, "s", "1", i, []byte("a"))
 	}
@@ -719,7 +719,7 @@ func TestMemoryEventStore(t *testing.T) {
 	}
 
 	// The per-session cap evicts that session's own oldest events only.
-	p := NewMemoryEventStore(MemoryEventStoreOptions{MaxSessionBytes: base + 2*one})
+	p := newMemoryEventStore(MemoryEventStoreOptions{MaxSessionBytes: base + 2*one})
 	_ = p.Append(ctx, "t", "1", 1, []byte("a"))
 	for i := uint64(1); i <= 5; i++ {
 		_ = p.Append(ctx, "s", "1", i, []byte("a"))

@@ -43,11 +43,11 @@ func TestMethodTableDeclares(t *testing.T) {
 		"prompts":       {Prompts: &ListChangedCapability{}},
 		"resources":     {Resources: &ResourcesCapability{}},
 		"subscribe":     {Resources: &ResourcesCapability{Subscribe: true}},
-		"completions":   {Completions: Object{}},
+		"completions":   {Completions: map[string]any{}},
 		"tasks-legacy":  {Tasks: legacyTasksCapability},
-		"tasks-modern":  {Extensions: map[string]Object{ExtensionTasks: {}}},
-		"other-ext":     {Extensions: map[string]Object{"x/y": {}}},
-		"logging-only":  {Logging: Object{}},
+		"tasks-modern":  {Extensions: map[string]map[string]any{ExtensionTasks: {}}},
+		"other-ext":     {Extensions: map[string]map[string]any{"x/y": {}}},
+		"logging-only":  {Logging: map[string]any{}},
 		"tools+prompts": {Tools: &ListChangedCapability{}, Prompts: &ListChangedCapability{}},
 	} {
 		s, err := NewServer(ServerOptions{Name: "x", Version: "1", Capabilities: c})

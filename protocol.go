@@ -10,24 +10,25 @@ const (
 	// Version20251125 is the newest legacy revision (initialize handshake,
 	// sessions, server-to-client requests).
 	Version20251125 = "2025-11-25"
-	// Version20250618, Version20250326 and Version20241105 are older legacy
-	// revisions still accepted at initialize.
-	Version20250618 = "2025-06-18"
-	Version20250326 = "2025-03-26"
-	Version20241105 = "2024-11-05"
+	// Older legacy revisions, still accepted at initialize (SupportedVersions
+	// lists them).
+	version20250618 = "2025-06-18"
+	version20250326 = "2025-03-26"
+	version20241105 = "2024-11-05"
 
-	// LatestLegacyVersion is what a legacy client is offered when it asks
-	// for a version this server does not know.
-	LatestLegacyVersion = Version20251125
+	// latestLegacyVersion is what a legacy client is offered when it asks
+	// for a version this server does not know, and what the client asks
+	// for at initialize.
+	latestLegacyVersion = Version20251125
 )
 
 // SupportedVersions lists every version a dual-era server accepts, newest
 // first. It is what server/discover reports and what -32022 carries.
 func SupportedVersions() []string {
-	return []string{Version20260728, Version20251125, Version20250618, Version20250326, Version20241105}
+	return []string{Version20260728, Version20251125, version20250618, version20250326, version20241105}
 }
 
-var legacyVersions = []string{Version20251125, Version20250618, Version20250326, Version20241105}
+var legacyVersions = []string{Version20251125, version20250618, version20250326, version20241105}
 var modernVersions = []string{Version20260728}
 
 // Era is the protocol generation a request is served under. It is a

@@ -38,11 +38,11 @@ func TestResultEncoding(t *testing.T) {
 		{Content: []Content{}},
 		{Content: nil},
 		{Content: []Content{Text("a"), Text("b")}, IsError: true},
-		{ResultFields: ResultFields{ResultType: ResultTypeComplete, Meta: Meta{MetaServerInfo: info}}, Content: []Content{Text("x")}},
+		{ResultFields: ResultFields{ResultType: resultTypeComplete, Meta: Meta{MetaServerInfo: info}}, Content: []Content{Text("x")}},
 		{ResultFields: ResultFields{ResultType: "complete", Meta: Meta{MetaServerInfo: full}}, Content: []Content{Text("x")}},
 		{ResultFields: ResultFields{Meta: Meta{}}, Content: []Content{Text("x")}},
 		{Content: []Content{&TextContent{Text: "no type set"}}},
-		{Content: []Content{&TextContent{Type: "wrong", Text: "type is stamped"}}},
+		{Content: []Content{&TextContent{Text: "the type is the marshaler's"}}},
 		// Declined shapes.
 		{Content: []Content{&TextContent{Text: "x", Annotations: &Annotations{}}}},
 		{Content: []Content{&TextContent{Text: "x", Meta: Meta{"a": 1}}}},

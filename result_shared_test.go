@@ -131,7 +131,7 @@ func checkSharedReply(raw jsontext.Value, c sharedCall, tag string, modern bool)
 		want++
 	}
 	if modern {
-		if r.Meta[MetaServerInfo] == nil || r.ResultType != ResultTypeComplete {
+		if r.Meta[MetaServerInfo] == nil || r.ResultType != resultTypeComplete {
 			return fmt.Errorf("%s %s: not decorated: %s", c.method, tag, raw)
 		}
 		want++
@@ -289,7 +289,7 @@ func TestFinishResultSharedValues(t *testing.T) {
 						return
 					}
 					f := out.resultFields()
-					if f == shared.resultFields() || f.Meta[tagKey] != tag || (era == EraModern) != (f.ResultType == ResultTypeComplete) {
+					if f == shared.resultFields() || f.Meta[tagKey] != tag || (era == EraModern) != (f.ResultType == resultTypeComplete) {
 						t.Errorf("%T %v: %+v", shared, era, f)
 					}
 					if c, ok := out.(cacheable); ok && era == EraModern && c.cacheFields().TTLMs == nil {

@@ -109,8 +109,6 @@ type ServerStats struct {
 	// DroppedNotifications counts list-changed/resource-updated
 	// notifications dropped because a listener's queue was full.
 	DroppedNotifications uint64
-	// Listeners is the number of live notification listeners.
-	Listeners int
 	// RunningTasks is the number of task handlers running in this process
 	// (at most TaskOptions.MaxRunningTasks).
 	RunningTasks int
@@ -118,7 +116,7 @@ type ServerStats struct {
 
 // Stats returns a snapshot of the server's counters.
 func (s *Server) Stats() ServerStats {
-	st := ServerStats{DroppedNotifications: s.droppedNotifications.Load(), Listeners: s.listeners.len()}
+	st := ServerStats{DroppedNotifications: s.droppedNotifications.Load()}
 	if s.tasks != nil {
 		st.RunningTasks = len(s.tasks.sem)
 	}
@@ -159,20 +157,20 @@ func (s *Server) capabilities(era Era) ServerCapabilities {
 	}
 	c := s.baseCapabilities()
 	if s.skills.len() > 0 {
-		c.Extensions = map[string]Object{ExtensionSkills: {}}
+		c.Extensions = map[string]map[string]any{ExtensionSkills: {}}
 	}
 	if s.apps.Load() {
 		if c.Extensions == nil {
-			c.Extensions = make(map[string]Object, 1)
+			c.Extensions = make(map[string]map[string]any, 1)
 		}
-		c.Extensions[ExtensionApps] = Object{}
+		c.Extensions[ExtensionApps] = map[string]any{}
 	}
 	if s.tasks != nil {
 		if era == EraModern {
 			if c.Extensions == nil {
-				c.Extensions = make(map[string]Object, 1)
+				c.Extensions = make(map[string]map[string]any, 1)
 			}
-			c.Extensions[ExtensionTasks] = Object{}
+			c.Extensions[ExtensionTasks] = map[string]any{}
 		} else {
 			c.Tasks = legacyTasksCapability
 		}
@@ -234,9 +232,9 @@ func eraTasks(c ServerCapabilities, era Era) ServerCapabilities {
 	if era == EraModern {
 		c.Tasks = nil
 		if !ext {
-			m := make(map[string]Object, len(c.Extensions)+1)
+			m := make(map[string]map[string]any, len(c.Extensions)+1)
 			maps.Copy(m, c.Extensions)
-			m[ExtensionTasks] = Object{}
+			m[ExtensionTasks] = map[string]any{}
 			c.Extensions = m
 		}
 		return c
@@ -257,8 +255,8 @@ func eraTasks(c ServerCapabilities, era Era) ServerCapabilities {
 
 func (s *Server) baseCapabilities() ServerCapabilities {
 	c := ServerCapabilities{
-		Logging:     Object{},
-		Completions: Object{},
+		Logging:     map[string]any{},
+		Completions: map[string]any{},
 	}
 	if s.tools.len() > 0 {
 		c.Tools = &ListChangedCapability{ListChanged: true}

@@ -123,7 +123,7 @@ func (s *Server) logAccess(ctx context.Context, req *jsonrpc.Request, rs *reqSta
 
 func isToolErrorResult(res any) bool {
 	r, ok := res.(Result)
-	return ok && IsToolError(r)
+	return ok && isToolError(r)
 }
 
 // accessEra returns the era and version of a request. The era is the one

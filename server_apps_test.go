@@ -202,8 +202,8 @@ func TestAppsClient(t *testing.T) {
 			srv := appServer(t)
 			cli := NewClient(ClientOptions{Name: "host", Version: "1", AppMIMETypes: []string{AppMIMEType}})
 			for _, e := range []Era{EraLegacy, EraModern} {
-				if !AppsSupported(cli.Capabilities(e)) {
-					t.Fatalf("%v: client caps %+v lack the apps extension", e, cli.Capabilities(e))
+				if !AppsSupported(cli.capabilities(e)) {
+					t.Fatalf("%v: client caps %+v lack the apps extension", e, cli.capabilities(e))
 				}
 			}
 			s := connectOver(t, tr, srv, cli)

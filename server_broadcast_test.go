@@ -199,7 +199,7 @@ func TestListenNotificationBytes(t *testing.T) {
 func TestHTTPModernListenKeepAliveAndEnd(t *testing.T) {
 	srv, _ := newHTTPTestServer(t)
 	e := newHTTPEnv(t, srv, &StreamableHTTPOptions{KeepAliveInterval: 5 * time.Millisecond})
-	base := srv.Stats().Listeners
+	base := srv.listeners.len()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	listen := modernBody(9, MethodSubscriptionsListen, map[string]any{"notifications": map[string]any{"toolsListChanged": true}}, nil)
@@ -220,9 +220,9 @@ func TestHTTPModernListenKeepAliveAndEnd(t *testing.T) {
 	}
 	cancel()
 	deadline := time.Now().Add(10 * time.Second)
-	for srv.Stats().Listeners != base || e.h.Stats().ListenStreams != 0 {
+	for srv.listeners.len() != base || e.h.Stats().ListenStreams != 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("after the client left: %d listeners (want %d), %d listen streams", srv.Stats().Listeners, base, e.h.Stats().ListenStreams)
+			t.Fatalf("after the client left: %d listeners (want %d), %d listen streams", srv.listeners.len(), base, e.h.Stats().ListenStreams)
 		}
 		time.Sleep(time.Millisecond)
 	}

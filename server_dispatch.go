@@ -300,7 +300,7 @@ func (s *Server) servePing(_ context.Context, _ *jsonrpc.Request, _ *requestEnv,
 }
 
 func (s *Server) serveSetLevel(_ context.Context, req *jsonrpc.Request, env *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
-	p, err := decodeParams[SetLevelParams](req.Params)
+	p, err := decodeParams[setLevelParams](req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -370,11 +370,11 @@ func (s *Server) initialize(req *jsonrpc.Request, ss *session) (Result, error) {
 	// capabilities (most of its memory otherwise).
 	kept := s.lastHandshake.Load()
 	if kept == nil || len(req.Params) == 0 || !bytes.Equal(kept.raw, req.Params) {
-		p, err := decodeParams[InitializeParams](req.Params)
+		p, err := decodeParams[initializeParams](req.Params)
 		if err != nil {
 			return nil, err
 		}
-		version := LatestLegacyVersion
+		version := latestLegacyVersion
 		if i := slices.Index(legacyVersions, p.ProtocolVersion); i >= 0 {
 			version = legacyVersions[i] // the constant: sessions keep no copy
 		}
@@ -449,7 +449,7 @@ func (s *Server) newExtra(ctx context.Context, req *jsonrpc.Request, env *reques
 // they build themselves are adopted (rs.out.adopt); handlers' results are
 // left as they are, for finishResult to copy.
 func (s *Server) serveDiscover(_ context.Context, _ *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
-	return rs.out.adopt(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(EraModern), Instructions: s.opts.Instructions}), nil
+	return rs.out.adopt(&discoverResult{SupportedVersions: SupportedVersions(), Capabilities: s.capabilities(EraModern), Instructions: s.opts.Instructions}), nil
 }
 
 func (s *Server) serveToolsList(_ context.Context, req *jsonrpc.Request, _ *requestEnv, _ *RequestHandlerExtra, rs *reqState, _ *reqParams) (Result, error) {
@@ -487,7 +487,7 @@ func (s *Server) servePromptsList(_ context.Context, req *jsonrpc.Request, _ *re
 // registryPage is the page of r a paginated list request asks for, each entry
 // as item makes it.
 func registryPage[E, T any](s *Server, req *jsonrpc.Request, r *registry[E], item func(E) T) ([]T, string, error) {
-	p, err := decodeParams[PaginatedParams](req.Params)
+	p, err := decodeParams[paginatedParams](req.Params)
 	if err != nil {
 		return nil, "", err
 	}
@@ -612,7 +612,7 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		}
 	}
 	if extra.mrtr != nil {
-		var ir *InputRequiredError
+		var ir *inputRequiredError
 		if err != nil {
 			ir = asInputRequired(err)
 		}
@@ -621,7 +621,7 @@ func (s *Server) withInput(ctx context.Context, req *jsonrpc.Request, env *reque
 		} else if pending := extra.mrtr.pendingRequests(); pending != nil {
 			// The handler swallowed the input request: the call still
 			// cannot complete without the answers.
-			ir, err = &InputRequiredError{Requests: pending}, nil
+			ir, err = &inputRequiredError{Requests: pending}, nil
 		}
 		if ir != nil {
 			if !bound {
@@ -694,7 +694,7 @@ func (s *Server) openInput(in *mrtrIn, b reqstate.Binding, rawResponses jsontext
 }
 
 // inputRequired seals the next round's state and builds the result.
-func (s *Server) inputRequired(b reqstate.Binding, in *mrtrIn, ir *InputRequiredError) (Result, error) {
+func (s *Server) inputRequired(b reqstate.Binding, in *mrtrIn, ir *inputRequiredError) (Result, error) {
 	round := 0
 	if in.verified {
 		round = int(in.round) + 1

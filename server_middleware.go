@@ -302,16 +302,16 @@ func rowTargetName(row *methodRow, req *jsonrpc.Request, rp *reqParams) string {
 	return name
 }
 
-// IsToolError reports whether res is a tool result with isError set: a
+// isToolError reports whether res is a tool result with isError set: a
 // tool that failed (OpenTelemetry's error.type "tool_error").
-func IsToolError(res Result) bool {
+func isToolError(res Result) bool {
 	r, ok := res.(*CallToolResult)
 	return ok && r != nil && r.IsError
 }
 
 // ErrorCode returns the JSON-RPC error code err is sent with, by the
 // server's one mapping of errors: -32021 for a *MissingCapabilityError,
-// -32603 for an *InputRequiredError (outside a modern multi-round-trip
+// -32603 for an error matching ErrInputRequired (outside a modern multi-round-trip
 // request), the code of the *jsonrpc.Error in its chain, else -32603
 // (internal error). The code of a *URLElicitationRequiredError depends on
 // the request's era and client, which err does not carry: it is -32603

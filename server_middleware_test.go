@@ -250,7 +250,7 @@ func TestMiddlewareShortCircuitAndOrder(t *testing.T) {
 	srv := newTestServer(t, ServerOptions{Middleware: []Middleware{tag("outer"), tag("inner")}})
 	c := startServer(t, srv, nil)
 	res := c.mustCall(MethodToolsCall, modern(map[string]any{"name": "add", "arguments": map[string]any{"a": 1, "b": 2}}, nil, nil))
-	if getPath(res, "content", 0, "text") != "short" || getPath(res, "resultType") != ResultTypeComplete {
+	if getPath(res, "content", 0, "text") != "short" || getPath(res, "resultType") != resultTypeComplete {
 		t.Fatalf("short-circuit result: %v", res)
 	}
 	if e := c.callErr(MethodToolsCall, modern(map[string]any{"name": "fail"}, nil, nil)); e.Code != -32001 || e.Message != "refused" {
@@ -301,7 +301,7 @@ func TestMiddlewareResultMetaOnEveryPath(t *testing.T) {
 		{"typed", map[string]any{"name": "add", "arguments": map[string]any{"a": 1, "b": 2}}, func(r map[string]any) bool { return r["structuredContent"] != nil }},
 		{"verbatim", map[string]any{"name": "raw"}, func(r map[string]any) bool { return getPath(r, "_meta", "widget") == "kept" }},
 		{"isError", map[string]any{"name": "fail"}, func(r map[string]any) bool { return r["isError"] == true }},
-		{"input_required", map[string]any{"name": "ask"}, func(r map[string]any) bool { return r["resultType"] == ResultTypeInputRequired }},
+		{"input_required", map[string]any{"name": "ask"}, func(r map[string]any) bool { return r["resultType"] == resultTypeInputRequired }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -340,7 +340,7 @@ func TestHandlerResultMetaOnInputRequired(t *testing.T) {
 	}
 	c := startServer(t, srv, nil)
 	res := c.mustCall(MethodToolsCall, modern(map[string]any{"name": "ask"}, map[string]any{"elicitation": map[string]any{}}, nil))
-	if res["resultType"] != ResultTypeInputRequired || getPath(res, "_meta", "example.com/handler") != "set" {
+	if res["resultType"] != resultTypeInputRequired || getPath(res, "_meta", "example.com/handler") != "set" {
 		t.Fatalf("input_required result: %v", res)
 	}
 }
@@ -442,7 +442,7 @@ func TestMiddlewareSeesEmptyObjectForAbsentParams(t *testing.T) {
 	seen := make(chan string, 4)
 	mw := func(next MethodHandler) MethodHandler {
 		return func(ctx context.Context, r *Request) (Result, error) {
-			var p PaginatedParams
+			var p paginatedParams
 			if err := Unmarshal(r.Params, &p); err != nil {
 				seen <- "decode: " + err.Error()
 			} else {

@@ -62,24 +62,27 @@ func (r InputResponses) Roots(key string) (*ListRootsResult, bool) {
 
 func validAction(a string) bool { return a == "accept" || a == "decline" || a == "cancel" }
 
-// InputRequiredError ends a modern-era call with an input_required result.
+// inputRequiredError ends a modern-era call with an input_required result.
 // Handlers get one from RequireInput or from a Peer call that has no answer
 // yet, and should return it unchanged. errors.Is(err, ErrInputRequired)
 // holds for it.
-type InputRequiredError struct {
+type inputRequiredError struct {
 	Requests     map[string]*InputRequest
 	Continuation jsontext.Value
 }
 
-// ErrInputRequired matches every *InputRequiredError under errors.Is.
+// ErrInputRequired matches, under errors.Is, the error that ends a
+// modern-era call with an input_required result: RequireInput returns one,
+// and so does a Peer call that has no answer yet. A handler returns it
+// unchanged.
 var ErrInputRequired = errors.New("pmcp: input required from the client")
 
-func (e *InputRequiredError) Error() string {
+func (e *inputRequiredError) Error() string {
 	return "pmcp: input required from the client (" + strconv.Itoa(len(e.Requests)) + " requests)"
 }
 
 // Is makes errors.Is(err, ErrInputRequired) true.
-func (e *InputRequiredError) Is(target error) bool { return target == ErrInputRequired }
+func (e *inputRequiredError) Is(target error) bool { return target == ErrInputRequired }
 
 // MissingCapabilityError reports that the request cannot proceed because the
 // client did not declare a capability. It becomes JSON-RPC error -32021
@@ -301,7 +304,7 @@ func (p *mrtrPeer) ask(method string, params any) (jsontext.Value, error) {
 	in.pending[key] = req
 	reqs := maps.Clone(in.pending)
 	in.mu.Unlock()
-	return nil, &InputRequiredError{Requests: reqs}
+	return nil, &inputRequiredError{Requests: reqs}
 }
 
 const autoKeyPrefix = "pmcp-input-"

@@ -274,7 +274,7 @@ type StreamableHTTPOptions struct {
 	// listen request end once the stream is detached.
 	DetachListenStreams bool
 	// EventStore keeps legacy SSE events for Last-Event-ID resumption. Nil
-	// means a MemoryEventStore with default bounds.
+	// means NewMemoryEventStore with default bounds.
 	EventStore EventStore
 	// SessionStore shares the records of legacy sessions between
 	// replicas, so that one replica can adopt the sessions of a replica
@@ -330,7 +330,7 @@ type StreamableHTTPOptions struct {
 	// operation needs; the status and challenges of the *AuthError it
 	// returns are sent (plug in auth.Authenticator.InsufficientScope,
 	// whose challenge names the resource metadata), with the JSON-RPC
-	// error ScopeErrorCode as body. Nil, or a result that is not a 403
+	// error of ErrInsufficientScope as body. Nil, or a result that is not a 403
 	// *AuthError, sends 403 with `Bearer error="insufficient_scope",
 	// scope="…"`. The decision itself is pmcp's: exact scope membership.
 	InsufficientScope func(actx *AuthContext, required ...string) error
@@ -399,8 +399,8 @@ const (
 	DefaultEventStoreMaxSessionBytes = 2 << 20
 )
 
-// MemoryEventStoreOptions bound a MemoryEventStore. Zero fields mean the
-// defaults; negative fields disable that bound.
+// MemoryEventStoreOptions bound the store NewMemoryEventStore returns.
+// Zero fields mean the defaults; negative fields disable that bound.
 type MemoryEventStoreOptions struct {
 	// MaxStreamEvents caps the events kept per stream. Zero means
 	// DefaultEventStoreMaxStreamEvents.

@@ -93,7 +93,7 @@ func TestRequestStateBoundToPrincipalHTTP(t *testing.T) {
 				ResultType   string `json:"resultType"`
 				RequestState string `json:"requestState"`
 			}
-			if err := json.Unmarshal(first.Result, &ir); err != nil || ir.ResultType != ResultTypeInputRequired || ir.RequestState == "" {
+			if err := json.Unmarshal(first.Result, &ir); err != nil || ir.ResultType != resultTypeInputRequired || ir.RequestState == "" {
 				t.Fatalf("first round: %s %v", first.Result, err)
 			}
 			retry := map[string]any{"name": "confirm", "requestState": ir.RequestState,

@@ -119,12 +119,12 @@ func (s *Server) finishResult(res Result, env *requestEnv, rs *reqState, era Era
 		return res, nil
 	}
 	if f.ResultType == "" {
-		f.ResultType = ResultTypeComplete
+		f.ResultType = resultTypeComplete
 		if inputRequired {
-			f.ResultType = ResultTypeInputRequired
+			f.ResultType = resultTypeInputRequired
 		}
 	}
-	if c, ok := res.(cacheable); ok && f.ResultType == ResultTypeComplete {
+	if c, ok := res.(cacheable); ok && f.ResultType == resultTypeComplete {
 		cf := c.cacheFields()
 		if cf.TTLMs == nil {
 			rs.out.ttl = s.opts.CacheTTL.Milliseconds()

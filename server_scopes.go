@@ -8,15 +8,17 @@ import (
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
-// ScopeErrorCode is the JSON-RPC error code of a request refused for
-// missing scopes, on every transport. Its data is
-// {"error":"insufficient_scope","scope":"<every scope needed>"}. Over
-// Streamable HTTP the error is the body of the 403 step-up answer (see
-// StreamableHTTPOptions.InsufficientScope).
-const ScopeErrorCode = jsonrpc.CodeInvalidRequest
+// scopeErrorCode is the JSON-RPC error code of a request refused for
+// missing scopes, on every transport (see ErrInsufficientScope).
+const scopeErrorCode = jsonrpc.CodeInvalidRequest
 
 // ErrInsufficientScope is the cause of every scope refusal: errors.Is finds
-// it in the *AuthError of the default HTTP answer.
+// it in the *AuthError of the default HTTP answer. On the wire, on every
+// transport, the refusal is the JSON-RPC error -32600
+// (jsonrpc.CodeInvalidRequest) with data
+// {"error":"insufficient_scope","scope":"<every scope needed>"}; over
+// Streamable HTTP it is the body of the 403 step-up answer (see
+// StreamableHTTPOptions.InsufficientScope).
 var ErrInsufficientScope = errors.New("pmcp: insufficient scope")
 
 // checkScopes validates the Scopes of a registration and returns a copy
@@ -96,7 +98,7 @@ func scopeRefusal(required []string) *jsonrpc.Error {
 		Error string `json:"error"`
 		Scope string `json:"scope"`
 	}{"insufficient_scope", strings.Join(required, " ")})
-	return &jsonrpc.Error{Code: ScopeErrorCode, Message: "insufficient scope: the request needs scope " + strings.Join(required, " "), Data: data}
+	return &jsonrpc.Error{Code: scopeErrorCode, Message: "insufficient scope: the request needs scope " + strings.Join(required, " "), Data: data}
 }
 
 // authorize refuses a request whose caller lacks a scope of required.

@@ -21,7 +21,7 @@ func TestScopesSubscribeStreamTransport(t *testing.T) {
 	wantRefusal := func(what string, e *jsonrpc.Error, scopes string) {
 		t.Helper()
 		var data map[string]string
-		if e == nil || e.Code != ScopeErrorCode || json.Unmarshal(e.Data, &data) != nil || data["error"] != "insufficient_scope" || data["scope"] != scopes {
+		if e == nil || e.Code != scopeErrorCode || json.Unmarshal(e.Data, &data) != nil || data["error"] != "insufficient_scope" || data["scope"] != scopes {
 			t.Fatalf("%s: %+v, want the scope refusal naming %q", what, e, scopes)
 		}
 	}

@@ -200,7 +200,7 @@ func scopedStreamClient(t *testing.T) (*testClient, *atomic.Value, *atomic.Int64
 
 // Over a stream transport (stdio, in-memory) the same check runs after
 // the middleware that set the identity, and a refusal is the JSON-RPC
-// error ScopeErrorCode naming every scope, in both eras.
+// error scopeErrorCode naming every scope, in both eras.
 func TestScopesStreamTransport(t *testing.T) {
 	c, granted, runs := scopedStreamClient(t)
 	for _, op := range scopedOps {
@@ -215,7 +215,7 @@ func TestScopesStreamTransport(t *testing.T) {
 			granted.Store(strings.Fields(op.scopes)[1:])
 			e := c.callErr(op.method, params)
 			var data map[string]string
-			if e.Code != ScopeErrorCode || json.Unmarshal(e.Data, &data) != nil || data["error"] != "insufficient_scope" || data["scope"] != op.scopes {
+			if e.Code != scopeErrorCode || json.Unmarshal(e.Data, &data) != nil || data["error"] != "insufficient_scope" || data["scope"] != op.scopes {
 				t.Fatalf("%s %s %s: %d %q %s", era, op.method, op.name, e.Code, e.Message, e.Data)
 			}
 			if runs.Load() != 0 {

@@ -21,8 +21,8 @@ const (
 	ExtensionSkills  = "io.modelcontextprotocol/skills"
 	MethodSkillsList = "skills/list"
 	MethodSkillsGet  = "skills/get"
-	// SkillFileName is the manifest every skill has at its root.
-	SkillFileName = "SKILL.md"
+	// skillFileName is the manifest every skill has at its root.
+	skillFileName = "SKILL.md"
 )
 
 // Bounds the skills API enforces at registration.
@@ -137,11 +137,11 @@ func (s *Server) AddSkill(sk *Skill) error {
 		front["metadata"] = md
 	}
 	base := "skill://" + sk.Path
-	files := map[string]string{base + "/" + SkillFileName: manifest}
+	files := map[string]string{base + "/" + skillFileName: manifest}
 	total := len(manifest)
 	for rel, body := range sk.Files {
 		clean := path.Clean(rel)
-		if rel == "" || clean != rel || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, "../") || rel == ".." || rel == SkillFileName {
+		if rel == "" || clean != rel || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, "../") || rel == ".." || rel == skillFileName {
 			return regErr("skill %q: bad file path %q", sk.Path, rel)
 		}
 		files[base+"/"+rel] = body
@@ -150,7 +150,7 @@ func (s *Server) AddSkill(sk *Skill) error {
 	if total > maxSkillBytes {
 		return regErr("skill %q is larger than %d bytes", sk.Path, maxSkillBytes)
 	}
-	entry := &SkillEntry{URI: base + "/" + SkillFileName, Frontmatter: front}
+	entry := &SkillEntry{URI: base + "/" + skillFileName, Frontmatter: front}
 	var list []SkillFile
 	for _, uri := range slices.Sorted(mapKeys(files)) {
 		body := files[uri]
@@ -244,7 +244,7 @@ func (s *Server) serveSkills(req string, params jsontext.Value, rs *reqState) (R
 		}
 		return nil, invalidParams("unknown skill %q", p.URI)
 	}
-	p, err := decodeParams[PaginatedParams](params)
+	p, err := decodeParams[paginatedParams](params)
 	if err != nil {
 		return nil, err
 	}

@@ -453,7 +453,7 @@ func (r *taskRunner) settle(extra *RequestHandlerExtra, res Result, err error) {
 			out.Content = []Content{}
 		}
 		if r.era == EraModern {
-			out.ResultType = ResultTypeComplete
+			out.ResultType = resultTypeComplete
 		} else {
 			out.ResultType = ""
 		}

@@ -34,7 +34,7 @@ func taskTarget(req *jsonrpc.Request, extra *RequestHandlerExtra) (owner string,
 	if owner, modern, err = taskCaller(extra); err != nil {
 		return "", false, "", err
 	}
-	p, err := decodeParams[TaskIDParams](req.Params)
+	p, err := decodeParams[taskIDParams](req.Params)
 	if err != nil {
 		return "", false, "", err
 	}
@@ -67,7 +67,7 @@ func (s *Server) serveTasksList(ctx context.Context, req *jsonrpc.Request, _ *re
 	if err != nil {
 		return nil, err
 	}
-	p, err := decodeParams[PaginatedParams](req.Params)
+	p, err := decodeParams[paginatedParams](req.Params)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (s *Server) serveTasksUpdate(ctx context.Context, req *jsonrpc.Request, _ *
 	if len(req.Params) > DefaultMaxInputTotalBytes {
 		return nil, invalidParams("tasks/update params exceed %d bytes", DefaultMaxInputTotalBytes)
 	}
-	p, err := decodeParams[UpdateTaskParams](req.Params)
+	p, err := decodeParams[updateTaskParams](req.Params)
 	if err != nil {
 		return nil, err
 	}

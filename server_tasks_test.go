@@ -535,7 +535,7 @@ func TestTaskToolScopes(t *testing.T) {
 	}
 	c := startServer(t, f.srv, nil)
 	e := c.callErr(MethodToolsCall, modern(map[string]any{"name": "admin", "arguments": map[string]any{}}, tasksExtCaps, map[string]any{userMeta: "alice"}))
-	if e.Code != ScopeErrorCode {
+	if e.Code != scopeErrorCode {
 		t.Fatalf("scoped task tool without the scope: %v", e)
 	}
 	if n, _ := f.srv.tasks.store.List(context.Background(), "sub:alice", "", 0); len(n.Tasks) != 0 {

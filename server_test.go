@@ -122,8 +122,8 @@ func TestLegacyHandshakeAndGating(t *testing.T) {
 
 func TestLegacyVersionNegotiation(t *testing.T) {
 	for _, tc := range []struct{ asked, want string }{
-		{Version20251125, Version20251125}, {Version20250618, Version20250618}, {Version20250326, Version20250326},
-		{Version20241105, Version20241105}, {"1999-01-01", LatestLegacyVersion},
+		{Version20251125, Version20251125}, {version20250618, version20250618}, {version20250326, version20250326},
+		{version20241105, version20241105}, {"1999-01-01", latestLegacyVersion},
 	} {
 		c := startServer(t, newTestServer(t, ServerOptions{}), nil)
 		res := c.mustCall(MethodInitialize, map[string]any{"protocolVersion": tc.asked, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "x", "version": "1"}})
@@ -588,10 +588,10 @@ func TestSubscriptionsListenStdio(t *testing.T) {
 	// End the subscription with notifications/cancelled (stdio).
 	_ = c.conn.Notify(context.Background(), NotificationCancelled, map[string]any{"requestId": jsontext.Value(subID)})
 	deadline := time.After(5 * time.Second)
-	for s.Stats().Listeners > 1 {
+	for s.listeners.len() > 1 {
 		select {
 		case <-deadline:
-			t.Fatalf("listener not removed: %d", s.Stats().Listeners)
+			t.Fatalf("listener not removed: %d", s.listeners.len())
 		case <-time.After(5 * time.Millisecond):
 		}
 	}

@@ -23,8 +23,8 @@ type ToolHandler func(ctx context.Context, extra *RequestHandlerExtra, p *CallTo
 //
 // An error return becomes a result with isError:true whose text is the
 // error message, so the model can correct itself. Protocol errors pass
-// through instead: a *jsonrpc.Error, an *InputRequiredError (modern-era
-// input request) and a *MissingCapabilityError.
+// through instead: a *jsonrpc.Error, an error matching ErrInputRequired
+// (modern-era input request) and a *MissingCapabilityError.
 type TypedToolHandler[In, Out any] func(ctx context.Context, extra *RequestHandlerExtra, in In) (Out, error)
 
 type serverTool struct {
@@ -237,7 +237,7 @@ func textResult(text string) *CallToolResult {
 		content [1]Content
 		text    TextContent
 	})
-	r.text = TextContent{Type: "text", Text: text}
+	r.text = TextContent{Text: text}
 	r.content[0] = &r.text
 	r.res.Content = r.content[:]
 	return &r.res
@@ -329,7 +329,7 @@ func isJSONObject(v any) bool {
 // errors (or input_required results) rather than isError tool results.
 func isProtocolError(err error) bool {
 	var re *jsonrpc.Error
-	var ir *InputRequiredError
+	var ir *inputRequiredError
 	var mc *MissingCapabilityError
 	var ue *URLElicitationRequiredError
 	return errors.As(err, &re) || errors.As(err, &ir) || errors.As(err, &mc) || errors.As(err, &ue)

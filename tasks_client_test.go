@@ -40,7 +40,7 @@ func exerciseTasks(t *testing.T, s *pmcp.ClientSession, era pmcp.Era) {
 	}
 	var mu sync.Mutex
 	var seen []string
-	res, err := task.Wait(ctx, func(st *pmcp.TaskStatus) {
+	res, err := task.Wait(ctx, func(st *pmcp.DetailedTask) {
 		mu.Lock()
 		seen = append(seen, st.Status)
 		mu.Unlock()
@@ -74,7 +74,7 @@ func exerciseTasks(t *testing.T, s *pmcp.ClientSession, era pmcp.Era) {
 	if era == pmcp.EraLegacy {
 		want = "failed"
 	}
-	if st.Status != want || st.TTL <= 0 {
+	if st.Status != want || st.TTLMs == nil || *st.TTLMs <= 0 {
 		t.Errorf("failing_job status %+v, want %s", st, want)
 	}
 
@@ -130,9 +130,9 @@ func TestClientTaskStatusPushed(t *testing.T) {
 			t.Run(tc.name+"/"+era.String(), func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				got := make(chan *pmcp.TaskStatus, 64)
+				got := make(chan *pmcp.DetailedTask, 64)
 				opts := everythingClientOptions(era, make(chan string, 64))
-				opts.Notifications.TaskStatus = func(ctx context.Context, st *pmcp.TaskStatus) { got <- st }
+				opts.Notifications.TaskStatus = func(ctx context.Context, st *pmcp.DetailedTask) { got <- st }
 				s := tc.connect(t, pmcp.NewClient(opts))
 				task, err := s.CallToolTask(ctx, "slow_compute", map[string]any{"seconds": 0.3, "label": "push"}, 0)
 				if err != nil {

@@ -13,7 +13,7 @@ import (
 func TestWatchTaskHook(t *testing.T) {
 	hookDone := make(chan struct{})
 	srv, err := NewServer(ServerOptions{
-		Capabilities: &ServerCapabilities{Extensions: map[string]Object{ExtensionTasks: {}}},
+		Capabilities: &ServerCapabilities{Extensions: map[string]map[string]any{ExtensionTasks: {}}},
 		WatchTask: func(ctx context.Context, extra *RequestHandlerExtra, id string) (<-chan *DetailedTask, bool) {
 			if id != "mine" {
 				return nil, false
@@ -33,10 +33,10 @@ func TestWatchTaskHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	acks := make(chan *SubscriptionsAckParams, 1)
-	pushed := make(chan *TaskStatus, 4)
+	pushed := make(chan *DetailedTask, 4)
 	c := NewClient(ClientOptions{Era: EraModern, Notifications: ClientNotificationHandlers{
 		SubscriptionAcknowledged: func(_ context.Context, a *SubscriptionsAckParams) { acks <- a },
-		TaskStatus:               func(_ context.Context, st *TaskStatus) { pushed <- st },
+		TaskStatus:               func(_ context.Context, st *DetailedTask) { pushed <- st },
 	}})
 	s := connectClient(t, c, serveOnPipe(t, srv))
 	ctx, cancel := context.WithCancel(context.Background())

@@ -29,22 +29,18 @@ type Icon struct {
 	Theme    string   `json:"theme,omitempty"`
 }
 
-// Object is a JSON object with no defined members, used for capability
-// markers such as "logging": {}.
-type Object = map[string]any
-
 // ClientCapabilities is what a client declares it can do. In the legacy era
 // it arrives once at initialize; in the modern era on every request.
 type ClientCapabilities struct {
-	Experimental map[string]Object      `json:"experimental,omitzero"`
-	Roots        *RootsCapability       `json:"roots,omitzero"`
-	Sampling     *SamplingCapability    `json:"sampling,omitzero"`
-	Elicitation  *ElicitationCapability `json:"elicitation,omitzero"`
+	Experimental map[string]map[string]any `json:"experimental,omitzero"`
+	Roots        *RootsCapability          `json:"roots,omitzero"`
+	Sampling     *SamplingCapability       `json:"sampling,omitzero"`
+	Elicitation  *ElicitationCapability    `json:"elicitation,omitzero"`
 	// Tasks is the client's raw 2025-11-25 tasks capability, passed
 	// through as received (pmcp's server runs tools/call tasks whatever it
 	// says; a pmcp client declares it with ClientOptions.HostTasks).
-	Tasks      jsontext.Value    `json:"tasks,omitempty"`
-	Extensions map[string]Object `json:"extensions,omitzero"`
+	Tasks      jsontext.Value            `json:"tasks,omitempty"`
+	Extensions map[string]map[string]any `json:"extensions,omitzero"`
 }
 
 // RootsCapability: the client can answer roots/list.
@@ -54,15 +50,15 @@ type RootsCapability struct {
 
 // SamplingCapability: the client can answer sampling/createMessage.
 type SamplingCapability struct {
-	Context Object `json:"context,omitzero"`
-	Tools   Object `json:"tools,omitzero"`
+	Context map[string]any `json:"context,omitzero"`
+	Tools   map[string]any `json:"tools,omitzero"`
 }
 
 // ElicitationCapability: the client can answer elicitation/create. An empty
 // object means form mode only.
 type ElicitationCapability struct {
-	Form Object `json:"form,omitzero"`
-	URL  Object `json:"url,omitzero"`
+	Form map[string]any `json:"form,omitzero"`
+	URL  map[string]any `json:"url,omitzero"`
 }
 
 // SupportsForm reports whether form-mode elicitation is declared.
@@ -75,16 +71,16 @@ func (c *ElicitationCapability) SupportsURL() bool { return c != nil && c.URL !=
 
 // ServerCapabilities is what a server declares.
 type ServerCapabilities struct {
-	Experimental map[string]Object      `json:"experimental,omitzero"`
-	Logging      Object                 `json:"logging,omitzero"`
-	Completions  Object                 `json:"completions,omitzero"`
-	Prompts      *ListChangedCapability `json:"prompts,omitzero"`
-	Resources    *ResourcesCapability   `json:"resources,omitzero"`
-	Tools        *ListChangedCapability `json:"tools,omitzero"`
+	Experimental map[string]map[string]any `json:"experimental,omitzero"`
+	Logging      map[string]any            `json:"logging,omitzero"`
+	Completions  map[string]any            `json:"completions,omitzero"`
+	Prompts      *ListChangedCapability    `json:"prompts,omitzero"`
+	Resources    *ResourcesCapability      `json:"resources,omitzero"`
+	Tools        *ListChangedCapability    `json:"tools,omitzero"`
 	// Tasks is the 2025-11-25 tasks capability, declared by a server with
 	// ServerOptions.Tasks (list, cancel, requests.tools.call).
-	Tasks      jsontext.Value    `json:"tasks,omitempty"`
-	Extensions map[string]Object `json:"extensions,omitzero"`
+	Tasks      jsontext.Value            `json:"tasks,omitempty"`
+	Extensions map[string]map[string]any `json:"extensions,omitzero"`
 }
 
 // ListChangedCapability is the shape of the tools and prompts capabilities.
@@ -168,16 +164,20 @@ const (
 
 // Result types (2026-07-28).
 const (
-	ResultTypeComplete      = "complete"
-	ResultTypeInputRequired = "input_required"
+	resultTypeComplete      = "complete"
+	resultTypeInputRequired = "input_required"
+
 	// ResultTypeTask marks a 2026-07-28 CreateTaskResult (tools/call run
 	// as a task).
 	ResultTypeTask = "task"
 )
 
 // ResultFields are the members every result may carry. Result types embed
-// it; the dispatcher fills ResultType and the cache hints in the modern era
-// and leaves them empty in the legacy era.
+// it; the dispatcher fills ResultType ("complete", or "input_required" for
+// an InputRequiredResult) and the cache hints in the modern era and leaves
+// them empty in the legacy era. A result left with ResultType set keeps it:
+// a middleware that answers a tools/call with a created task (a
+// DetailedTask) sets ResultTypeTask.
 type ResultFields struct {
 	Meta       Meta   `json:"_meta,omitempty"`
 	ResultType string `json:"resultType,omitempty"`

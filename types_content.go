@@ -24,7 +24,6 @@ type Annotations struct {
 
 // TextContent is plain text.
 type TextContent struct {
-	Type        string       `json:"type"` // always "text"; set by the marshaler
 	Text        string       `json:"text"`
 	Annotations *Annotations `json:"annotations,omitempty"`
 	Meta        Meta         `json:"_meta,omitempty"`
@@ -32,7 +31,6 @@ type TextContent struct {
 
 // ImageContent is a base64-encoded image.
 type ImageContent struct {
-	Type        string       `json:"type"`
 	Data        string       `json:"data"`
 	MIMEType    string       `json:"mimeType"`
 	Annotations *Annotations `json:"annotations,omitempty"`
@@ -41,7 +39,6 @@ type ImageContent struct {
 
 // AudioContent is base64-encoded audio.
 type AudioContent struct {
-	Type        string       `json:"type"`
 	Data        string       `json:"data"`
 	MIMEType    string       `json:"mimeType"`
 	Annotations *Annotations `json:"annotations,omitempty"`
@@ -50,7 +47,6 @@ type AudioContent struct {
 
 // ResourceLink points at a resource the client may read.
 type ResourceLink struct {
-	Type        string       `json:"type"`
 	URI         string       `json:"uri"`
 	Name        string       `json:"name"`
 	Title       string       `json:"title,omitempty"`
@@ -64,7 +60,6 @@ type ResourceLink struct {
 
 // EmbeddedResource carries a resource's contents inline.
 type EmbeddedResource struct {
-	Type        string            `json:"type"`
 	Resource    *ResourceContents `json:"resource"`
 	Annotations *Annotations      `json:"annotations,omitempty"`
 	Meta        Meta              `json:"_meta,omitempty"`
@@ -72,7 +67,6 @@ type EmbeddedResource struct {
 
 // ToolUseContent is a model's request to call a tool (sampling with tools).
 type ToolUseContent struct {
-	Type  string         `json:"type"`
 	ID    string         `json:"id"`
 	Name  string         `json:"name"`
 	Input map[string]any `json:"input"`
@@ -81,7 +75,6 @@ type ToolUseContent struct {
 
 // ToolResultContent answers a ToolUseContent (sampling with tools).
 type ToolResultContent struct {
-	Type              string         `json:"type"`
 	ToolUseID         string         `json:"toolUseId"`
 	Content           []Content      `json:"content"`
 	StructuredContent map[string]any `json:"structuredContent,omitempty"`
@@ -98,7 +91,7 @@ func (*ToolUseContent) contentType() string    { return "tool_use" }
 func (*ToolResultContent) contentType() string { return "tool_result" }
 
 // Text returns a *TextContent.
-func Text(s string) *TextContent { return &TextContent{Type: "text", Text: s} }
+func Text(s string) *TextContent { return &TextContent{Text: s} }
 
 // ResourceContents is the contents of a resource: Text or Blob (base64).
 type ResourceContents struct {
@@ -130,60 +123,60 @@ func (rc *ResourceContents) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return json.MarshalEncode(enc, text{rc.URI, rc.MIMEType, rc.Text, rc.Meta})
 }
 
-// Each content type stamps its own "type" member when marshaled, so callers
-// never need to set Type by hand.
+// Each content type writes its own "type" member when marshaled (first, as
+// the struct's own members follow): the Go type is the kind, so there is no
+// Type field to set or to get wrong.
+
+// typed is a content block with its "type" member in front.
+type typed[T any] struct {
+	Type string `json:"type"`
+	V    T      `json:",embed"`
+}
 
 func (c *TextContent) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type plain TextContent
-	v := plain(*c)
-	v.Type = "text"
+	v := typed[plain]{Type: "text", V: plain(*c)}
 	return json.MarshalEncode(enc, &v)
 }
 
 func (c *ImageContent) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type plain ImageContent
-	v := plain(*c)
-	v.Type = "image"
+	v := typed[plain]{Type: "image", V: plain(*c)}
 	return json.MarshalEncode(enc, &v)
 }
 
 func (c *AudioContent) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type plain AudioContent
-	v := plain(*c)
-	v.Type = "audio"
+	v := typed[plain]{Type: "audio", V: plain(*c)}
 	return json.MarshalEncode(enc, &v)
 }
 
 func (c *ResourceLink) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type plain ResourceLink
-	v := plain(*c)
-	v.Type = "resource_link"
+	v := typed[plain]{Type: "resource_link", V: plain(*c)}
 	return json.MarshalEncode(enc, &v)
 }
 
 func (c *EmbeddedResource) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type plain EmbeddedResource
-	v := plain(*c)
-	v.Type = "resource"
+	v := typed[plain]{Type: "resource", V: plain(*c)}
 	return json.MarshalEncode(enc, &v)
 }
 
 func (c *ToolUseContent) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type plain ToolUseContent
-	v := plain(*c)
-	v.Type = "tool_use"
-	if v.Input == nil {
-		v.Input = map[string]any{}
+	v := typed[plain]{Type: "tool_use", V: plain(*c)}
+	if v.V.Input == nil {
+		v.V.Input = map[string]any{}
 	}
 	return json.MarshalEncode(enc, &v)
 }
 
 func (c *ToolResultContent) MarshalJSONTo(enc *jsontext.Encoder) error {
 	type plain ToolResultContent
-	v := plain(*c)
-	v.Type = "tool_result"
-	if v.Content == nil {
-		v.Content = []Content{}
+	v := typed[plain]{Type: "tool_result", V: plain(*c)}
+	if v.V.Content == nil {
+		v.V.Content = []Content{}
 	}
 	return json.MarshalEncode(enc, &v)
 }

@@ -2,13 +2,13 @@ package pmcp
 
 import "github.com/go-json-experiment/json/jsontext"
 
-// RequestParamsBase holds the members every request's params may carry.
-type RequestParamsBase struct {
+// requestParamsBase holds the members every request's params may carry.
+type requestParamsBase struct {
 	Meta jsontext.Value `json:"_meta,omitempty"`
 }
 
-// InitializeParams is the legacy handshake request.
-type InitializeParams struct {
+// initializeParams is the legacy handshake request.
+type initializeParams struct {
 	ProtocolVersion string             `json:"protocolVersion"`
 	Capabilities    ClientCapabilities `json:"capabilities"`
 	ClientInfo      Implementation     `json:"clientInfo"`
@@ -24,8 +24,8 @@ type InitializeResult struct {
 	Instructions    string             `json:"instructions,omitempty"`
 }
 
-// DiscoverResult answers server/discover (2026-07-28).
-type DiscoverResult struct {
+// discoverResult answers server/discover (2026-07-28).
+type discoverResult struct {
 	ResultFields
 	CacheFields
 	SupportedVersions []string           `json:"supportedVersions"`
@@ -33,8 +33,8 @@ type DiscoverResult struct {
 	Instructions      string             `json:"instructions,omitempty"`
 }
 
-// PaginatedParams are the params of the list methods.
-type PaginatedParams struct {
+// paginatedParams are the params of the list methods.
+type paginatedParams struct {
 	Cursor string         `json:"cursor,omitempty"`
 	Meta   jsontext.Value `json:"_meta,omitempty"`
 }
@@ -267,8 +267,8 @@ type CompleteResult struct {
 	Completion Completion `json:"completion"`
 }
 
-// SetLevelParams are the params of logging/setLevel.
-type SetLevelParams struct {
+// setLevelParams are the params of logging/setLevel.
+type setLevelParams struct {
 	Level LoggingLevel   `json:"level"`
 	Meta  jsontext.Value `json:"_meta,omitempty"`
 }
@@ -288,13 +288,6 @@ type ProgressParams struct {
 	Total         *float64       `json:"total,omitempty"`
 	Message       string         `json:"message,omitempty"`
 	Meta          Meta           `json:"_meta,omitempty"`
-}
-
-// CancelledParams are the params of notifications/cancelled.
-type CancelledParams struct {
-	RequestID jsontext.Value `json:"requestId,omitempty"`
-	Reason    string         `json:"reason,omitempty"`
-	Meta      Meta           `json:"_meta,omitempty"`
 }
 
 // SamplingMessage is one message of a sampling request.

@@ -80,6 +80,12 @@ type TaskError struct {
 // tasks/get result (resultType "complete") and in notifications/tasks.
 // TTLMs nil means unlimited (null on the wire). InputRequests is set while
 // the task is input_required, Result once completed, Error once failed.
+//
+// It is also the client's snapshot of a task in both eras (ClientTask.Get,
+// ClientTask.Wait, ClientNotificationHandlers.TaskStatus): a 2025-11-25
+// task's ttl and pollInterval land in TTLMs and PollIntervalMs (nil when
+// absent or not positive), its other members in the fields of the same
+// name; ResultFields stay empty there.
 type DetailedTask struct {
 	ResultFields
 	TaskID         string                    `json:"taskId"`
@@ -94,15 +100,20 @@ type DetailedTask struct {
 	Error          *TaskError                `json:"error,omitempty"`
 }
 
-// TaskIDParams are the params of tasks/get, tasks/result and tasks/cancel.
-type TaskIDParams struct {
+// Terminal reports whether the status is completed, failed or cancelled.
+func (t *DetailedTask) Terminal() bool {
+	return t.Status == "completed" || t.Status == "failed" || t.Status == "cancelled"
+}
+
+// taskIDParams are the params of tasks/get, tasks/result and tasks/cancel.
+type taskIDParams struct {
 	TaskID string         `json:"taskId"`
 	Meta   jsontext.Value `json:"_meta,omitempty"`
 }
 
-// UpdateTaskParams are the params of tasks/update (2026-07-28): answers to
+// updateTaskParams are the params of tasks/update (2026-07-28): answers to
 // some or all of the task's inputRequests, keyed as the server keyed them.
-type UpdateTaskParams struct {
+type updateTaskParams struct {
 	TaskID         string                    `json:"taskId"`
 	InputResponses map[string]jsontext.Value `json:"inputResponses"`
 	Meta           jsontext.Value            `json:"_meta,omitempty"`

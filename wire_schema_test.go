@@ -64,13 +64,13 @@ func TestWireSchema(t *testing.T) {
 		})
 	}
 	for _, tc := range wireCases(t) {
-		if tc.era != wireLegacy || tc.since20251125 || !ws.has(Version20250618, tc.def) {
+		if tc.era != wireLegacy || tc.since20251125 || !ws.has(version20250618, tc.def) {
 			continue
 		}
 		t.Run(wireLegacyOld+"/"+tc.def+"/"+tc.variant, func(t *testing.T) {
 			data, inst := tc.encode(t)
-			if err := ws.validate(Version20250618, tc.def, false, inst); err != nil {
-				t.Fatalf("payload does not match %s: %s\npayload: %s\n%#v", ws.location(Version20250618, tc.def), wireErrSummary(err), data, err)
+			if err := ws.validate(version20250618, tc.def, false, inst); err != nil {
+				t.Fatalf("payload does not match %s: %s\npayload: %s\n%#v", ws.location(version20250618, tc.def), wireErrSummary(err), data, err)
 			}
 		})
 	}
@@ -186,7 +186,7 @@ func newWireSchemas(t *testing.T) *wireSchemas {
 		_, err := base64.StdEncoding.DecodeString(s)
 		return err
 	}})
-	for _, v := range []string{Version20250618, Version20251125, Version20260728} {
+	for _, v := range []string{version20250618, Version20251125, Version20260728} {
 		path, err := filepath.Abs(filepath.Join("testdata", "schema", v, "schema.json"))
 		if err != nil {
 			t.Fatal(err)
@@ -357,13 +357,13 @@ func wireIcons() []Icon {
 
 // wireComplete is what the modern dispatcher stamps on a finished result.
 func wireComplete() ResultFields {
-	return ResultFields{ResultType: ResultTypeComplete, Meta: Meta{MetaServerInfo: &wireServerInfo}}
+	return ResultFields{ResultType: resultTypeComplete, Meta: Meta{MetaServerInfo: &wireServerInfo}}
 }
 
 // wireInputRequired is what the modern dispatcher stamps on an
 // input_required result.
 func wireInputRequired() ResultFields {
-	return ResultFields{ResultType: ResultTypeInputRequired, Meta: Meta{MetaServerInfo: &wireServerInfo}}
+	return ResultFields{ResultType: resultTypeInputRequired, Meta: Meta{MetaServerInfo: &wireServerInfo}}
 }
 
 func wireCache(ttl int64, scope string) CacheFields {
@@ -372,8 +372,8 @@ func wireCache(ttl int64, scope string) CacheFields {
 
 func wireServerCaps() ServerCapabilities {
 	return ServerCapabilities{
-		Logging:     Object{},
-		Completions: Object{},
+		Logging:     map[string]any{},
+		Completions: map[string]any{},
 		Prompts:     &ListChangedCapability{ListChanged: true},
 		Resources:   &ResourcesCapability{Subscribe: true, ListChanged: true},
 		Tools:       &ListChangedCapability{ListChanged: true},
@@ -536,7 +536,7 @@ func wireModernRequestMeta(t *testing.T) jsontext.Value {
 		MetaProtocolVersion: Version20260728,
 		MetaClientCapabilities: ClientCapabilities{
 			Sampling:    &SamplingCapability{},
-			Elicitation: &ElicitationCapability{Form: Object{}, URL: Object{}},
+			Elicitation: &ElicitationCapability{Form: map[string]any{}, URL: map[string]any{}},
 		},
 		MetaClientInfo:    Implementation{Name: "pmcp-wire-client", Version: "0.1.0"},
 		MetaLogLevel:      LevelInfo,
@@ -606,22 +606,22 @@ func wireCases(t *testing.T) []wireCase {
 	})
 	add(L, "InitializeResult", "with-meta", &InitializeResult{
 		ResultFields:    ResultFields{Meta: Meta{"com.example/trace": "t-1"}},
-		ProtocolVersion: Version20250618,
-		Capabilities:    ServerCapabilities{Logging: Object{}, Completions: Object{}},
+		ProtocolVersion: version20250618,
+		Capabilities:    ServerCapabilities{Logging: map[string]any{}, Completions: map[string]any{}},
 		ServerInfo:      Implementation{Name: "pmcp-server", Version: "0.0.0"},
 	})
-	add(M, "DiscoverResult", "full", &DiscoverResult{
+	add(M, "DiscoverResult", "full", &discoverResult{
 		ResultFields:      wireComplete(),
 		CacheFields:       publicCache(),
 		SupportedVersions: SupportedVersions(),
 		Capabilities:      wireModernServerCaps(),
 		Instructions:      "Use get_weather for forecasts.",
 	})
-	add(M, "DiscoverResult", "private-zero-ttl", &DiscoverResult{
+	add(M, "DiscoverResult", "private-zero-ttl", &discoverResult{
 		ResultFields:      wireComplete(),
 		CacheFields:       wireCache(0, CacheScopePrivate),
 		SupportedVersions: []string{Version20260728},
-		Capabilities:      ServerCapabilities{Logging: Object{}, Completions: Object{}},
+		Capabilities:      ServerCapabilities{Logging: map[string]any{}, Completions: map[string]any{}},
 	})
 
 	// --- tools ---
@@ -677,7 +677,7 @@ func wireCases(t *testing.T) []wireCase {
 			StructuredContent: map[string]any{"items": []any{"a"}},
 		}
 		if !legacy {
-			withMeta.ResultType = ResultTypeComplete
+			withMeta.ResultType = resultTypeComplete
 			withMeta.Meta[MetaServerInfo] = &wireServerInfo
 		}
 		add(era, "CallToolResult", "structured-with-meta", withMeta)
@@ -828,16 +828,16 @@ func wireCases(t *testing.T) []wireCase {
 		add(era, "ListRootsResult", "roots", &ListRootsResult{Roots: []*Root{{URI: "file:///home/user/project", Name: "project"}, {URI: "file:///tmp"}}})
 		add(era, "ListRootsResult", "empty", &ListRootsResult{})
 	}
-	add(L, "InitializeRequestParams", "full", &InitializeParams{
+	add(L, "InitializeRequestParams", "full", &initializeParams{
 		ProtocolVersion: Version20251125,
 		Capabilities: ClientCapabilities{
 			Roots:       &RootsCapability{ListChanged: true},
-			Sampling:    &SamplingCapability{Context: Object{}, Tools: Object{}},
-			Elicitation: &ElicitationCapability{Form: Object{}, URL: Object{}},
+			Sampling:    &SamplingCapability{Context: map[string]any{}, Tools: map[string]any{}},
+			Elicitation: &ElicitationCapability{Form: map[string]any{}, URL: map[string]any{}},
 		},
 		ClientInfo: Implementation{Name: "pmcp-wire-client", Version: "0.1.0", Icons: wireIcons()},
 	})
-	add(L, "InitializeRequestParams", "minimal", &InitializeParams{
+	add(L, "InitializeRequestParams", "minimal", &initializeParams{
 		ProtocolVersion: Version20251125,
 		ClientInfo:      Implementation{Name: "c", Version: "1"},
 	})
@@ -856,7 +856,7 @@ func wireCases(t *testing.T) []wireCase {
 	})
 	add(M, "GetPromptRequestParams", "args", &GetPromptParams{Name: "summarize", Arguments: map[string]string{"doc": "file:///a"}, Meta: wireModernRequestMeta(t)})
 	add(M, "ReadResourceRequestParams", "uri", &ReadResourceParams{URI: "file:///srv/data/notes.md", Meta: wireModernRequestMeta(t)})
-	add(M, "PaginatedRequestParams", "cursor", &PaginatedParams{Cursor: "c2", Meta: wireModernRequestMeta(t)})
+	add(M, "PaginatedRequestParams", "cursor", &paginatedParams{Cursor: "c2", Meta: wireModernRequestMeta(t)})
 	add(M, "SubscriptionsListenRequestParams", "all", &ListenParams{
 		Notifications: SubscriptionFilter{ToolsListChanged: true, ResourceSubscriptions: []string{"file:///srv/data/notes.md"}},
 		Meta:          wireModernRequestMeta(t),
@@ -874,7 +874,7 @@ func wireCases(t *testing.T) []wireCase {
 		}
 		return out
 	}
-	add(M, "DiscoverResult", "via-dispatcher", decorated(&DiscoverResult{SupportedVersions: SupportedVersions(), Capabilities: srv.capabilities(EraModern)}, &requestEnv{}))
+	add(M, "DiscoverResult", "via-dispatcher", decorated(&discoverResult{SupportedVersions: SupportedVersions(), Capabilities: srv.capabilities(EraModern)}, &requestEnv{}))
 	add(M, "ListToolsResult", "via-dispatcher", decorated(&ListToolsResult{Tools: wireTools(t, false)}, &requestEnv{}))
 	add(M, "ListResourcesResult", "via-dispatcher-authenticated", decorated(&ListResourcesResult{Resources: wireResources()}, &requestEnv{authInfo: &AuthInfo{}}))
 	add(M, "CallToolResult", "via-dispatcher", decorated(&CallToolResult{Content: wireAllContent()}, &requestEnv{}))
@@ -897,7 +897,7 @@ func wireCases(t *testing.T) []wireCase {
 	addMsg(L, "ElicitRequest", "form", wireRequest(jsonrpc.StringID("s-11"), MethodElicitationCreate, wireElicitForm()))
 	addMsgNew(L, "ElicitRequest", "url", wireRequest(jsonrpc.StringID("s-12"), MethodElicitationCreate, &ElicitParams{Mode: "url", Message: "Sign in", URL: "https://example.com/oauth/start", ElicitationID: "el-1"}))
 
-	discover := &DiscoverResult{ResultFields: wireComplete(), CacheFields: publicCache(), SupportedVersions: SupportedVersions(), Capabilities: wireModernServerCaps()}
+	discover := &discoverResult{ResultFields: wireComplete(), CacheFields: publicCache(), SupportedVersions: SupportedVersions(), Capabilities: wireModernServerCaps()}
 	tools := &ListToolsResult{ResultFields: wireComplete(), CacheFields: publicCache(), Tools: wireTools(t, false)}
 	call := &CallToolResult{ResultFields: wireComplete(), Content: wireAllContent()}
 	prompt := &GetPromptResult{ResultFields: wireComplete(), Messages: []*PromptMessage{{Role: "user", Content: Text("hi")}}}

@@ -245,7 +245,7 @@ func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastRe
 
 // capPeerString bounds a server-controlled string before it enters an
 // error or a log record, as the pmcp client does.
-func capPeerString(s string) string { return peer.CapString(s, pmcp.MaxPeerStringBytes) }
+func capPeerString(s string) string { return peer.CapString(s, peer.MaxStringBytes) }
 
 func (o *oauthTransport) current() (pmcp.Secret, bool) {
 	o.mu.Lock()

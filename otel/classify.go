@@ -79,7 +79,7 @@ func rpcError(err error) *jsonrpc.Error {
 // classification of the MCP conventions, server side).
 func serverOutcome(res pmcp.Result, err error) outcome {
 	if err == nil {
-		if pmcp.IsToolError(res) {
+		if r, ok := res.(*pmcp.CallToolResult); ok && r != nil && r.IsError {
 			return outcome{errorType: ErrorTypeToolError, message: ErrorTypeToolError}
 		}
 		return outcome{}

@@ -141,7 +141,7 @@ func notFound(err error, uri string) bool {
 // downstreamApps carries, in the context of the upstream calls a
 // downstream request makes, that client's declaration of the extension
 // (nil: it declares none).
-type downstreamApps struct{ decl pmcp.Object }
+type downstreamApps struct{ decl map[string]any }
 
 type downstreamAppsKey struct{}
 
@@ -167,7 +167,7 @@ func appsClient(opts *pmcp.ClientOptions, shared bool) {
 	if len(opts.AppMIMETypes) == 0 {
 		opts.AppMIMETypes = []string{pmcp.AppMIMEType}
 	}
-	static, _ := json.Marshal(pmcp.Object{"mimeTypes": opts.AppMIMETypes}, json.Deterministic(true))
+	static, _ := json.Marshal(map[string]any{"mimeTypes": opts.AppMIMETypes}, json.Deterministic(true))
 	mw := func(next pmcp.ClientHandler) pmcp.ClientHandler {
 		return func(ctx context.Context, r *pmcp.ClientRequest) (jsontext.Value, error) {
 			d, ok := ctx.Value(downstreamAppsKey{}).(*downstreamApps)

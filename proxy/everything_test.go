@@ -210,7 +210,7 @@ func TestServerEverythingTask(t *testing.T) {
 				t.Fatal("simulate-research-query answered without a task")
 			}
 			var statuses []string
-			res, err := task.Wait(ctx, func(st *pmcp.TaskStatus) { statuses = append(statuses, st.Status) })
+			res, err := task.Wait(ctx, func(st *pmcp.DetailedTask) { statuses = append(statuses, st.Status) })
 			if err != nil {
 				t.Fatalf("wait: %v (statuses %q)", err, statuses)
 			}

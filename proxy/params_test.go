@@ -120,7 +120,7 @@ func rawHTTP(t *testing.T, p *Proxy) rawExchange {
 		body, _ := io.ReadAll(resp.Body)
 		if id := resp.Header.Get("Mcp-Session-Id"); id != "" {
 			session = id
-			version = pmcp.LatestLegacyVersion
+			version = pmcp.Version20251125
 		}
 		if resp.StatusCode == http.StatusAccepted {
 			return nil

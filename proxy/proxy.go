@@ -338,8 +338,8 @@ func New(opts Options) (*Proxy, error) {
 	}
 	so := opts.Server
 	so.Capabilities = &pmcp.ServerCapabilities{
-		Logging:     pmcp.Object{},
-		Completions: pmcp.Object{},
+		Logging:     map[string]any{},
+		Completions: map[string]any{},
 		Tools:       &pmcp.ListChangedCapability{ListChanged: true},
 		Prompts:     &pmcp.ListChangedCapability{ListChanged: true},
 		Resources:   &pmcp.ResourcesCapability{Subscribe: true, ListChanged: true},
@@ -348,7 +348,7 @@ func New(opts Options) (*Proxy, error) {
 		// first use. Whether a tool runs as a task is each tool's
 		// execution.taskSupport, listed as its upstream lists it.
 		// MCP Apps alike (apps.go).
-		Extensions: map[string]pmcp.Object{pmcp.ExtensionTasks: {}, pmcp.ExtensionSkills: {}, pmcp.ExtensionApps: {}},
+		Extensions: map[string]map[string]any{pmcp.ExtensionTasks: {}, pmcp.ExtensionSkills: {}, pmcp.ExtensionApps: {}},
 	}
 	mw := append([]pmcp.Middleware(nil), opts.Server.Middleware...)
 	p.filtered = opts.AnswerUnknown

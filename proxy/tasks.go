@@ -224,7 +224,7 @@ func (p *Proxy) serveTask(ctx context.Context, req *pmcp.Request) (pmcp.Result, 
 // taskStatus reads the upstream task; for a 2026-07-28 client the status
 // of a terminal task of a 2025-11-25 upstream is completed with the result
 // (isError included) or failed with the error, read with tasks/result.
-func (p *Proxy) taskStatus(ctx context.Context, sl *slot, l *live, ct *pmcp.ClientTask, modern bool) (*pmcp.TaskStatus, error) {
+func (p *Proxy) taskStatus(ctx context.Context, sl *slot, l *live, ct *pmcp.ClientTask, modern bool) (*pmcp.DetailedTask, error) {
 	st, err := ct.Get(ctx)
 	if err != nil {
 		return nil, p.upstreamError(ctx, sl.up, l, err)
@@ -241,7 +241,7 @@ func (p *Proxy) taskStatus(ctx context.Context, sl *slot, l *live, ct *pmcp.Clie
 }
 
 // terminal sets the outcome of a 2025-11-25 upstream's task on st.
-func terminal(st *pmcp.TaskStatus, res *pmcp.CallToolResult, err error) {
+func terminal(st *pmcp.DetailedTask, res *pmcp.CallToolResult, err error) {
 	var je *jsonrpc.Error
 	switch {
 	case err == nil:
@@ -414,26 +414,19 @@ func (p *Proxy) sessionsOwn(req *pmcp.Request, sl *slot) bool {
 	return p.slots[key] == sl
 }
 
-func millis(d time.Duration) *int64 {
-	if d <= 0 {
-		return nil
-	}
-	v := d.Milliseconds()
-	return &v
-}
-
-// modernTask renders st as the 2026-07-28 tasks extension shows a task.
-func modernTask(st *pmcp.TaskStatus) *pmcp.DetailedTask {
-	return &pmcp.DetailedTask{TaskID: st.TaskID, Status: st.Status, StatusMessage: st.StatusMessage,
-		CreatedAt: st.CreatedAt, LastUpdatedAt: st.LastUpdatedAt, TTLMs: millis(st.TTL), PollIntervalMs: millis(st.PollInterval),
-		InputRequests: st.InputRequests, Result: st.Result, Error: st.Error}
+// modernTask renders st as the 2026-07-28 tasks extension shows a task:
+// a copy of the client's snapshot without its result members.
+func modernTask(st *pmcp.DetailedTask) *pmcp.DetailedTask {
+	t := *st
+	t.ResultFields = pmcp.ResultFields{}
+	return &t
 }
 
 // legacyTask renders st as the 2025-11-25 era shows a task: a task
 // completed with a tool error (a 2026-07-28 upstream's) shows as failed.
-func legacyTask(st *pmcp.TaskStatus) pmcp.Task {
+func legacyTask(st *pmcp.DetailedTask) pmcp.Task {
 	t := pmcp.Task{TaskID: st.TaskID, Status: st.Status, StatusMessage: st.StatusMessage, CreatedAt: st.CreatedAt,
-		LastUpdatedAt: st.LastUpdatedAt, TTL: millis(st.TTL), PollInterval: millis(st.PollInterval)}
+		LastUpdatedAt: st.LastUpdatedAt, TTL: st.TTLMs, PollInterval: st.PollIntervalMs}
 	if st.Status == "completed" && len(st.Result) > 0 {
 		var r struct {
 			IsError bool `json:"isError"`

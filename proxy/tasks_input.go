@@ -84,7 +84,7 @@ const firstAskWait = 2 * time.Second
 
 // legacyTaskInput puts the requests for input of a 2025-11-25 upstream's
 // input_required task on st (as inputRequests), starting its pump.
-func (p *Proxy) legacyTaskInput(ctx context.Context, sl *slot, ct *pmcp.ClientTask, st *pmcp.TaskStatus) {
+func (p *Proxy) legacyTaskInput(ctx context.Context, sl *slot, ct *pmcp.ClientTask, st *pmcp.DetailedTask) {
 	tp, fresh := p.pump(sl, ct)
 	if tp == nil {
 		return

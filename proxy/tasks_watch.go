@@ -34,7 +34,7 @@ const (
 
 // taskState is what a status push reports about a task: a push is sent
 // when it changes.
-func taskState(st *pmcp.TaskStatus) string {
+func taskState(st *pmcp.DetailedTask) string {
 	var b strings.Builder
 	b.WriteString(st.Status)
 	b.WriteByte(0)
@@ -83,13 +83,13 @@ func (p *Proxy) startWatch(parent context.Context, watch func(ctx context.Contex
 // taskStatus gives it for the downstream era), and hands each changed
 // state to tell under the downstream id, until the task ended, ctx is
 // done, the upstream fails, or tell fails.
-func (p *Proxy) watchTask(ctx context.Context, sl *slot, l *live, ct *pmcp.ClientTask, modern bool, st *pmcp.TaskStatus, tell func(*pmcp.TaskStatus) error) {
+func (p *Proxy) watchTask(ctx context.Context, sl *slot, l *live, ct *pmcp.ClientTask, modern bool, st *pmcp.DetailedTask, tell func(*pmcp.DetailedTask) error) {
 	downID := st.TaskID
 	last := taskState(st)
 	for !st.Terminal() {
-		wait := st.PollInterval
-		if wait <= 0 {
-			wait = defaultWatchPoll
+		wait := defaultWatchPoll
+		if st.PollIntervalMs != nil && *st.PollIntervalMs > 0 {
+			wait = time.Duration(*st.PollIntervalMs) * time.Millisecond
 		}
 		t := time.NewTimer(min(max(wait, minWatchPoll), maxWatchPoll))
 		select {
@@ -116,13 +116,13 @@ func (p *Proxy) watchTask(ctx context.Context, sl *slot, l *live, ct *pmcp.Clien
 // watchLegacyTask pushes the status of a task just created for a
 // 2025-11-25 downstream session (st, as shown to it) with notify until
 // the task ends or the session does.
-func (p *Proxy) watchLegacyTask(extra *pmcp.RequestHandlerExtra, notify func(context.Context, *pmcp.Task) error, sl *slot, l *live, ct *pmcp.ClientTask, st *pmcp.TaskStatus) {
+func (p *Proxy) watchLegacyTask(extra *pmcp.RequestHandlerExtra, notify func(context.Context, *pmcp.Task) error, sl *slot, l *live, ct *pmcp.ClientTask, st *pmcp.DetailedTask) {
 	if notify == nil || st.Terminal() {
 		return
 	}
 	created := *st
 	stop, ok := p.startWatch(context.Background(), func(ctx context.Context) {
-		p.watchTask(ctx, sl, l, ct, false, &created, func(st *pmcp.TaskStatus) error {
+		p.watchTask(ctx, sl, l, ct, false, &created, func(st *pmcp.DetailedTask) error {
 			t := legacyTask(st)
 			return notify(ctx, &t)
 		})
@@ -163,7 +163,7 @@ func (p *Proxy) watchModernTask(ctx context.Context, extra *pmcp.RequestHandlerE
 	out <- modernTask(st)
 	if _, ok := p.startWatch(ctx, func(ctx context.Context) {
 		defer close(out)
-		p.watchTask(ctx, sl, l, ct, true, st, func(st *pmcp.TaskStatus) error {
+		p.watchTask(ctx, sl, l, ct, true, st, func(st *pmcp.DetailedTask) error {
 			select {
 			case out <- modernTask(st):
 				return nil

@@ -21,9 +21,9 @@ func TestBridgeTaskStatusPushed(t *testing.T) {
 				srv, up := newTaskUpstream(t, tc.upstreamEr, "u")
 				var wg sync.WaitGroup
 				p := newProxy(t, Options{Upstreams: []Upstream{{Dial: memDial(srv, &wg)}}}, &wg)
-				pushed := make(chan *pmcp.TaskStatus, 64)
+				pushed := make(chan *pmcp.DetailedTask, 64)
 				cs := downstream(t, p, down, pmcp.ClientOptions{Era: tc.clientEra, Notifications: pmcp.ClientNotificationHandlers{
-					TaskStatus: func(_ context.Context, st *pmcp.TaskStatus) { pushed <- st },
+					TaskStatus: func(_ context.Context, st *pmcp.DetailedTask) { pushed <- st },
 				}})
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
@@ -72,13 +72,13 @@ func TestBridgeListenWithTaskIDs(t *testing.T) {
 			type client struct {
 				cs     *pmcp.ClientSession
 				acked  chan *pmcp.SubscriptionsAckParams
-				pushed chan *pmcp.TaskStatus
+				pushed chan *pmcp.DetailedTask
 			}
 			connect := func(name string) *client {
-				c := &client{acked: make(chan *pmcp.SubscriptionsAckParams, 4), pushed: make(chan *pmcp.TaskStatus, 64)}
+				c := &client{acked: make(chan *pmcp.SubscriptionsAckParams, 4), pushed: make(chan *pmcp.DetailedTask, 64)}
 				c.cs = downstream(t, p, down, pmcp.ClientOptions{Era: pmcp.EraModern, Name: name, Notifications: pmcp.ClientNotificationHandlers{
 					SubscriptionAcknowledged: func(_ context.Context, a *pmcp.SubscriptionsAckParams) { c.acked <- a },
-					TaskStatus:               func(_ context.Context, st *pmcp.TaskStatus) { c.pushed <- st },
+					TaskStatus:               func(_ context.Context, st *pmcp.DetailedTask) { c.pushed <- st },
 				}})
 				return c
 			}

@@ -55,7 +55,7 @@ func TestTaskReplicasMultiProcess(t *testing.T) {
 
 	// waitStatus polls tk until want (or a terminal status) and returns
 	// the snapshot.
-	waitStatus := func(t *testing.T, tk *pmcp.ClientTask, want string) *pmcp.TaskStatus {
+	waitStatus := func(t *testing.T, tk *pmcp.ClientTask, want string) *pmcp.DetailedTask {
 		t.Helper()
 		for {
 			st, err := tk.Get(ctx)

@@ -474,7 +474,7 @@ func callTask(ctx context.Context, s *pmcp.ClientSession, out *output, tool stri
 		return nil, err
 	}
 	// Wait reports each status once, the one it was created with first.
-	res, err := t.Wait(ctx, func(st *pmcp.TaskStatus) {
+	res, err := t.Wait(ctx, func(st *pmcp.DetailedTask) {
 		if !out.progress {
 			return
 		}

@@ -53,7 +53,7 @@ func report(ctx context.Context, s *pmcp.ClientSession) error {
 	if err != nil {
 		return err
 	}
-	res, err := task.Wait(ctx, func(st *pmcp.TaskStatus) {
+	res, err := task.Wait(ctx, func(st *pmcp.DetailedTask) {
 		fmt.Printf("%s task: %s\n", s.Era(), st.Status)
 	})
 	if err != nil {

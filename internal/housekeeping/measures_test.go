@@ -40,10 +40,13 @@ var limits = []limit{
 	// 162 consts + 29 vars + 573 fields of exported structs + 19 methods
 	// of exported interfaces; report only (the target is on the next)
 	{Name: "root exported identifiers"},
-	// today 1,134, the number of issue 19 (no vars, no interface methods)
-	{Name: "root exported identifiers, issue 19 counting", Max: 950},
-	// today 56 in 20 files; the plan keeps 15, in the two options files
-	{Name: "root exported Default*/Max* constants", Max: 15},
+	// today 1,134, the number of issue 19 (no vars, no interface methods);
+	// 945 since A3 (one status type for tasks, package-only wire types and
+	// helpers unexported, the content blocks' Type fields gone)
+	{Name: "root exported identifiers, issue 19 counting", Max: 950, On: true},
+	// today 56 in 20 files; 15 since F5 (the limits users set, next to the
+	// options they default)
+	{Name: "root exported Default*/Max* constants", Max: 15, On: true},
 	// today 11 (Server 63 methods in 17 files); report only: a type may
 	// span several files that share its prefix (the next measure)
 	{Name: "root types with methods in several files"},

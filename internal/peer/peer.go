@@ -7,6 +7,12 @@ import (
 	"unicode/utf8"
 )
 
+// MaxStringBytes is the bound the client side (the root package's client
+// and package oauthclient) caps every server-controlled string at (error
+// messages, tool names, versions) before it enters an error or a log
+// record.
+const MaxStringBytes = 1024
+
 // CapString bounds a server-controlled string before it enters an error
 // or a log record: at most max bytes (cut on a rune boundary, marked with
 // "..."), control characters replaced, invalid UTF-8 repaired.
