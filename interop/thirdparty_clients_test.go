@@ -403,12 +403,54 @@ func pmcpTask(ctx context.Context, cs *pmcp.ClientSession, p probe) outcome {
 type progressLog struct {
 	mu     sync.Mutex
 	values []float64
+	seen   chan struct{} // signalled by add (made by awaitFirst)
 }
 
 func (l *progressLog) add(v float64) {
 	l.mu.Lock()
 	l.values = append(l.values, v)
+	seen := l.seen
 	l.mu.Unlock()
+	if seen != nil {
+		select {
+		case seen <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// progressGrace bounds how long a client whose SDK hands notifications to
+// its handler asynchronously (go-sdk) waits, after a call's result, for the
+// progress that preceded it on the wire.
+const progressGrace = 2 * time.Second
+
+// awaitFirst waits until a value was added since the last attach, or for
+// progressGrace: go-sdk delivers a result to its caller and notifications
+// to their handler on different goroutines, so a fast server's progress
+// can reach the handler after the result reached the probe.
+func (l *progressLog) awaitFirst(ctx context.Context) {
+	l.mu.Lock()
+	if l.seen == nil {
+		l.seen = make(chan struct{}, 1)
+	}
+	n, seen := len(l.values), l.seen
+	if n == 0 {
+		select { // a signal for values an earlier attach took
+		case <-seen:
+		default:
+		}
+	}
+	l.mu.Unlock()
+	if n > 0 {
+		return
+	}
+	timer := time.NewTimer(progressGrace)
+	defer timer.Stop()
+	select {
+	case <-seen:
+	case <-timer.C:
+	case <-ctx.Done():
+	}
 }
 
 // attach moves the values seen so far into o.
@@ -482,7 +524,11 @@ func runGoSDK(version string) func(ctx context.Context, tg *target, ps []probe) 
 				if p.Progress {
 					params.Meta = gosdk.Meta{"progressToken": "go-sdk-progress"}
 				}
-				r[p.Name] = progress.attach(resultOutcome(cs.CallTool(ctx, params)))
+				o := resultOutcome(cs.CallTool(ctx, params))
+				if p.Progress && o.Error == nil {
+					progress.awaitFirst(ctx)
+				}
+				r[p.Name] = progress.attach(o)
 			}
 		}
 		return r, nil

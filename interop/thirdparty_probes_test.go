@@ -118,6 +118,12 @@ func probesFor(family, fsRoot string, tasks bool) []probe {
 		ps = append(ps,
 			probe{Name: "call", Method: "tools/call", Tool: "read_text_file", Args: map[string]any{"path": filepath.Join(fsRoot, "hello.txt")}},
 			probe{Name: "call-dirs", Method: "tools/call", Tool: "list_allowed_directories", Extra: true})
+	case gosdkFamily:
+		ps = append(ps,
+			probe{Name: "call", Method: "tools/call", Tool: "add", Args: map[string]any{"a": 2, "b": 40}},
+			probe{Name: "prompt", Method: "prompts/get", Prompt: "greet", PromptArgs: map[string]string{"name": "gateway"}},
+			probe{Name: "read", Method: "resources/read", URI: "test://hello"},
+			probe{Name: "progress", Method: "tools/call", Tool: "slow_progress", Progress: true})
 	}
 	return ps
 }
@@ -150,7 +156,7 @@ func targetProbes(tg *target, fsRoot string, tasks bool, era string) []probe {
 }
 
 // unprefixLists takes a gateway's prefix off the tool and prompt names and
-// the ui:// view URIs of normalised lists, so they compare with the
+// the ui:// resource URIs of normalised lists, so they compare with the
 // upstream's own.
 func unprefixLists(norm map[string]any, prefix string) {
 	if prefix == "" {
@@ -167,12 +173,14 @@ func unprefixLists(norm map[string]any, prefix string) {
 			}
 		}
 	}
-	// The upstream's MCP Apps views are namespaced like its tools:
-	// ui://PREFIXrest (proxy.Options.Prefix).
+	// MCP Apps views (ui:// URIs) are namespaced like tool names
+	// (README, "MCP Apps").
 	if l, ok := norm["resources/list"].([]any); ok {
 		for i, n := range l {
-			if s, ok := n.(string); ok && strings.HasPrefix(s, "ui://"+prefix) {
-				l[i] = "ui://" + strings.TrimPrefix(s, "ui://"+prefix)
+			if s, ok := n.(string); ok {
+				if rest, ok := strings.CutPrefix(s, "ui://"+prefix); ok {
+					l[i] = "ui://" + rest
+				}
 			}
 		}
 	}
@@ -498,6 +506,11 @@ func checkExpected(t *testing.T, family, era string, norm map[string]any, raw re
 	case "filesystem":
 		want = map[string]string{
 			"call": `{"content":"hello from the filesystem server\n","isError":false}`,
+		}
+	case gosdkFamily:
+		want = map[string]string{
+			"call":     `{"content":"42","isError":false}`,
+			"progress": `{"content":"done","isError":false,"progress":true}`,
 		}
 	}
 	for name, w := range want {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ const (
 	envClients        = "PMCP_THIRDPARTY_CLIENTS"         // @modelcontextprotocol/sdk and inspector
 	envEverythingDir  = "PMCP_SERVER_EVERYTHING"          // @modelcontextprotocol/server-everything
 	envFilesystemDir  = "PMCP_SERVER_FILESYSTEM"          // @modelcontextprotocol/server-filesystem
+	envMatrixTargets  = "PMCP_MATRIX_TARGETS"             // a regexp: run only the targets it matches (and their baselines)
 	thirdPartyWorkers = 4                                 // client runs at once
 	thirdPartyTimeout = 90 * time.Second                  // one client run, every probe
 	modernVersion     = "2026-07-28"                      // what the modern clients must negotiate
@@ -158,13 +160,21 @@ var servingURL = regexp.MustCompile(`serving MCP over Streamable HTTP" url=(\S+)
 // 0) until the test ends and returns its endpoint, read from its log, and
 // the log's tail. It may run on any goroutine.
 func startHTTP(t *testing.T, bin string, args ...string) (string, *tailBuffer, error) {
+	u, logs, _, err := startHTTPStoppable(t, bin, args...)
+	return u, logs, err
+}
+
+// startHTTPStoppable is startHTTP that also returns what stops the
+// process early (SIGINT, then its exit awaited; also done when the test
+// ends).
+func startHTTPStoppable(t *testing.T, bin string, args ...string) (string, *tailBuffer, func(), error) {
 	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	logs := &tailBuffer{}
 	urlc := make(chan string, 1)
@@ -190,7 +200,7 @@ func startHTTP(t *testing.T, bin string, args ...string) (string, *tailBuffer, e
 		<-read // Wait closes the pipe: read it to the end first
 		werr = cmd.Wait()
 	}()
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-exited:
@@ -199,13 +209,14 @@ func startHTTP(t *testing.T, bin string, args ...string) (string, *tailBuffer, e
 			<-exited
 		}
 	})
+	t.Cleanup(stop)
 	select {
 	case u := <-urlc:
-		return u, logs, nil
+		return u, logs, stop, nil
 	case <-exited:
-		return "", nil, fmt.Errorf("pmcp %q exited before serving: %v\n%s", args, werr, logs)
+		return "", nil, nil, fmt.Errorf("pmcp %q exited before serving: %v\n%s", args, werr, logs)
 	case <-time.After(30 * time.Second):
-		return "", nil, fmt.Errorf("pmcp %q never served; log:\n%s", args, logs)
+		return "", nil, nil, fmt.Errorf("pmcp %q never served; log:\n%s", args, logs)
 	}
 }
 
@@ -215,7 +226,7 @@ func startHTTP(t *testing.T, bin string, args ...string) (string, *tailBuffer, e
 // command a client starts and speaks stdio to.
 type target struct {
 	name   string
-	family string // the upstream: "pmcp", "everything" or "filesystem"
+	family string // the upstream: "pmcp", "everything", "filesystem" or "gosdk"
 	direct bool   // the upstream itself: the family's baseline
 	url    string
 	cmd    []string
@@ -278,6 +289,9 @@ func startTargets(t *testing.T, bin string, npm npmEnv, fsRoot string) []*target
 	}
 	listen("bridge-url-http", "pmcp", "", "bridge", "--listen", "127.0.0.1:0", "--url", serveURL)
 	add(&target{name: "bridge-url-stdio", family: "pmcp", cmd: append(append([]string{bin, "bridge"}, quiet...), "--url", serveURL)})
+	for _, tg := range httpUpstreamTargets(t, npm, listen) {
+		add(tg)
+	}
 	wg.Wait()
 	if t.Failed() {
 		t.FailNow()
@@ -289,15 +303,7 @@ func startTargets(t *testing.T, bin string, npm npmEnv, fsRoot string) []*target
 // the upstream "up" and returns its path.
 func gatewayConfig(t *testing.T, child []string) string {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"up": map[string]any{"command": child[0], "args": child[1:]}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "gateway.json")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeJSONFile(t, "gateway.json", map[string]any{"mcpServers": map[string]any{"up": map[string]any{"command": child[0], "args": child[1:]}}})
 }
 
 // ---- results ----
@@ -404,7 +410,7 @@ func runMatrix(t *testing.T, tasks bool) {
 	if r, err := filepath.EvalSymlinks(fsRoot); err == nil {
 		fsRoot = r
 	}
-	targets := startTargets(t, bin, npm, fsRoot)
+	targets := matrixTargets(t, startTargets(t, bin, npm, fsRoot))
 	clients := thirdPartyClients(npm, t.TempDir())
 
 	type job struct {
@@ -499,6 +505,31 @@ func runMatrix(t *testing.T, tasks bool) {
 			}
 		})
 	}
+}
+
+// matrixTargets keeps the targets whose names match $PMCP_MATRIX_TARGETS
+// (a regular expression; unset: all), and the direct targets of their
+// families, which are their baselines: a developer re-runs a few cells of
+// the matrix without the machine running all of it.
+func matrixTargets(t *testing.T, targets []*target) []*target {
+	t.Helper()
+	pat := os.Getenv(envMatrixTargets)
+	if pat == "" {
+		return targets
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil {
+		t.Fatalf("%s: %v", envMatrixTargets, err)
+	}
+	families := map[string]bool{}
+	for _, tg := range targets {
+		if re.MatchString(tg.name) {
+			families[tg.family] = true
+		}
+	}
+	return slices.DeleteFunc(targets, func(tg *target) bool {
+		return !re.MatchString(tg.name) && !(tg.direct && families[tg.family])
+	})
 }
 
 func describe(tg *target) string {

@@ -159,15 +159,6 @@ func withDownstreamApps(ctx context.Context, req *pmcp.Request) context.Context 
 	return context.WithValue(ctx, downstreamAppsKey{}, d)
 }
 
-// copyDownstreamApps gives ctx the declaration from carries (the calls
-// of a modern request run on the proxy's own context).
-func copyDownstreamApps(ctx, from context.Context) context.Context {
-	if d, ok := from.Value(downstreamAppsKey{}).(*downstreamApps); ok {
-		return context.WithValue(ctx, downstreamAppsKey{}, d)
-	}
-	return ctx
-}
-
 // appsClient sets the Apps declaration of an upstream client: the default
 // of a shared session, and the middleware that replaces it with the
 // downstream client's on each request made for one (see the top of this

@@ -310,7 +310,7 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 	}
 	parent := ctx
 	if modern {
-		parent = copyDownstreamApps(p.base, ctx) // the call outlives the round that started it
+		parent = detach(p.base, ctx) // the call outlives the round that started it
 	}
 	method := req.Method
 	j, err := p.startJob(parent, sl, r, func(ctx context.Context, j *job) (pmcp.Result, error) {

@@ -60,6 +60,11 @@ type bridgeFlags struct {
 	maxRestarts               int
 	separator, era            string
 	logFormat                 string
+	// metricsAddr and metricsRemote are --metrics and --metrics-remote
+	// (serve_telemetry.go): with them or the OTEL_* variables the bridge
+	// exports spans and metrics of both its hops.
+	metricsAddr   string
+	metricsRemote bool
 	// auth is the HTTP upstreams' OAuth: the flags, token store and
 	// loopback login of the client commands (oauth.go).
 	auth authArgs
@@ -95,6 +100,7 @@ func bridgeVerb() (*verb, *bridgeFlags) {
 	fs.StringVar(&f.separator, "separator", proxy.DefaultSeparator, "joins an upstream's name and its tool and prompt names")
 	fs.StringVar(&f.era, "era", "auto", "the upstream's protocol era: auto, modern or legacy")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log record format: text or json")
+	registerMetricsFlags(fs, &f.metricsAddr, &f.metricsRemote)
 	f.auth.register(fs, false)
 	return v, f
 }
@@ -121,14 +127,21 @@ func bridge(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return v.usageError(stderr, err)
 	}
+	tel, err := startTelemetry(ctx, f.metricsAddr, f.metricsRemote, stderr, logger)
+	if err != nil {
+		return v.usageError(stderr, err)
+	}
+	defer tel.close()
+	tel.instrumentProxy(&opts)
 	p, err := proxy.New(opts)
 	if err != nil {
 		return v.usageError(stderr, err)
 	}
 	defer p.Close()
 	if f.listen != "" {
-		return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.listen, f.path, &f.sec, logger, stderr, healthRoutes(p, f.path), nil)
+		return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.listen, f.path, &f.sec, logger, stderr, healthRoutes(p, f.path), func(h *pmcp.StreamableHTTPHandler) { tel.observe(p.Server(), h) })
 	}
+	tel.observe(p.Server(), nil)
 	if err := serveStdio(ctx, p.Server(), stdin, stdout); err != nil {
 		return v.fail(stderr, exitError, err)
 	}

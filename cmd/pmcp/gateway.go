@@ -32,7 +32,8 @@ an audit trail. The file is the bridge's mcpServers file plus "policies",
   pmcp gateway --listen 127.0.0.1:9000 --config gateway.json \
     --auth-issuer https://as.example --auth-audience https://mcp.example/mcp
 
-SIGHUP re-reads the file: policies, rate limits and audit settings change
+SIGHUP (and, with --watch, a change of the file's content) re-reads the
+file: policies, rate limits and audit settings change
 at once, sessions stay; changed mcpServers are applied live (an upstream
 added, removed or changed; the sessions of unchanged ones stay, a removed
 one's calls in flight finish first); a file that does not parse or check is
@@ -41,6 +42,9 @@ refused and the configuration in force is kept (both are logged).`
 type gatewayFlags struct {
 	b                   bridgeFlags
 	redisURL, stateKeys string
+	// watch is --watch: the interval of polling the file for changes
+	// (0: reload on SIGHUP only).
+	watch time.Duration
 }
 
 func gatewayVerb() (*verb, *gatewayFlags) {
@@ -52,7 +56,9 @@ func gatewayVerb() (*verb, *gatewayFlags) {
 	fs.StringVar(&f.b.path, "path", "/mcp", "HTTP endpoint path")
 	fs.StringVar(&f.b.config, "config", "", "the configuration file (mcpServers, policies, rateLimits, audit); required")
 	fs.StringVar(&f.b.logFormat, "log-format", "text", "log record format: text or json")
+	registerMetricsFlags(fs, &f.b.metricsAddr, &f.b.metricsRemote)
 	fs.StringVar(&f.redisURL, "redis", "", "share the rate limits' buckets with every replica through this Redis server (redis://[user:pass@]host:port/db, rediss://…, unix:///path)")
+	fs.DurationVar(&f.watch, "watch", 0, "also reload when the --config file's content changes, polling it at this interval (e.g. 2s; at least 50ms); 0: on SIGHUP only")
 	fs.StringVar(&f.stateKeys, "state-key", "", "the requestState key ring shared by every replica, ID:BASE64[,ID:BASE64…] (32-byte secrets, the first seals); default: $"+stateKeysEnv)
 	f.b.auth.register(fs, false)
 	return v, f
@@ -97,6 +103,8 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return v.usageError(stderr, errors.New("--listen ADDR is required"))
 	case f.b.config == "":
 		return v.usageError(stderr, errors.New("--config FILE is required"))
+	case f.watch < 0:
+		return v.usageError(stderr, errors.New("--watch: want an interval above 0 (or 0 for none)"))
 	}
 	if err := f.b.sec.check(); err != nil {
 		return v.usageError(stderr, err)
@@ -142,6 +150,13 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	opts.Server.Name, opts.Client.Name = "pmcp-gateway", "pmcp-gateway"
 	opts.Server.Middleware = append(opts.Server.Middleware, gw.Middleware())
 	opts.AnswerUnknown = true // a hidden name answers as an unknown one, whichever upstream
+	tel, err := startTelemetry(ctx, f.b.metricsAddr, f.b.metricsRemote, stderr, logger)
+	if err != nil {
+		return v.usageError(stderr, err)
+	}
+	defer tel.close()
+	// After the gateway's middleware: the server span covers its decisions.
+	tel.instrumentProxy(&opts)
 	p, err := proxy.New(opts)
 	if err != nil {
 		return v.usageError(stderr, err)
@@ -150,7 +165,11 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	rl := &gatewayReloader{path: f.b.config, gw: gw, p: p, flags: &f.b, log: logger, servers: file.MCPServers, upstreams: file.names(), auditFile: auditFile(file.Audit)}
 	stopReload := rl.onSIGHUP(ctx)
 	defer stopReload()
-	return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.b.listen, f.b.path, &f.b.sec, logger, stderr, healthRoutes(p, f.b.path), nil)
+	if f.watch > 0 {
+		stopWatch := rl.onChange(ctx, f.watch)
+		defer stopWatch()
+	}
+	return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.b.listen, f.b.path, &f.b.sec, logger, stderr, healthRoutes(p, f.b.path), func(h *pmcp.StreamableHTTPHandler) { tel.observe(p.Server(), h) })
 }
 
 // gatewayShared sets up what replicas share: the requestState key ring

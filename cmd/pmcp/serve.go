@@ -37,8 +37,7 @@ func serveVerb() (*verb, *serveFlags) {
 	fs.StringVar(&f.addr, "http", "127.0.0.1:8080", "HTTP listen address")
 	fs.StringVar(&f.path, "path", "/mcp", "HTTP endpoint path")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log record format on stderr: text or json")
-	fs.StringVar(&f.metricsAddr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics on a separate listener (loopback only; traces and metrics also go where the OTEL_* variables say)")
-	fs.BoolVar(&f.metricsRemote, "metrics-remote", false, "allow --metrics on a non-loopback address")
+	registerMetricsFlags(fs, &f.metricsAddr, &f.metricsRemote)
 	f.sec.register(fs)
 	f.replica = addReplicaFlags(fs)
 	return v, f

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"github.com/gopmcp/pmcp"
 	pmcpotel "github.com/gopmcp/pmcp/otel"
 	"github.com/gopmcp/pmcp/otel/otelenv"
+	"github.com/gopmcp/pmcp/proxy"
 )
 
 // telemetryFlushTimeout bounds the final export of spans and metrics.
@@ -72,6 +74,13 @@ func startTelemetry(ctx context.Context, metricsAddr string, metricsRemote bool,
 	return t, nil
 }
 
+// registerMetricsFlags defines --metrics and --metrics-remote (serve,
+// bridge and gateway: startTelemetry's arguments).
+func registerMetricsFlags(fs *flag.FlagSet, addr *string, remote *bool) {
+	fs.StringVar(addr, "metrics", "", "serve Prometheus metrics at http://ADDR/metrics on a separate listener (loopback only; traces and metrics also go where the OTEL_* variables say)")
+	fs.BoolVar(remote, "metrics-remote", false, "allow --metrics on a non-loopback address")
+}
+
 // checkLoopback accepts host:port whose host is a loopback IP or
 // "localhost"; an empty host (all interfaces) is refused.
 func checkLoopback(addr string) error {
@@ -98,6 +107,20 @@ func (t *telemetry) instrument(opts *pmcp.ServerOptions) {
 	// First, so that its span covers every other middleware.
 	opts.Middleware = append([]pmcp.Middleware{pmcpotel.ServerMiddleware(o)}, opts.Middleware...)
 	opts.NotificationMiddleware = append([]pmcp.NotificationMiddleware{pmcpotel.NotificationMiddleware(o)}, opts.NotificationMiddleware...)
+}
+
+// instrumentProxy is instrument for a bridge or gateway: its server gets
+// the server middleware, and its upstream sessions the client middleware,
+// so one downstream call is a server span with a client span per upstream
+// hop under it, whose trace context goes upstream in _meta (and headers).
+func (t *telemetry) instrumentProxy(opts *proxy.Options) {
+	t.instrument(&opts.Server)
+	if !t.tel.Enabled() {
+		return
+	}
+	mw := pmcpotel.ClientMiddleware(t.tel.Instrumentation())
+	// First, so that its span covers every other middleware's work.
+	opts.Client.Middleware = append([]pmcp.ClientMiddleware{mw}, opts.Client.Middleware...)
 }
 
 // observe exports the operator metrics of srv and h (nil on stdio): the
