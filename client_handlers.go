@@ -183,14 +183,30 @@ func (s *ClientSession) worker() {
 	for {
 		select {
 		case <-s.ctx.Done():
-			return
+			// The notifications received before the session ended
+			// (a call's log records, sent before its response) are
+			// still handed over, with the session's ended ctx; the
+			// queue is bounded, so this ends.
+			for {
+				select {
+				case ev := <-s.queue:
+					s.deliver(ev)
+				default:
+					return
+				}
+			}
 		case ev := <-s.queue:
-			s.queuedBytes.Add(-int64(len(ev.params)))
-			s.handlers.Add(1)
-			s.runHandler(ev.method, func() { s.dispatchEvent(ev) })
-			s.handlers.Add(-1)
+			s.deliver(ev)
 		}
 	}
+}
+
+// deliver hands one queued notification to its handler.
+func (s *ClientSession) deliver(ev clientEvent) {
+	s.queuedBytes.Add(-int64(len(ev.params)))
+	s.handlers.Add(1)
+	s.runHandler(ev.method, func() { s.dispatchEvent(ev) })
+	s.handlers.Add(-1)
 }
 
 // runHandler calls fn, turning a panic into a log record.

@@ -217,7 +217,7 @@ func clientCommand(ctx context.Context, cmd string, args []string, stdin io.Read
 	if err != nil {
 		return v.fail(errw, exitConn, connectFailure(err, a, child))
 	}
-	defer s.Close()
+	defer closeSession(s)
 	code, err = op(ctx, s, &output{json: a.json, w: stdout, errw: errw, progress: a.progress, tty: isTerminal(stderr), width: columns(stdout)})
 	if hint := stdoutNoise(child); hint != "" && (err == nil || exitFor(err) != exitConn) {
 		// (A connection failure says it in its error: see failure.)
@@ -233,6 +233,14 @@ func clientCommand(ctx context.Context, cmd string, args []string, stdin io.Read
 		return v.fail(errw, code, err)
 	}
 	return code
+}
+
+// closeSession ends the session and waits for its notification handlers,
+// so every log record the server sent before it was closed is printed and
+// nothing is written after the command returns.
+func closeSession(s *pmcp.ClientSession) {
+	_ = s.Close()
+	_ = s.Wait()
 }
 
 // exitFor maps an operation's error: the server's JSON-RPC error is an

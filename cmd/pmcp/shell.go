@@ -96,7 +96,7 @@ func shell(ctx context.Context, args []string, stdin io.Reader, stdout, stderr i
 	if err != nil {
 		return v.fail(errw, exitConn, connectFailure(err, a, child))
 	}
-	defer s.Close()
+	defer closeSession(s)
 	o := &output{json: a.json, w: out, errw: errw, progress: a.progress, width: columns(stdout)}
 	if s.ServerCapabilities().Tools != nil {
 		if tools, err := s.AllTools(ctx); err == nil {
