@@ -15,7 +15,9 @@ func TestApps(t *testing.T) {
 	const apps = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}}`
 	for i, c := range []struct{ req, want string }{
 		{`"method":"server/discover","params":{` + modernMeta + `}`, `"extensions":{"io.modelcontextprotocol/ui":{}}`},
-		{`"method":"tools/list","params":{` + apps + `}`, `"_meta":{"ui":{"resourceUri":"ui://apps/counter","visibility":["app"]},"ui/resourceUri":"ui://apps/counter"}`},
+		// _meta is a map: its two keys come in either order.
+		{`"method":"tools/list","params":{` + apps + `}`, `"ui":{"resourceUri":"ui://apps/counter","visibility":["app"]}`},
+		{`"method":"tools/list","params":{` + apps + `}`, `"ui/resourceUri":"ui://apps/counter"`},
 		{`"method":"resources/read","params":{"uri":"ui://apps/counter",` + apps + `}`, `"mimeType":"text/html;profile=mcp-app","text":"<!DOCTYPE html>`},
 		{`"method":"resources/read","params":{"uri":"ui://apps/counter",` + apps + `}`, `"_meta":{"ui":{"prefersBorder":true}}`},
 		{`"method":"tools/call","params":{"name":"bump",` + apps + `}`, `"structuredContent":{"n":1}`},
