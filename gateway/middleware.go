@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp"
-	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
 // Options configures a Gateway.
@@ -279,15 +277,7 @@ func (g *Gateway) record(cfg *compiled, req *pmcp.Request, kind pmcp.TargetKind,
 	}
 	if err != nil {
 		rec.Outcome = "error"
-		rec.Code = jsonrpc.CodeInternalError
-		var je *jsonrpc.Error
-		var rl *pmcp.RateLimitedError
-		switch {
-		case errors.As(err, &rl):
-			rec.Code = jsonrpc.CodeRateLimited
-		case errors.As(err, &je):
-			rec.Code = int(je.Code)
-		}
+		rec.Code = int(pmcp.ErrorCode(err)) // the code the client is sent
 	} else if r, ok := res.(*pmcp.CallToolResult); ok && r.IsError {
 		rec.Outcome = "error"
 	}
