@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -115,19 +116,41 @@ func testRecord(i int) AuditRecord {
 		Decision: DecisionAllowed, Outcome: "ok", Duration: time.Duration(i) * time.Microsecond}
 }
 
-// A writer nobody drains (a pipe whose reader is gone to lunch) never
-// blocks Record; the drops are counted and reported a bounded number of
-// times; Close returns within its bound.
-func TestAuditStuckWriter(t *testing.T) {
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
+// stuckWriter is a writer nobody drains (a pipe whose reader went to
+// lunch, a hung network file system): each Write says it began, then waits
+// for release and fails.
+type stuckWriter struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (w *stuckWriter) Write([]byte) (int, error) {
+	select {
+	case w.entered <- struct{}{}:
+	default:
 	}
-	defer pw.Close()
+	<-w.release
+	return 0, io.ErrClosedPipe
+}
+
+// A stuck writer never blocks Record; the drops are counted and reported
+// a bounded number of times; Close returns within its bound.
+func TestAuditStuckWriter(t *testing.T) {
+	pw := &stuckWriter{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	defer func() {
+		select {
+		case <-pw.release:
+		default:
+			close(pw.release)
+		}
+	}()
 	var logs logSink
 	l := NewAuditLog(pw, AuditLogOptions{QueueSize: 16, Logger: logs.logger(), ReportInterval: time.Hour, CloseTimeout: 100 * time.Millisecond})
 
-	const n = 20000 // far more than the pipe (64 KiB) and the queue hold
+	// The writer takes the first record and sticks in its Write.
+	l.Record(testRecord(0))
+	<-pw.entered
+	const n = 20000 // far more than the queue holds
 	start := time.Now()
 	for i := range n {
 		l.Record(testRecord(i))
@@ -136,12 +159,12 @@ func TestAuditStuckWriter(t *testing.T) {
 		t.Errorf("%d Records took %v: Record blocks on the writer", n, d)
 	}
 	st := l.Stats()
-	if st.Dropped == 0 || st.Dropped+st.Written+uint64(st.Queued) > n {
+	if st.Dropped == 0 || st.Dropped+st.Written+uint64(st.Queued) > n+1 {
 		t.Errorf("stats %+v after %d records to a stuck writer", st, n)
 	}
 
 	start = time.Now()
-	err = l.Close()
+	err := l.Close()
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Close took %v, bound 100ms", d)
 	}
@@ -152,8 +175,8 @@ func TestAuditStuckWriter(t *testing.T) {
 		t.Errorf("second Close = %v, want the first's %v", err2, err)
 	}
 	l.Record(testRecord(0)) // after Close: dropped, no panic
-	// The reader leaves: the stuck Write fails and the goroutine exits.
-	pr.Close()
+	// The writer comes unstuck with an error: the goroutine exits.
+	close(pw.release)
 	<-l.done
 
 	lines := logs.lines()
