@@ -238,6 +238,14 @@ type httpTransport struct {
 	closeOnce          sync.Once
 }
 
+// ownIdleConnTimeout is how long the session's own http.Client keeps an
+// idle connection for reuse: below the 5 s keep-alive timeout of the
+// commonest servers (Node's http.Server, under the TypeScript SDK's
+// servers; uvicorn, under the Python SDK's), with a second to spare for
+// the server's idle clock starting before ours (the server goes idle once
+// it has written the response, the client once it has read it).
+const ownIdleConnTimeout = 4 * time.Second
+
 // newHTTPTransport makes the transport of one session; its error is
 // the Authorizer's.
 func newHTTPTransport(endpoint string, o *HTTPClientOptions, log *slog.Logger) (*httpTransport, error) {
@@ -274,8 +282,24 @@ func newHTTPTransport(endpoint string, o *HTTPClientOptions, log *slog.Logger) (
 			// flight as they do, and a smaller pool closes connections
 			// the next calls dial again. Idle ones go after
 			// IdleConnTimeout.
-			MaxIdleConnsPerHost:   256,
-			IdleConnTimeout:       90 * time.Second,
+			MaxIdleConnsPerHost: 256,
+			// A server closes a connection idle for its keep-alive
+			// timeout (5 s in Node and uvicorn). When it does so just as
+			// the client sends a request on it, the request is lost and
+			// the call fails with io.EOF (or a reset): net/http retries a
+			// POST on a reused connection only when none of it was
+			// written (its bodies are bytes.Readers, so it can), and the
+			// client must not retry either, since it cannot tell a server
+			// that closed without reading the request from one that ran
+			// it and then died (a tools/call may have side effects). The
+			// one other provably safe case, the close seen before the
+			// request went to the connection, lasts microseconds and is
+			// an unexported net/http error: not worth matching its text.
+			// The fix is not to reuse a connection the server may be
+			// closing: drop it first. It costs nothing under load (a
+			// connection in use is not idle) and, after a pause of 4 s
+			// or more, one dial (and TLS handshake).
+			IdleConnTimeout:       ownIdleConnTimeout,
 			ExpectContinueTimeout: time.Second,
 			ForceAttemptHTTP2:     true,
 		}

@@ -157,9 +157,17 @@ const (
 // Client.ConnectHTTP. The zero value (and nil) works.
 type HTTPClientOptions struct {
 	// HTTPClient sends the requests. Nil means a client of the session's
-	// own (dial and TLS timeouts as above, closed with the session). A
-	// given client's Timeout must be zero or longer than any stream the
-	// session keeps open (subscriptions, the legacy GET stream).
+	// own (dial and TLS timeouts as above, closed with the session) that
+	// reuses a connection idle for less than 4 s only, so that it never
+	// sends a call on a connection the server is closing at its keep-alive
+	// timeout (5 s in Node and uvicorn). A given client is used as
+	// configured, nothing of it changed: its Timeout must be zero or
+	// longer than any stream the session keeps open (subscriptions, the
+	// legacy GET stream), and its transport's IdleConnTimeout should be
+	// below the server's keep-alive timeout (http.DefaultTransport's is
+	// 90 s): otherwise a call made just as the server closes the idle
+	// connection it reuses fails, with io.EOF or a connection reset, and
+	// is not retried, since the server may have run it.
 	HTTPClient *http.Client
 	// Header is added to every request (for example Authorization).
 	// Headers the transport manages (Content-Type, Accept, Mcp-Session-Id,
