@@ -59,34 +59,6 @@ func argHeaderValue(v jsontext.Value) (string, bool) {
 	return "", false
 }
 
-// modernRequestPeek is what the HTTP transport reads from a request's
-// params to derive its headers. Only the protocol version is read from
-// _meta (no map of its members), and Arguments stays raw until a tool
-// with header bindings needs it.
-type modernRequestPeek struct {
-	Meta struct {
-		ProtocolVersion jsontext.Value `json:"io.modelcontextprotocol/protocolVersion"`
-	} `json:"_meta"`
-	Name      jsontext.Value `json:"name"`
-	URI       jsontext.Value `json:"uri"`
-	TaskID    jsontext.Value `json:"taskId"`
-	Arguments jsontext.Value `json:"arguments"`
-}
-
-// target returns the raw member of the params that t names (nil for
-// paramNone).
-func (p *modernRequestPeek) target(t targetParam) jsontext.Value {
-	switch t {
-	case paramName:
-		return p.Name
-	case paramURI:
-		return p.URI
-	case paramTaskID:
-		return p.TaskID
-	}
-	return nil
-}
-
 // knownVersion returns the version whose quoted form is q without
 // allocating, or "" when q is not one of the versions the SDK knows.
 func knownVersion(q jsontext.Value) string {
@@ -107,17 +79,22 @@ func mirroredHeaders(method string, params jsontext.Value, bindings func(tool st
 	if params.Kind() != '{' {
 		return nil, "", false
 	}
-	var p modernRequestPeek
-	if json.Unmarshal(params, &p) != nil {
+	// The server's one scan of a request's params (server_params.go): the
+	// same reading of _meta and the target on both sides of the wire.
+	var rp reqParams
+	rp.scan(params)
+	if !rp.ok || !rp.metaOK {
 		return nil, "", false
 	}
-	v := p.Meta.ProtocolVersion
+	v := rp.version
 	if v.Kind() != '"' {
 		return nil, "", false
 	}
 	version := knownVersion(v)
-	if version == "" && (json.Unmarshal(v, &version) != nil || version == "") {
-		return nil, "", false
+	if version == "" {
+		if version, _ = stringValue(v); version == "" {
+			return nil, "", false
+		}
 	}
 	h := make(http.Header, 3)
 	h[headerProtocolVersion] = []string{version}
@@ -126,16 +103,19 @@ func mirroredHeaders(method string, params jsontext.Value, bindings func(tool st
 	if row == nil || row.flags&mirrorName == 0 {
 		return h, version, true
 	}
-	var name string
-	if nameRaw := p.target(row.target); nameRaw.Kind() == '"' && json.Unmarshal(nameRaw, &name) == nil {
+	nameRaw, name := rp.target(row)
+	if name == "" && nameRaw.Kind() == '"' {
+		name, _ = stringValue(nameRaw)
+	}
+	if nameRaw.Kind() == '"' {
 		h[headerName] = []string{encodeHeaderText(name)}
 	}
-	if row.flags&mirrorParams != 0 && name != "" && bindings != nil {
+	if args := rp.call.Arguments; row.flags&mirrorParams != 0 && name != "" && bindings != nil {
 		if bs := bindings(name); len(bs) > 0 {
-			var args map[string]jsontext.Value
-			if p.Arguments.Kind() == '{' && json.Unmarshal(p.Arguments, &args) == nil {
+			var argm map[string]jsontext.Value
+			if args.Kind() == '{' && json.Unmarshal(args, &argm) == nil {
 				for _, b := range bs {
-					if v, ok := argAt(args, b.path); ok {
+					if v, ok := argAt(argm, b.path); ok {
 						if hv, ok := argHeaderValue(v); ok {
 							h[b.key] = []string{hv}
 						}

@@ -144,8 +144,10 @@
 //     HTTPClientOptions.Authorizer), proxy (the bridge), gateway (per-caller
 //     policies, rate limits and audit records as middleware: pmcp gateway),
 //     eventstoretest;
-//     internal/rpcconn (the engine under stream transports), internal/schema
-//     (JSON Schema inference and validation). Modules of their own: otel,
+//     internal/rpcconn (the engine under stream transports),
+//     internal/workpool (the goroutines that serve its requests and the
+//     proxy's calls), internal/schema (JSON Schema inference and
+//     validation). Modules of their own: otel,
 //     redis, cmd/pmcp, interop, bench.
 //
 // # Scopes

@@ -53,10 +53,14 @@ func FuzzParamsScan(f *testing.F) {
 	for _, s := range scanSeeds {
 		f.Add(s)
 	}
+	for _, s := range mirrorSeeds {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, params string) {
 		for _, m := range []string{MethodToolsCall, MethodResourcesRead, MethodDiscover, MethodPromptsGet} {
 			checkScan(t, m, jsontext.Value(params))
 		}
+		checkMirrored(t, jsontext.Value(params)) // the client's headers read the same scan
 	})
 }
 

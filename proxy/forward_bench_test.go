@@ -2,11 +2,8 @@ package proxy
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/gopmcp/pmcp"
@@ -34,50 +31,7 @@ const (
 
 func newForwardRig(t testing.TB, era pmcp.Era) *forwardRig {
 	t.Helper()
-	up, err := pmcp.NewServer(pmcp.ServerOptions{Name: "up", DisableAccessLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	type echoIn struct {
-		Text string `json:"text"`
-	}
-	if err := pmcp.AddTool(up, &pmcp.Tool{Name: "echo"}, func(ctx context.Context, extra *pmcp.RequestHandlerExtra, in echoIn) (string, error) {
-		return in.Text, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	p := newProxy(t, Options{
-		Upstreams:     []Upstream{{Name: "up", Dial: httpDial(t, up)}},
-		Prefix:        true,
-		AnswerUnknown: true,
-		Server:        pmcp.ServerOptions{Name: "gw", DisableAccessLog: true},
-	}, nil)
-	h := pmcp.NewStreamableHTTPHandler(p.Server(), pmcp.StreamableHTTPOptions{})
-	ts := httptest.NewServer(h)
-	t.Cleanup(func() {
-		_ = h.Close()
-		ts.Close()
-	})
-	tr := &http.Transport{MaxIdleConnsPerHost: 4}
-	t.Cleanup(tr.CloseIdleConnections)
-	r := &forwardRig{url: ts.URL, client: &http.Client{Transport: tr}}
-	if era == pmcp.EraModern {
-		r.body = []byte(fwdEchoModern)
-		r.hdr = [][2]string{{"Mcp-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", "up_echo"}}
-	} else {
-		resp := r.post(t, []byte(fwdInitialize), nil)
-		r.sid = resp.Header.Get("Mcp-Session-Id")
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		r.hdr = [][2]string{{"Mcp-Protocol-Version", "2025-11-25"}, {"Mcp-Session-Id", r.sid}}
-		resp = r.post(t, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), r.hdr)
-		_ = resp.Body.Close()
-		r.body = []byte(fwdEchoLegacy)
-	}
-	if got := r.call(t); !strings.Contains(got, `"text":"hello"`) || strings.Contains(got, `"error"`) {
-		t.Fatalf("forwarded call answered %s", got)
-	}
-	return r
+	return newHopRig(t, era, "proxy")
 }
 
 func (r *forwardRig) post(t testing.TB, body []byte, hdr [][2]string) *http.Response {

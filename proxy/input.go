@@ -138,7 +138,7 @@ func (p *Proxy) startJob(parent context.Context, sl *slot, r *round, call func(c
 	j.round.Store(r)
 	sl.addJob(j)
 	p.jobs.Add(1)
-	go func() {
+	p.workers.Go(func() {
 		defer p.jobs.Done()
 		j.res, j.err = call(j.ctx, j)
 		// Leave the slot first: from now on no request may be routed here.
@@ -146,7 +146,7 @@ func (p *Proxy) startJob(parent context.Context, sl *slot, r *round, call func(c
 		p.endJob(j)
 		close(j.done)
 		cancel(nil)
-	}()
+	})
 	return j, nil
 }
 

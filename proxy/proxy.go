@@ -86,6 +86,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gopmcp/pmcp/internal/workpool"
 	"log/slog"
 	"net/http"
 	"path"
@@ -254,8 +255,12 @@ type Proxy struct {
 	base   context.Context
 	stop   context.CancelFunc
 	jobs   sync.WaitGroup
-	parked parking
-	pumps  pumps
+	// workers run the jobs on goroutines that keep the stack a call grew
+	// (encoding the upstream request's params grows a new goroutine's
+	// stack two or three times).
+	workers *workpool.Pool[func()]
+	parked  parking
+	pumps   pumps
 	// filtered is set when tool globs apply or Options.AnswerUnknown (see unknownName).
 	filtered bool
 	// closers are the goroutines closing the slots of ended sessions.
@@ -310,7 +315,7 @@ func New(opts Options) (*Proxy, error) {
 	if sep == "" {
 		sep = DefaultSeparator
 	}
-	p := &Proxy{opts: opts, sep: sep, slots: make(map[slotKey]*slot), probing: make(chan struct{}, 1)}
+	p := &Proxy{opts: opts, sep: sep, slots: make(map[slotKey]*slot), probing: make(chan struct{}, 1), workers: workpool.New(func(job func()) { job() }, workpool.Options{Keep: 16, MaxIdle: 1024, Linger: 10 * time.Second})}
 	ups, err := p.build(opts.Upstreams)
 	if err != nil {
 		return nil, err
@@ -469,6 +474,7 @@ func (p *Proxy) Close() error {
 	p.closeParked()
 	p.stop()
 	p.jobs.Wait()
+	p.workers.Close()
 	for _, sl := range slots {
 		sl.close()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gopmcp/pmcp/internal/workpool"
 	"github.com/gopmcp/pmcp/jsonrpc"
 	"io"
 	"log/slog"
@@ -165,22 +166,13 @@ type Conn struct {
 	wg       sync.WaitGroup // requests being served
 	inFlight atomic.Int64
 
-	// Requests are served by worker goroutines that stay for the next
-	// request (up to maxIdleWorkers wait idle), so that a request does not
-	// pay for a new goroutine and for growing its stack. A worker waiting
-	// for work takes it from workq; stopWorkers ends the idle ones when
-	// Run returns, and workerWG counts them all.
-	workq       chan work
-	stopWorkers chan struct{}
-	idleWorkers atomic.Int32
-	workerWG    sync.WaitGroup
-	// maxIdle is how many workers may wait idle at most: as many as the
-	// Conn serves at once, so that a client that keeps the Conn full
-	// (a pipelined burst) starts no goroutine per request. Those above
-	// maxIdleWorkers leave after workerLinger without work.
-	maxIdle        int32
-	workerLinger   time.Duration
-	workersStarted atomic.Int64
+	// Requests are served on goroutines that stay for the next request
+	// (internal/workpool), so that a request does not pay for a new
+	// goroutine and for growing its stack: up to maxIdleWorkers wait idle
+	// for good, and up to as many as the Conn serves at once (a client
+	// that keeps the Conn full, a pipelined burst, then starts no
+	// goroutine per request) wait for workerLinger. Run's end stops them.
+	workers *workpool.Pool[work]
 
 	panics       atomic.Uint64
 	decodeErrors atomic.Uint64
@@ -202,8 +194,6 @@ type Conn struct {
 func NewConn(s jsonrpc.Stream, h Handler, opts ConnOptions) *Conn {
 	c := &Conn{
 		readDone:        make(chan struct{}),
-		workq:           make(chan work),
-		stopWorkers:     make(chan struct{}),
 		s:               s,
 		h:               h,
 		marshal:         opts.MarshalResult,
@@ -226,11 +216,17 @@ func NewConn(s jsonrpc.Stream, h Handler, opts ConnOptions) *Conn {
 	case n > 0:
 		c.sem = make(chan struct{}, n)
 	}
-	c.maxIdle, c.workerLinger = DefaultMaxConcurrent, workerLinger
-	if c.sem != nil {
-		c.maxIdle = int32(max(cap(c.sem), maxIdleWorkers))
-	}
+	c.newWorkers(workerLinger)
 	return c
+}
+
+// newWorkers sets up the pool that serves the requests.
+func (c *Conn) newWorkers(linger time.Duration) {
+	maxIdle := int32(DefaultMaxConcurrent)
+	if c.sem != nil {
+		maxIdle = int32(max(cap(c.sem), maxIdleWorkers))
+	}
+	c.workers = workpool.New(c.serveWork, workpool.Options{Keep: maxIdleWorkers, MaxIdle: maxIdle, Linger: linger})
 }
 
 func marshalDefault(v any) (jsontext.Value, error) {
@@ -352,8 +348,7 @@ func (c *Conn) Run(ctx context.Context) error {
 		}
 	}
 	c.wg.Wait()
-	close(c.stopWorkers)
-	c.workerWG.Wait()
+	c.workers.Close()
 
 	switch {
 	case ctx.Err() != nil:
@@ -482,55 +477,12 @@ func (c *Conn) dispatch(runCtx, hbase context.Context, req *jsonrpc.Request, bar
 
 	c.inFlight.Add(1)
 	c.wg.Add(1)
-	w := work{runCtx: runCtx, req: req, in: in}
-	select {
-	case c.workq <- w: // an idle worker took it
-	default:
-		c.workerWG.Add(1)
-		c.workersStarted.Add(1)
-		go c.worker(w)
-	}
+	c.workers.Go(work{runCtx: runCtx, req: req, in: in})
 	return in.done, nil
 }
 
-// worker serves w, then the requests handed to it while it waits idle,
-// until too many workers are idle or Run returns.
-func (c *Conn) worker(w work) {
-	defer c.workerWG.Done()
-	var linger *time.Timer
-	defer func() {
-		if linger != nil {
-			linger.Stop()
-		}
-	}()
-	for {
-		c.serve(w.runCtx, w.in, w.req, w.in)
-		n := c.idleWorkers.Add(1)
-		if n > c.maxIdle {
-			c.idleWorkers.Add(-1)
-			return
-		}
-		var expired <-chan time.Time
-		if n > maxIdleWorkers {
-			if linger == nil {
-				linger = time.NewTimer(c.workerLinger)
-			} else {
-				linger.Reset(c.workerLinger)
-			}
-			expired = linger.C
-		}
-		select {
-		case w = <-c.workq:
-			c.idleWorkers.Add(-1)
-		case <-c.stopWorkers:
-			c.idleWorkers.Add(-1)
-			return
-		case <-expired:
-			c.idleWorkers.Add(-1)
-			return
-		}
-	}
-}
+// serveWork serves one request on a goroutine of the pool.
+func (c *Conn) serveWork(w work) { c.serve(w.runCtx, w.in, w.req, w.in) }
 
 // unregister removes in from the in-flight map unless CancelIncoming did.
 func (c *Conn) unregister(id jsonrpc.ID, in *incoming) (abandoned bool) {

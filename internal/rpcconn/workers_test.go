@@ -34,9 +34,9 @@ func burst(t *testing.T, d driver, arrived *sync.WaitGroup, gate *atomic.Pointer
 func waitIdle(t *testing.T, c *Conn, want int32) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for c.idleWorkers.Load() != want {
+	for c.workers.Idle() != want {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d idle workers, want %d", c.idleWorkers.Load(), want)
+			t.Fatalf("%d idle workers, want %d", c.workers.Idle(), want)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -52,7 +52,7 @@ func waitParked(t *testing.T, n int) {
 		parked := 0
 		for _, g := range strings.Split(string(buf), "\n\n") {
 			header, _, _ := strings.Cut(g, "\n")
-			if strings.Contains(header, "[select") && strings.Contains(g, "rpcconn.(*Conn).worker(") {
+			if strings.Contains(header, "[select") && strings.Contains(g, "workpool.(*Pool[") {
 				parked++
 			}
 		}
@@ -81,7 +81,7 @@ func TestConnKeepsWorkersForTheNextBurst(t *testing.T) {
 	})
 	a, b := newPipe(DefaultMaxConcurrent)
 	c := NewConn(a, h, ConnOptions{})
-	c.workerLinger = 200 * time.Millisecond
+	c.newWorkers(200 * time.Millisecond)
 	runConn(t, context.Background(), c)
 	d := driver{t: t, pipeEnd: b}
 
@@ -91,7 +91,7 @@ func TestConnKeepsWorkersForTheNextBurst(t *testing.T) {
 	// until every one is parked, so none of the next burst misses them.
 	waitParked(t, DefaultMaxConcurrent)
 	burst(t, d, &arrived, &gate, DefaultMaxConcurrent)
-	if got := c.workersStarted.Load(); got != DefaultMaxConcurrent {
+	if got := c.workers.Started(); got != DefaultMaxConcurrent {
 		t.Fatalf("%d workers started for two bursts of %d, want %d", got, DefaultMaxConcurrent, DefaultMaxConcurrent)
 	}
 	waitIdle(t, c, maxIdleWorkers) // the extra ones linger, then leave
