@@ -29,6 +29,18 @@ type taskServer struct {
 
 	mu      sync.Mutex
 	running map[string]*taskRunner
+
+	// hooks let tests order the creating request against its runner;
+	// nil in production.
+	hooks *taskHooks
+}
+
+// taskHooks are called, when set, at the points a test orders: the
+// creating request right after it started the runner, the runner before
+// it settles a task it created, the creating request when it waits for
+// the runner to finish a task the runner created.
+type taskHooks struct {
+	afterStart, beforeSettle, waitRunner func()
 }
 
 func newTaskServer(o *TaskOptions) (*taskServer, error) {
@@ -261,7 +273,24 @@ func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestH
 	}
 	ts.wg.Add(1)
 	go r.run(rextra, st, pc)
-	if !r.isDecided() {
+	if ts.hooks != nil {
+		ts.hooks.afterStart()
+	}
+	if window >= 0 && r.isDecided() {
+		// The runner decided first: its handler is done and it is
+		// settling the task it created, or the handler asked for input
+		// before any task existed (the early outcome). Either way it
+		// ends at once: wait for it, so that the reply is the settled
+		// task, not the task still working.
+		if ts.hooks != nil {
+			ts.hooks.waitRunner()
+		}
+		select {
+		case out := <-r.early:
+			return out.res, out.err
+		case <-r.ended:
+		}
+	} else if !r.isDecided() {
 		t := time.NewTimer(window)
 		select {
 		case <-t.C:
@@ -423,6 +452,9 @@ func (r *taskRunner) run(extra *RequestHandlerExtra, st *serverTool, p *CallTool
 		r.lease.Stop()
 	}
 	r.mu.Unlock()
+	if r.ts.hooks != nil {
+		r.ts.hooks.beforeSettle()
+	}
 	r.settle(extra, res, err)
 	r.ts.mu.Lock()
 	delete(r.ts.running, r.id)

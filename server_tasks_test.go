@@ -572,3 +572,40 @@ func TestTaskModernQuickHandlerAnswersAtOnce(t *testing.T) {
 		t.Fatalf("tasks/get: %v", got)
 	}
 }
+
+// TestTaskModernRunnerCreatedFirst: a 2026-07-28 task whose handler is
+// done, and whose runner created the task, before the creating request
+// looked: the request answers with the completed task, never with the
+// task still working while the runner settles it. The hooks hold the
+// runner between creating and settling the task until the request waits
+// for it (or, on a server that does not wait, until the reply is in).
+// CI saw the race once: "want the completed task, got … status:working"
+// from TestTaskModernQuickHandlerAnswersAtOnce.
+func TestTaskModernRunnerCreatedFirst(t *testing.T) {
+	f := newTaskFixture(t, &TaskOptions{InputWindow: time.Minute})
+	committed, proceed := make(chan struct{}), make(chan struct{})
+	var release sync.Once
+	f.srv.tasks.hooks = &taskHooks{
+		afterStart:   func() { <-committed },
+		beforeSettle: func() { close(committed); <-proceed },
+		waitRunner:   func() { release.Do(func() { close(proceed) }) },
+	}
+	defer release.Do(func() { close(proceed) })
+	if err := AddTool(f.srv, &Tool{Name: "quick", Execution: &ToolExecution{TaskSupport: TaskSupportOptional}},
+		func(context.Context, *RequestHandlerExtra, struct{}) (string, error) { return "done", nil }); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, f.srv, nil)
+	raw, err := c.call(MethodToolsCall, modern(map[string]any{"name": "quick", "arguments": map[string]any{}}, tasksExtCaps, nil))
+	release.Do(func() { close(proceed) })
+	if err != nil {
+		t.Fatalf("tools/call as a task: %v", err)
+	}
+	var res map[string]any
+	if err := Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res["resultType"] != "task" || res["status"] != "completed" {
+		t.Fatalf("want the completed task, got %v", res)
+	}
+}
