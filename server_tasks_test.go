@@ -550,22 +550,8 @@ func TestTaskToolScopes(t *testing.T) {
 // for it fails the call.
 func TestTaskModernQuickHandlerAnswersAtOnce(t *testing.T) {
 	f := newTaskFixture(t, &TaskOptions{InputWindow: time.Minute})
-	if err := AddTool(f.srv, &Tool{Name: "quick", Execution: &ToolExecution{TaskSupport: TaskSupportOptional}},
-		func(context.Context, *RequestHandlerExtra, struct{}) (string, error) { return "done", nil }); err != nil {
-		t.Fatal(err)
-	}
 	c := startServer(t, f.srv, nil)
-	raw, err := c.call(MethodToolsCall, modern(map[string]any{"name": "quick", "arguments": map[string]any{}}, tasksExtCaps, nil))
-	if err != nil {
-		t.Fatalf("tools/call as a task: %v", err)
-	}
-	var res map[string]any
-	if err := Unmarshal(raw, &res); err != nil {
-		t.Fatal(err)
-	}
-	if res["resultType"] != "task" || res["status"] != "completed" {
-		t.Fatalf("want the completed task, got %v", res)
-	}
+	res := callQuickTask(t, f, c, nil)
 	id, _ := res["taskId"].(string)
 	got := c.mustCall(MethodTasksGet, modernTaskParams(id, nil))
 	if got["status"] != "completed" || getPath(got, "result", "content") == nil {
@@ -591,13 +577,23 @@ func TestTaskModernRunnerCreatedFirst(t *testing.T) {
 		waitRunner:   func() { release.Do(func() { close(proceed) }) },
 	}
 	defer release.Do(func() { close(proceed) })
+	c := startServer(t, f.srv, nil)
+	callQuickTask(t, f, c, func() { release.Do(func() { close(proceed) }) })
+}
+
+// callQuickTask registers a task-optional tool whose handler returns at
+// once, calls it as a 2026-07-28 task, runs answered (if not nil) as soon
+// as the reply is in, and checks that the reply is the completed task.
+func callQuickTask(t *testing.T, f *taskFixture, c *testClient, answered func()) map[string]any {
+	t.Helper()
 	if err := AddTool(f.srv, &Tool{Name: "quick", Execution: &ToolExecution{TaskSupport: TaskSupportOptional}},
 		func(context.Context, *RequestHandlerExtra, struct{}) (string, error) { return "done", nil }); err != nil {
 		t.Fatal(err)
 	}
-	c := startServer(t, f.srv, nil)
 	raw, err := c.call(MethodToolsCall, modern(map[string]any{"name": "quick", "arguments": map[string]any{}}, tasksExtCaps, nil))
-	release.Do(func() { close(proceed) })
+	if answered != nil {
+		answered()
+	}
 	if err != nil {
 		t.Fatalf("tools/call as a task: %v", err)
 	}
@@ -608,4 +604,5 @@ func TestTaskModernRunnerCreatedFirst(t *testing.T) {
 	if res["resultType"] != "task" || res["status"] != "completed" {
 		t.Fatalf("want the completed task, got %v", res)
 	}
+	return res
 }
