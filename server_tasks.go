@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -216,6 +217,9 @@ type taskRunner struct {
 	// ended without one), so a creating call still inside its input window
 	// answers then instead of waiting for the window to close.
 	ended chan struct{}
+	// returned is set once the handler has returned (before the runner
+	// creates or settles the task).
+	returned atomic.Bool
 	// cancelRequested is set by a 2026-07-28 tasks/cancel.
 	cancelRequested bool
 	// seq numbers the task's own input-request keys.
@@ -276,12 +280,14 @@ func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestH
 	if ts.hooks != nil {
 		ts.hooks.afterStart()
 	}
-	if window >= 0 && r.isDecided() {
-		// The runner decided first: its handler is done and it is
-		// settling the task it created, or the handler asked for input
-		// before any task existed (the early outcome). Either way it
+	if window >= 0 && r.isDecided() && r.returned.Load() {
+		// The runner decided first, after its handler returned: it is
+		// settling the task it created, or it has the early outcome (the
+		// handler asked for input before any task existed). Either way it
 		// ends at once: wait for it, so that the reply is the settled
-		// task, not the task still working.
+		// task, not the task still working. (A handler still running
+		// that created its task early, with a status message, is
+		// answered below with the working task.)
 		if ts.hooks != nil {
 			ts.hooks.waitRunner()
 		}
@@ -290,7 +296,7 @@ func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestH
 			return out.res, out.err
 		case <-r.ended:
 		}
-	} else if !r.isDecided() {
+	} else if window >= 0 && !r.isDecided() {
 		t := time.NewTimer(window)
 		select {
 		case <-t.C:
@@ -438,6 +444,7 @@ func (r *taskRunner) run(extra *RequestHandlerExtra, st *serverTool, p *CallTool
 			extra.mrtr = &mrtrIn{responses: answers, continuation: ir.Continuation, verified: ir.Continuation != nil}
 		}
 	}()
+	r.returned.Store(true)
 	if errors.Is(err, errNoTask) {
 		return
 	}

@@ -606,3 +606,50 @@ func callQuickTask(t *testing.T, f *taskFixture, c *testClient, answered func())
 	}
 	return res
 }
+
+// TestTaskModernCreatedEarlyAnswersWorking: a 2026-07-28 task whose
+// handler creates it early (a status message inside the input window) and
+// works on is answered at once with the working task, not when the
+// handler ends. The hook lets the request look only after the handler
+// created the task. CI saw the contrary as TestClientTaskStatusPushedInEveryEra
+// waiting for a status push that came before its client listened.
+func TestTaskModernCreatedEarlyAnswersWorking(t *testing.T) {
+	f := newTaskFixture(t, &TaskOptions{InputWindow: time.Minute})
+	created, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	f.srv.tasks.hooks = &taskHooks{afterStart: func() { <-created }, beforeSettle: func() {}, waitRunner: func() {}}
+	if err := AddTool(f.srv, &Tool{Name: "long", Execution: &ToolExecution{TaskSupport: TaskSupportOptional}},
+		func(ctx context.Context, extra *RequestHandlerExtra, _ struct{}) (string, error) {
+			if err := extra.SetTaskStatusMessage("started"); err != nil {
+				return "", err
+			}
+			close(created)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return "done", nil
+		}); err != nil {
+		t.Fatal(err)
+	}
+	c := startServer(t, f.srv, nil)
+	answered := make(chan map[string]any, 1)
+	go func() {
+		var res map[string]any
+		raw, err := c.call(MethodToolsCall, modern(map[string]any{"name": "long", "arguments": map[string]any{}}, tasksExtCaps, nil))
+		if err == nil {
+			_ = Unmarshal(raw, &res)
+		}
+		answered <- res
+	}()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	select {
+	case res := <-answered:
+		if res["resultType"] != "task" || res["status"] != "working" || res["statusMessage"] != "started" {
+			t.Fatalf("want the working task with its message, got %v", res)
+		}
+	case <-timeout.C:
+		t.Fatal("the call waited for the handler to end instead of answering with the working task")
+	}
+}
