@@ -280,38 +280,39 @@ func (s *Server) startTask(ctx context.Context, env *requestEnv, extra *RequestH
 	if ts.hooks != nil {
 		ts.hooks.afterStart()
 	}
-	if window >= 0 && r.isDecided() && r.returned.Load() {
-		// The runner decided first, after its handler returned: it is
-		// settling the task it created, or it has the early outcome (the
-		// handler asked for input before any task existed). Either way it
-		// ends at once: wait for it, so that the reply is the settled
-		// task, not the task still working. (A handler still running
-		// that created its task early, with a status message, is
-		// answered below with the working task.)
-		if ts.hooks != nil {
-			ts.hooks.waitRunner()
-		}
-		select {
-		case out := <-r.early:
-			return out.res, out.err
-		case <-r.ended:
-		}
-	} else if window >= 0 && !r.isDecided() {
-		t := time.NewTimer(window)
-		select {
-		case <-t.C:
-		case out := <-r.early:
-			t.Stop()
-			return out.res, out.err
-		case <-r.ended:
-			// The handler is done within the window: the task (complete
-			// at once) is answered now; commit below finds it, or the
-			// early outcome when the call ended without one.
-			t.Stop()
-		case <-ctx.Done():
-			t.Stop()
-			if r.abandon() {
-				return nil, ctx.Err()
+	if window >= 0 {
+		switch decided := r.isDecided(); {
+		case decided && r.returned.Load():
+			// The runner decided first, after its handler returned: it is
+			// settling the task it created, or it holds the early outcome
+			// (input asked for before any task existed, or a failed
+			// creation). Either way it ends at once: wait for it, so that
+			// the reply is the settled task, not the task still working;
+			// commit below finds it, or the early outcome. (A handler
+			// still running that created its task early, with a status
+			// message, is answered with the working task.)
+			if ts.hooks != nil {
+				ts.hooks.waitRunner()
+			}
+			<-r.ended
+		case !decided:
+			t := time.NewTimer(window)
+			select {
+			case <-t.C:
+			case out := <-r.early:
+				t.Stop()
+				return out.res, out.err
+			case <-r.ended:
+				// The handler is done within the window: the task
+				// (complete at once) is answered now; commit below finds
+				// it, or the early outcome when the call ended without
+				// one.
+				t.Stop()
+			case <-ctx.Done():
+				t.Stop()
+				if r.abandon() {
+					return nil, ctx.Err()
+				}
 			}
 		}
 	}
