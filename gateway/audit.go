@@ -157,12 +157,11 @@ func (l *AuditLog) Stats() AuditStats {
 }
 
 // Close stops taking records, writes the queued ones and stops the
-// writer goroutine, waiting at most AuditLogOptions.CloseTimeout (or
-// until ctx is done, when ctx is not nil). When the writer is stuck past
-// that, Close counts the records still queued as dropped, closes the
-// file if OpenAuditFile opened it (which unblocks a write to a pipe) and
-// returns an error wrapping ErrAuditCloseTimeout; the goroutine then
-// exits as soon as its pending Write returns. Close is idempotent: later
+// writer goroutine, waiting at most AuditLogOptions.CloseTimeout. When
+// the writer is stuck past that, Close counts the records still queued as
+// dropped, closes the file if OpenAuditFile opened it (which unblocks a
+// write to a pipe) and returns an error wrapping ErrAuditCloseTimeout;
+// the goroutine then exits as soon as its pending Write returns. Close is idempotent: later
 // calls return the first call's result.
 func (l *AuditLog) Close() error {
 	l.closeOnce.Do(func() {
@@ -181,7 +180,7 @@ func (l *AuditLog) Close() error {
 				l.closeErr = fmt.Errorf("gateway: audit file: %w", err)
 			}
 		}
-		l.report(context.Background(), true)
+		l.report(true)
 	})
 	return l.closeErr
 }
@@ -190,14 +189,14 @@ func (l *AuditLog) Close() error {
 // caller's goroutine: a writer stuck in Write cannot report them itself.
 func (l *AuditLog) drop(n uint64) {
 	l.dropped.Add(n)
-	l.report(context.Background(), false)
+	l.report(false)
 }
 
 // report logs one warning line with the counters when records were
 // dropped or failed since the last line, and at least ReportInterval has
 // passed since it (or force is set). At most one caller wins the slot, so
 // a flood of drops costs one line per interval.
-func (l *AuditLog) report(ctx context.Context, force bool) {
+func (l *AuditLog) report(force bool) {
 	now := time.Now().UnixNano()
 	last := l.lastReport.Load()
 	if !force && now-last < int64(l.opts.ReportInterval) {
@@ -224,7 +223,7 @@ func (l *AuditLog) report(ctx context.Context, force bool) {
 	if lastErr != nil {
 		attrs = append(attrs, slog.String("lastError", lastErr.Error()))
 	}
-	l.log.LogAttrs(ctx, slog.LevelWarn, "audit log: records lost", attrs...)
+	l.log.LogAttrs(context.Background(), slog.LevelWarn, "audit log: records lost", attrs...)
 }
 
 // run is the writer goroutine: it batches queued records into one buffer
@@ -289,7 +288,7 @@ func (l *AuditLog) writeBatch(buf []byte, first AuditRecord, torn bool) ([]byte,
 		l.reportMu.Lock()
 		l.lastErr = err
 		l.reportMu.Unlock()
-		l.report(context.Background(), false)
+		l.report(false)
 		torn = wrote > 0 && buf[wrote-1] != '\n'
 	} else {
 		l.written.Add(n)

@@ -35,9 +35,11 @@ type memBucket struct {
 
 var _ Buckets = (*MemoryBuckets)(nil)
 
-// Take implements Buckets. It never fails.
+// Take implements Buckets. It fails only for a rule no bucket can follow
+// (perSecond not a finite number above 0, or burst below 1), with
+// ErrInvalidConfig, as compile would.
 func (b *MemoryBuckets) Take(_ context.Context, key string, perSecond float64, burst int) (time.Duration, error) {
-	if perSecond <= 0 || burst < 1 {
+	if !validRate(perSecond) || burst < 1 {
 		return 0, invalid("bucket %q: perSecond %v, burst %d", key, perSecond, burst)
 	}
 	now := b.now()

@@ -122,7 +122,7 @@ func compile(c *Config) (*compiled, error) {
 			return nil, err
 		}
 		switch {
-		case math.IsNaN(r.PerSecond) || r.PerSecond <= 0 || math.IsInf(r.PerSecond, 0):
+		case !validRate(r.PerSecond):
 			return nil, invalid("%s.perSecond: want a number above 0, got %v", at, r.PerSecond)
 		case r.Burst < 1:
 			return nil, invalid("%s.burst: want at least 1, got %d", at, r.Burst)
@@ -183,6 +183,12 @@ func escaped(g string, i int) bool {
 		n++
 	}
 	return n%2 == 1
+}
+
+// validRate reports whether perSecond is a rate a bucket can follow: a
+// finite number above 0 (NaN is not).
+func validRate(perSecond float64) bool {
+	return perSecond > 0 && !math.IsInf(perSecond, 0)
 }
 
 // maxGlobLen bounds one glob (matching is linear in its length times the

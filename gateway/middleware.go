@@ -188,13 +188,15 @@ func (r *limitRule) applies(req *pmcp.Request, kind pmcp.TargetKind) bool {
 		return true
 	}
 	var globs []string
-	switch {
-	case kind == pmcp.TargetTool && req.Method == pmcp.MethodToolsCall:
+	switch kind { // the method table's target: tools/call, prompts/get, resources/*
+	case pmcp.TargetTool:
 		globs = r.Tools
-	case kind == pmcp.TargetPrompt:
+	case pmcp.TargetPrompt:
 		globs = r.Prompts
-	case req.Method == pmcp.MethodResourcesRead:
-		globs = r.Resources
+	case pmcp.TargetResource:
+		if req.Method == pmcp.MethodResourcesRead { // not subscribe/unsubscribe
+			globs = r.Resources
+		}
 	}
 	for _, gl := range globs {
 		if globMatch(gl, req.Name) {
