@@ -103,6 +103,9 @@ func (b *breaker) record(err error, now time.Time) (opened bool) {
 // is the trial, allowed trial long to report.
 func (up *upstream) admit(trial time.Duration) error {
 	h := &up.health
+	if h.breaker.cfg.Failures <= 0 {
+		return nil // no breaker (cfg is fixed once built): no lock per call
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := time.Now()

@@ -53,7 +53,8 @@ func (h *health) isDown() bool {
 const minProbeInterval = time.Second
 
 // Status reports each upstream's status as last seen, in the order of
-// Options.Upstreams, without contacting any (see Probe).
+// Options.Upstreams (or of the last SetUpstreams), without contacting any
+// (see Probe).
 func (p *Proxy) Status() []UpstreamStatus {
 	ups := p.upstreams()
 	out := make([]UpstreamStatus, len(ups))

@@ -37,12 +37,13 @@ func (p *Proxy) cursor(req *pmcp.Request) (string, error) {
 func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*live) bool, fn func(ctx context.Context, up *upstream, l *live) error) error {
 	var first error
 	failed := 0
-	for _, up := range p.upstreams() {
+	ups := p.upstreams() // one set for the whole request (SetUpstreams)
+	for _, up := range ups {
 		err := p.listPart(ctx, req, up, has, fn)
 		if err == nil {
 			continue
 		}
-		if ctx.Err() != nil || len(p.upstreams()) == 1 {
+		if ctx.Err() != nil || len(ups) == 1 {
 			return err
 		}
 		// An unreachable upstream was logged when it went down; one that
@@ -57,7 +58,7 @@ func (p *Proxy) eachUpstream(ctx context.Context, req *pmcp.Request, has func(*l
 		}
 		failed++
 	}
-	if failed == len(p.upstreams()) {
+	if failed == len(ups) {
 		return first
 	}
 	return nil
@@ -314,7 +315,8 @@ func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string,
 		took  int
 		slots []taken
 	)
-	for _, up := range p.upstreams() {
+	ups := p.upstreams()
+	for _, up := range ups {
 		var mine []string
 		for _, uri := range uris {
 			if in, ok := up.inURI(uri); ok {
@@ -335,7 +337,7 @@ func (p *Proxy) subscribe(ctx context.Context, req *pmcp.Request, uris []string,
 					err = p.upstreamError(ctx, up, l, e)
 				}
 			}
-			if l == nil && len(p.upstreams()) > 1 && ctx.Err() == nil {
+			if l == nil && len(ups) > 1 && ctx.Err() == nil {
 				took++ // down: its next session gets the subscription
 				continue
 			}

@@ -23,20 +23,29 @@ type metaScanner struct {
 
 var metaScanners = sync.Pool{New: func() any { return new(metaScanner) }}
 
+// scan returns a pooled decoder reading b; give it back with done.
+func scan(b []byte) *metaScanner {
+	sc := metaScanners.Get().(*metaScanner)
+	sc.buf = *bytes.NewBuffer(b)
+	sc.dec.Reset(&sc.buf)
+	return sc
+}
+
+// done drops the reference to the scanned bytes and pools sc again.
+func (sc *metaScanner) done() {
+	sc.buf = bytes.Buffer{}
+	sc.dec.Reset(&sc.buf)
+	metaScanners.Put(sc)
+}
+
 // metaMember returns where the value of the member key of params' _meta
 // lies in params: params[start:end]. ok is false when params is not a
 // valid JSON object (duplicate names included: the decoder's defaults) or
 // has no such member under names written without escapes; the caller then
 // takes the general path, which reports or handles it.
 func metaMember(params jsontext.Value, key string) (start, end int, ok bool) {
-	sc := metaScanners.Get().(*metaScanner)
-	defer func() {
-		sc.buf = bytes.Buffer{}
-		sc.dec.Reset(&sc.buf) // drop the reference to params
-		metaScanners.Put(sc)
-	}()
-	sc.buf = *bytes.NewBuffer(params)
-	sc.dec.Reset(&sc.buf)
+	sc := scan(params)
+	defer sc.done()
 	d := &sc.dec
 	if d.PeekKind() != '{' {
 		return 0, 0, false
@@ -108,14 +117,8 @@ func spliceValue(b []byte, start, end int, v []byte) jsontext.Value {
 // without escapes: forwardMeta's answer is nil then, found without
 // decoding raw into a map. false sends the caller down the general path.
 func onlyManaged(raw jsontext.Value) bool {
-	sc := metaScanners.Get().(*metaScanner)
-	defer func() {
-		sc.buf = bytes.Buffer{}
-		sc.dec.Reset(&sc.buf)
-		metaScanners.Put(sc)
-	}()
-	sc.buf = *bytes.NewBuffer(raw)
-	sc.dec.Reset(&sc.buf)
+	sc := scan(raw)
+	defer sc.done()
 	d := &sc.dec
 	if d.PeekKind() != '{' {
 		return false

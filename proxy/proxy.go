@@ -86,7 +86,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gopmcp/pmcp/internal/workpool"
 	"log/slog"
 	"net/http"
 	"path"
@@ -96,6 +95,7 @@ import (
 	"time"
 
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/workpool"
 	"github.com/gopmcp/pmcp/reqstate"
 )
 

@@ -496,14 +496,14 @@ func (sl *slot) hasName(ctx context.Context, l *live, method, name string) (bool
 	if known {
 		return true, nil
 	}
-	var names []string
+	m := map[string]bool{}
 	if method == pmcp.MethodPromptsGet {
 		prompts, err := l.conn.Session.AllPrompts(ctx)
 		if err != nil {
 			return false, err
 		}
 		for _, p := range prompts {
-			names = append(names, p.Name)
+			m[p.Name] = true
 		}
 	} else {
 		tools, err := l.conn.Session.AllTools(ctx)
@@ -511,12 +511,8 @@ func (sl *slot) hasName(ctx context.Context, l *live, method, name string) (bool
 			return false, err
 		}
 		for _, t := range tools {
-			names = append(names, t.Name)
+			m[t.Name] = true
 		}
-	}
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
 	}
 	sl.toolsMu.Lock()
 	*cache = m

@@ -303,10 +303,11 @@ func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string)
 	if err != nil {
 		return out, nil
 	}
-	for _, up := range p.upstreams() {
+	ups := p.upstreams() // one set for the whole request (SetUpstreams)
+	for _, up := range ups {
 		sl, l, err := p.conn(ctx, req, up)
 		if err != nil {
-			if len(p.upstreams()) == 1 {
+			if len(ups) == 1 {
 				return nil, err
 			}
 			continue
@@ -324,7 +325,7 @@ func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string)
 		for range maxListPages {
 			page, err := l.conn.Session.ListTasks(ctx, c)
 			if err != nil {
-				if len(p.upstreams()) == 1 {
+				if len(ups) == 1 {
 					return nil, p.upstreamError(ctx, up, l, err)
 				}
 				break
@@ -336,7 +337,7 @@ func (p *Proxy) listTasks(ctx context.Context, req *pmcp.Request, cursor string)
 				t.TaskID = p.taskIDs.mint(owner, up, t.TaskID)
 				out.Tasks = append(out.Tasks, t)
 			}
-			if len(p.upstreams()) == 1 {
+			if len(ups) == 1 {
 				out.NextCursor = page.NextCursor
 				return out, nil
 			}
