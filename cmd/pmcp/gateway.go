@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/gateway"
 	"github.com/gopmcp/pmcp/proxy"
 	"github.com/gopmcp/pmcp/redis"
@@ -150,18 +149,12 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	opts.Server.Name, opts.Client.Name = "pmcp-gateway", "pmcp-gateway"
 	opts.Server.Middleware = append(opts.Server.Middleware, gw.Middleware())
 	opts.AnswerUnknown = true // a hidden name answers as an unknown one, whichever upstream
-	tel, err := startTelemetry(ctx, f.b.metricsAddr, f.b.metricsRemote, stderr, logger)
-	if err != nil {
-		return v.usageError(stderr, err)
-	}
-	defer tel.close()
 	// After the gateway's middleware: the server span covers its decisions.
-	tel.instrumentProxy(&opts)
-	p, err := proxy.New(opts)
+	p, tel, stop, err := f.b.startProxy(ctx, opts, stderr, logger)
 	if err != nil {
 		return v.usageError(stderr, err)
 	}
-	defer p.Close()
+	defer stop()
 	rl := &gatewayReloader{path: f.b.config, gw: gw, p: p, flags: &f.b, log: logger, servers: file.MCPServers, upstreams: file.names(), auditFile: auditFile(file.Audit)}
 	stopReload := rl.onSIGHUP(ctx)
 	defer stopReload()
@@ -169,7 +162,7 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		stopWatch := rl.onChange(ctx, f.watch)
 		defer stopWatch()
 	}
-	return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.b.listen, f.b.path, &f.b.sec, logger, stderr, healthRoutes(p, f.b.path), func(h *pmcp.StreamableHTTPHandler) { tel.observe(p.Server(), h) })
+	return f.b.serveHTTP(ctx, p, tel, logger, stderr)
 }
 
 // gatewayShared sets up what replicas share: the requestState key ring
