@@ -329,11 +329,17 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // flow's failure would hide why the server refused in the first place (an
 // expired token, another audience).
 func refusal(resp *http.Response, flowErr error) error {
-	se := &pmcp.HTTPStatusError{StatusCode: resp.StatusCode, WWWAuthenticate: capPeerString(resp.Header.Get("WWW-Authenticate"))}
+	se := statusError(resp)
 	if resp.StatusCode == http.StatusUnauthorized {
 		return fmt.Errorf("%w: %w; obtaining a token failed: %w", pmcp.ErrAuthorizationRequired, se, flowErr)
 	}
 	return fmt.Errorf("pmcp: %w; obtaining a token failed: %w", se, flowErr)
+}
+
+// statusError is what the server said refusing a request: its status
+// and challenge (bounded).
+func statusError(resp *http.Response) *pmcp.HTTPStatusError {
+	return &pmcp.HTTPStatusError{StatusCode: resp.StatusCode, WWWAuthenticate: capPeerString(resp.Header.Get("WWW-Authenticate"))}
 }
 
 // authorize obtains a new token after the server refused rejected with

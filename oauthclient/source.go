@@ -281,7 +281,7 @@ func (s *sourceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp, err = s.send(req, tok, true); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
 	}
-	se := &pmcp.HTTPStatusError{StatusCode: resp.StatusCode, WWWAuthenticate: capPeerString(resp.Header.Get("WWW-Authenticate"))}
+	se := statusError(resp)
 	peer.DrainClose(resp.Body)
 	return nil, fmt.Errorf("%w: %w: the server refused a token just obtained with the %s grant from %s", pmcp.ErrAuthorizationRequired, se, s.src.grant, s.tokenURL())
 }
