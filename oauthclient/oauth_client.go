@@ -262,18 +262,12 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A redirect elsewhere: the token is for this server only.
 		return o.base.RoundTrip(req)
 	}
-	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	replayable := replayable(req)
 	attempts, nonceRetries := 0, 0
 	for first := true; ; first = false {
-		r := req.Clone(req.Context())
-		if !first {
-			if req.GetBody != nil {
-				b, err := req.GetBody()
-				if err != nil {
-					return nil, err
-				}
-				r.Body = b
-			}
+		r, err := cloneRequest(req, !first)
+		if err != nil {
+			return nil, err
 		}
 		tok, bound := o.current()
 		if tok != "" {
@@ -320,6 +314,26 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, refusal(resp, err)
 		}
 	}
+}
+
+// replayable reports whether req can be sent again (no body, or a
+// GetBody to make it anew).
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// cloneRequest copies req to be sent (again: with a new body from
+// GetBody, if it has one).
+func cloneRequest(req *http.Request, again bool) (*http.Request, error) {
+	r := req.Clone(req.Context())
+	if again && req.GetBody != nil {
+		b, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = b
+	}
+	return r, nil
 }
 
 // refusal is the error of a request the server refused (401, or 403
