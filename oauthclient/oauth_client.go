@@ -262,7 +262,6 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A redirect elsewhere: the token is for this server only.
 		return o.base.RoundTrip(req)
 	}
-	replayable := replayable(req)
 	attempts, nonceRetries := 0, 0
 	for first := true; ; first = false {
 		r, err := cloneRequest(req, !first)
@@ -292,7 +291,7 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 			return resp, nil
 		}
-		if !replayable {
+		if !replayable(req) {
 			return resp, nil
 		}
 		chs := oauth.ParseChallenges(resp.Header.Values("WWW-Authenticate"))

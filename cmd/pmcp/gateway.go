@@ -275,23 +275,8 @@ func (r *gatewayReloader) onSIGHUP(ctx context.Context) (stop func()) {
 func (r *gatewayReloader) reload() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	file, err := readGatewayConfig(r.path)
+	file, upstreams, err := r.apply()
 	if err != nil {
-		r.log.Error("pmcp: gateway configuration refused; the one in force stays", "error", err)
-		return err
-	}
-	upstreams := r.upstreams
-	if !maps.EqualFunc(file.MCPServers, r.servers, func(a, b bridgeServer) bool { return reflect.DeepEqual(a, b) }) {
-		if err := r.upstreamsChanged(file); err != nil {
-			r.log.Error("pmcp: gateway configuration refused; the one in force stays", "file", r.path, "error", err)
-			return err
-		}
-		upstreams = file.names()
-	}
-	if f := auditFile(file.Audit); f != r.auditFile {
-		r.log.Warn("pmcp: gateway audit.file changed; it applies at the next start (includeArguments applies now)", "file", r.path, "audit", f)
-	}
-	if err := r.gw.Update(file.Config, upstreams); err != nil {
 		r.log.Error("pmcp: gateway configuration refused; the one in force stays", "file", r.path, "error", err)
 		return err
 	}
@@ -301,6 +286,26 @@ func (r *gatewayReloader) reload() error {
 	srv.NotifyResourcesListChanged()
 	r.log.Info("pmcp: gateway configuration reloaded", "file", r.path, "servers", upstreams, "policies", len(file.Policies), "rateLimits", len(file.RateLimits))
 	return nil
+}
+
+// apply reads the file and applies its mcpServers (if they changed) and
+// its policies; it returns the file and the upstreams now served.
+func (r *gatewayReloader) apply() (*gatewayFile, []string, error) {
+	file, err := readGatewayConfig(r.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	upstreams := r.upstreams
+	if !maps.EqualFunc(file.MCPServers, r.servers, func(a, b bridgeServer) bool { return reflect.DeepEqual(a, b) }) {
+		if err := r.upstreamsChanged(file); err != nil {
+			return nil, nil, err
+		}
+		upstreams = file.names()
+	}
+	if f := auditFile(file.Audit); f != r.auditFile {
+		r.log.Warn("pmcp: gateway audit.file changed; it applies at the next start (includeArguments applies now)", "file", r.path, "audit", f)
+	}
+	return file, upstreams, r.gw.Update(file.Config, upstreams)
 }
 
 // upstreamsChanged applies the file's mcpServers, which differ from those
