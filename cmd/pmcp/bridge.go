@@ -318,14 +318,11 @@ func namedUpstreams(f *bridgeFlags, httpOpts pmcp.HTTPClientOptions, cmdOpts pro
 				return nil, err
 			}
 		}
-		for _, name := range cfg.names() {
-			s := cfg.MCPServers[name]
-			up, err := s.upstream(name, httpOpts, cmdOpts)
-			if err != nil {
-				return nil, fmt.Errorf("%s: server %q: %v", f.config, name, err)
-			}
-			out = append(out, up)
+		ups, err := cfg.upstreams(f.config, httpOpts, cmdOpts)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, ups...)
 	}
 	return out, nil
 }

@@ -286,6 +286,21 @@ func validEnvName(n string) bool {
 	return true
 }
 
+// upstreams makes the proxy upstreams of the (checked) file at path, in
+// name order, on top of the bridge's flags (httpOpts, cmdOpts).
+func (c *bridgeConfig) upstreams(path string, httpOpts pmcp.HTTPClientOptions, cmdOpts proxy.CommandOptions) ([]proxy.Upstream, error) {
+	out := make([]proxy.Upstream, 0, len(c.MCPServers))
+	for _, name := range c.names() {
+		s := c.MCPServers[name]
+		up, err := s.upstream(name, httpOpts, cmdOpts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: server %q: %v", path, name, err)
+		}
+		out = append(out, up)
+	}
+	return out, nil
+}
+
 // upstream makes the proxy upstream of the (resolved) entry name, on top
 // of the bridge's flags (httpOpts, cmdOpts).
 func (s *bridgeServer) upstream(name string, httpOpts pmcp.HTTPClientOptions, cmdOpts proxy.CommandOptions) (proxy.Upstream, error) {

@@ -314,8 +314,7 @@ func (r *gatewayReloader) apply() (*gatewayFile, []string, error) {
 // added, replaced or removed. An error leaves the upstreams in force.
 func (r *gatewayReloader) upstreamsChanged(file *gatewayFile) error {
 	// The gateway's upstreams are the file's only (it takes no --upstream).
-	f := &bridgeFlags{config: r.path, parsed: &file.bridgeConfig}
-	ups, err := namedUpstreams(f, r.flags.httpOpts, r.flags.cmdOpts)
+	ups, err := file.upstreams(r.path, r.flags.httpOpts, r.flags.cmdOpts)
 	if err != nil {
 		return err
 	}
