@@ -262,18 +262,11 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A redirect elsewhere: the token is for this server only.
 		return o.base.RoundTrip(req)
 	}
-	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	attempts, nonceRetries := 0, 0
 	for first := true; ; first = false {
-		r := req.Clone(req.Context())
-		if !first {
-			if req.GetBody != nil {
-				b, err := req.GetBody()
-				if err != nil {
-					return nil, err
-				}
-				r.Body = b
-			}
+		r, err := cloneRequest(req, !first)
+		if err != nil {
+			return nil, err
 		}
 		tok, bound := o.current()
 		if tok != "" {
@@ -298,7 +291,7 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
 			return resp, nil
 		}
-		if !replayable {
+		if !replayable(req) {
 			return resp, nil
 		}
 		chs := oauth.ParseChallenges(resp.Header.Values("WWW-Authenticate"))
@@ -322,6 +315,26 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+// replayable reports whether req can be sent again (no body, or a
+// GetBody to make it anew).
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// cloneRequest copies req to be sent (again: with a new body from
+// GetBody, if it has one).
+func cloneRequest(req *http.Request, again bool) (*http.Request, error) {
+	r := req.Clone(req.Context())
+	if again && req.GetBody != nil {
+		b, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = b
+	}
+	return r, nil
+}
+
 // refusal is the error of a request the server refused (401, or 403
 // insufficient_scope) when no token could be obtained: what the server
 // said, as an *pmcp.HTTPStatusError with its challenge (for a 401 wrapped in
@@ -329,11 +342,17 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // flow's failure would hide why the server refused in the first place (an
 // expired token, another audience).
 func refusal(resp *http.Response, flowErr error) error {
-	se := &pmcp.HTTPStatusError{StatusCode: resp.StatusCode, WWWAuthenticate: capPeerString(resp.Header.Get("WWW-Authenticate"))}
+	se := statusError(resp)
 	if resp.StatusCode == http.StatusUnauthorized {
 		return fmt.Errorf("%w: %w; obtaining a token failed: %w", pmcp.ErrAuthorizationRequired, se, flowErr)
 	}
 	return fmt.Errorf("pmcp: %w; obtaining a token failed: %w", se, flowErr)
+}
+
+// statusError is what the server said refusing a request: its status
+// and challenge (bounded).
+func statusError(resp *http.Response) *pmcp.HTTPStatusError {
+	return &pmcp.HTTPStatusError{StatusCode: resp.StatusCode, WWWAuthenticate: capPeerString(resp.Header.Get("WWW-Authenticate"))}
 }
 
 // authorize obtains a new token after the server refused rejected with

@@ -271,7 +271,7 @@ func (s *sourceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
 	}
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+	if !replayable(req) {
 		return resp, nil // cannot be sent again
 	}
 	peer.DrainClose(resp.Body)
@@ -281,20 +281,16 @@ func (s *sourceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp, err = s.send(req, tok, true); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
 	}
-	se := &pmcp.HTTPStatusError{StatusCode: resp.StatusCode, WWWAuthenticate: capPeerString(resp.Header.Get("WWW-Authenticate"))}
+	se := statusError(resp)
 	peer.DrainClose(resp.Body)
 	return nil, fmt.Errorf("%w: %w: the server refused a token just obtained with the %s grant from %s", pmcp.ErrAuthorizationRequired, se, s.src.grant, s.tokenURL())
 }
 
 // send sends req (again) with tok.
 func (s *sourceTransport) send(req *http.Request, tok pmcp.Secret, again bool) (*http.Response, error) {
-	r := req.Clone(req.Context())
-	if again && req.GetBody != nil {
-		b, err := req.GetBody()
-		if err != nil {
-			return nil, err
-		}
-		r.Body = b
+	r, err := cloneRequest(req, again)
+	if err != nil {
+		return nil, err
 	}
 	r.Header.Set("Authorization", "Bearer "+tok.Reveal())
 	return s.base.RoundTrip(r)

@@ -127,25 +127,44 @@ func bridge(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return v.usageError(stderr, err)
 	}
-	tel, err := startTelemetry(ctx, f.metricsAddr, f.metricsRemote, stderr, logger)
+	p, tel, stop, err := f.startProxy(ctx, opts, stderr, logger)
 	if err != nil {
 		return v.usageError(stderr, err)
 	}
-	defer tel.close()
-	tel.instrumentProxy(&opts)
-	p, err := proxy.New(opts)
-	if err != nil {
-		return v.usageError(stderr, err)
-	}
-	defer p.Close()
+	defer stop()
 	if f.listen != "" {
-		return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.listen, f.path, &f.sec, logger, stderr, healthRoutes(p, f.path), func(h *pmcp.StreamableHTTPHandler) { tel.observe(p.Server(), h) })
+		return f.serveHTTP(ctx, p, tel, logger, stderr)
 	}
 	tel.observe(p.Server(), nil)
 	if err := serveStdio(ctx, p.Server(), stdin, stdout); err != nil {
 		return v.fail(stderr, exitError, err)
 	}
 	return exitOK
+}
+
+// startProxy makes the proxy of opts with the bridge's telemetry
+// (--metrics, --metrics-remote, OTEL_*) on both hops, after opts'
+// middleware (its span covers their decisions); stop closes both. pmcp
+// bridge and pmcp gateway start their proxy here.
+func (f *bridgeFlags) startProxy(ctx context.Context, opts proxy.Options, stderr io.Writer, logger *slog.Logger) (p *proxy.Proxy, tel *telemetry, stop func(), err error) {
+	if tel, err = startTelemetry(ctx, f.metricsAddr, f.metricsRemote, stderr, logger); err != nil {
+		return nil, nil, nil, err
+	}
+	tel.instrumentProxy(&opts)
+	if p, err = proxy.New(opts); err != nil {
+		tel.close()
+		return nil, nil, nil, err
+	}
+	return p, tel, func() {
+		_ = p.Close()
+		tel.close()
+	}, nil
+}
+
+// serveHTTP serves p (started by startProxy with tel) at --listen and
+// --path, with serve's security flags and /healthz, /readyz.
+func (f *bridgeFlags) serveHTTP(ctx context.Context, p *proxy.Proxy, tel *telemetry, logger *slog.Logger, stderr io.Writer) int {
+	return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.listen, f.path, &f.sec, logger, stderr, healthRoutes(p, f.path), func(h *pmcp.StreamableHTTPHandler) { tel.observe(p.Server(), h) })
 }
 
 // bridgeOptions turns the flags into proxy options.
@@ -299,14 +318,11 @@ func namedUpstreams(f *bridgeFlags, httpOpts pmcp.HTTPClientOptions, cmdOpts pro
 				return nil, err
 			}
 		}
-		for _, name := range cfg.names() {
-			s := cfg.MCPServers[name]
-			up, err := s.upstream(name, httpOpts, cmdOpts)
-			if err != nil {
-				return nil, fmt.Errorf("%s: server %q: %v", f.config, name, err)
-			}
-			out = append(out, up)
+		ups, err := cfg.upstreams(f.config, httpOpts, cmdOpts)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, ups...)
 	}
 	return out, nil
 }

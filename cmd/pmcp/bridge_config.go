@@ -113,17 +113,9 @@ func readBridgeConfig(path string) (*bridgeConfig, error) {
 // readConfigFile decodes the file at path (at most maxBridgeConfigBytes)
 // into v with decode.
 func readConfigFile(path string, v any, decode func([]byte, any) error) error {
-	f, err := os.Open(path)
+	b, err := readFileMax(path, maxBridgeConfigBytes)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxBridgeConfigBytes+1))
-	if err != nil {
-		return err
-	}
-	if len(b) > maxBridgeConfigBytes {
-		return fmt.Errorf("%s: larger than %d bytes", path, maxBridgeConfigBytes)
 	}
 	if err := decode(b, v); err != nil {
 		return fmt.Errorf("%s: %v", path, err)
@@ -294,6 +286,21 @@ func validEnvName(n string) bool {
 	return true
 }
 
+// upstreams makes the proxy upstreams of the (checked) file at path, in
+// name order, on top of the bridge's flags (httpOpts, cmdOpts).
+func (c *bridgeConfig) upstreams(path string, httpOpts pmcp.HTTPClientOptions, cmdOpts proxy.CommandOptions) ([]proxy.Upstream, error) {
+	out := make([]proxy.Upstream, 0, len(c.MCPServers))
+	for _, name := range c.names() {
+		s := c.MCPServers[name]
+		up, err := s.upstream(name, httpOpts, cmdOpts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: server %q: %v", path, name, err)
+		}
+		out = append(out, up)
+	}
+	return out, nil
+}
+
 // upstream makes the proxy upstream of the (resolved) entry name, on top
 // of the bridge's flags (httpOpts, cmdOpts).
 func (s *bridgeServer) upstream(name string, httpOpts pmcp.HTTPClientOptions, cmdOpts proxy.CommandOptions) (proxy.Upstream, error) {
@@ -360,19 +367,29 @@ func (o *bridgeOAuth) authorizer() (pmcp.HTTPAuthorizer, error) {
 
 // readSubjectToken reads a subject token file (bounded, trimmed).
 func readSubjectToken(path string) (pmcp.Secret, error) {
-	f, err := os.Open(path)
+	b, err := readFileMax(path, maxSubjectTokenBytes)
 	if err != nil {
 		return "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSubjectTokenBytes+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) > maxSubjectTokenBytes {
-		return "", fmt.Errorf("%s: larger than %d bytes", path, maxSubjectTokenBytes)
 	}
 	return pmcp.Secret(strings.TrimSpace(string(b))), nil
+}
+
+// readFileMax reads the file at path, refusing one larger than limit bytes
+// (without reading more than limit+1).
+func readFileMax(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, limit)
+	}
+	return b, nil
 }
 
 // fingerprint digests the (resolved) entry, secrets included, for

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/gopmcp/pmcp"
 	"github.com/gopmcp/pmcp/gateway"
 	"github.com/gopmcp/pmcp/proxy"
 	"github.com/gopmcp/pmcp/redis"
@@ -150,18 +149,12 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	opts.Server.Name, opts.Client.Name = "pmcp-gateway", "pmcp-gateway"
 	opts.Server.Middleware = append(opts.Server.Middleware, gw.Middleware())
 	opts.AnswerUnknown = true // a hidden name answers as an unknown one, whichever upstream
-	tel, err := startTelemetry(ctx, f.b.metricsAddr, f.b.metricsRemote, stderr, logger)
-	if err != nil {
-		return v.usageError(stderr, err)
-	}
-	defer tel.close()
 	// After the gateway's middleware: the server span covers its decisions.
-	tel.instrumentProxy(&opts)
-	p, err := proxy.New(opts)
+	p, tel, stop, err := f.b.startProxy(ctx, opts, stderr, logger)
 	if err != nil {
 		return v.usageError(stderr, err)
 	}
-	defer p.Close()
+	defer stop()
 	rl := &gatewayReloader{path: f.b.config, gw: gw, p: p, flags: &f.b, log: logger, servers: file.MCPServers, upstreams: file.names(), auditFile: auditFile(file.Audit)}
 	stopReload := rl.onSIGHUP(ctx)
 	defer stopReload()
@@ -169,7 +162,7 @@ func gatewayCmd(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		stopWatch := rl.onChange(ctx, f.watch)
 		defer stopWatch()
 	}
-	return serveHTTPWith(ctx, p.Server(), pmcp.StreamableHTTPOptions{}, f.b.listen, f.b.path, &f.b.sec, logger, stderr, healthRoutes(p, f.b.path), func(h *pmcp.StreamableHTTPHandler) { tel.observe(p.Server(), h) })
+	return f.b.serveHTTP(ctx, p, tel, logger, stderr)
 }
 
 // gatewayShared sets up what replicas share: the requestState key ring
@@ -282,23 +275,8 @@ func (r *gatewayReloader) onSIGHUP(ctx context.Context) (stop func()) {
 func (r *gatewayReloader) reload() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	file, err := readGatewayConfig(r.path)
+	file, upstreams, err := r.apply()
 	if err != nil {
-		r.log.Error("pmcp: gateway configuration refused; the one in force stays", "error", err)
-		return err
-	}
-	upstreams := r.upstreams
-	if !maps.EqualFunc(file.MCPServers, r.servers, func(a, b bridgeServer) bool { return reflect.DeepEqual(a, b) }) {
-		if err := r.upstreamsChanged(file); err != nil {
-			r.log.Error("pmcp: gateway configuration refused; the one in force stays", "file", r.path, "error", err)
-			return err
-		}
-		upstreams = file.names()
-	}
-	if f := auditFile(file.Audit); f != r.auditFile {
-		r.log.Warn("pmcp: gateway audit.file changed; it applies at the next start (includeArguments applies now)", "file", r.path, "audit", f)
-	}
-	if err := r.gw.Update(file.Config, upstreams); err != nil {
 		r.log.Error("pmcp: gateway configuration refused; the one in force stays", "file", r.path, "error", err)
 		return err
 	}
@@ -310,14 +288,33 @@ func (r *gatewayReloader) reload() error {
 	return nil
 }
 
+// apply reads the file and applies its mcpServers (if they changed) and
+// its policies; it returns the file and the upstreams now served.
+func (r *gatewayReloader) apply() (*gatewayFile, []string, error) {
+	file, err := readGatewayConfig(r.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	upstreams := r.upstreams
+	if !maps.EqualFunc(file.MCPServers, r.servers, func(a, b bridgeServer) bool { return reflect.DeepEqual(a, b) }) {
+		if err := r.upstreamsChanged(file); err != nil {
+			return nil, nil, err
+		}
+		upstreams = file.names()
+	}
+	if f := auditFile(file.Audit); f != r.auditFile {
+		r.log.Warn("pmcp: gateway audit.file changed; it applies at the next start (includeArguments applies now)", "file", r.path, "audit", f)
+	}
+	return file, upstreams, r.gw.Update(file.Config, upstreams)
+}
+
 // upstreamsChanged applies the file's mcpServers, which differ from those
 // served, to the proxy (proxy.Proxy.SetUpstreams): an entry given again
 // unchanged keeps its sessions (its fingerprint is the same), others are
 // added, replaced or removed. An error leaves the upstreams in force.
 func (r *gatewayReloader) upstreamsChanged(file *gatewayFile) error {
 	// The gateway's upstreams are the file's only (it takes no --upstream).
-	f := &bridgeFlags{config: r.path, parsed: &file.bridgeConfig}
-	ups, err := namedUpstreams(f, r.flags.httpOpts, r.flags.cmdOpts)
+	ups, err := file.upstreams(r.path, r.flags.httpOpts, r.flags.cmdOpts)
 	if err != nil {
 		return err
 	}
