@@ -668,8 +668,7 @@ func TestHTTPCORS(t *testing.T) {
 
 func TestMemoryEventStore(t *testing.T) {
 	ctx := context.Background()
-	// What one "a" event charges: the store's heap copy of it. (A copy
-	// made here could live on the stack, with another capacity.)
+	// What one "a" event of a one-byte stream id charges.
 	m0 := newMemoryEventStore(MemoryEventStoreOptions{})
 	_ = m0.Append(ctx, "s", "1", 1, []byte("a"))
 	_, b0 := m0.size()
@@ -689,7 +688,7 @@ func TestMemoryEventStore(t *testing.T) {
 	if n, b := m.size(); n != 3 || b != base+3*one {
 		t.Fatalf("Len = %d, %d; want 3, %d", n, b, base+3*one)
 	}
-	// The events are exact-size copies.
+	// What After returns does not hold on to the caller's larger array.
 	big := make([]byte, 1, 4096)
 	_ = m.Append(ctx, "s", "2", 1, big)
 	if evs, _ := m.After(ctx, "s", "2", 0); len(evs) != 1 || cap(evs[0].Data) >= 4096 {
