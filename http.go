@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp/internal/rpcconn"
+	"github.com/gopmcp/pmcp/internal/workpool"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -89,6 +90,11 @@ type StreamableHTTPHandler struct {
 	gateIdle chan struct{}
 	idleOnce sync.Once
 	reqWG    sync.WaitGroup // goroutines started by ServeHTTP calls
+	// handlers runs the handlers of legacy requests answered on an event
+	// stream: a goroutine that stays for the next one keeps the stack the
+	// dispatch grew, where a new goroutine per request copied it (2 KiB to
+	// 16) on every call.
+	handlers *workpool.Pool[func()]
 	bgWG     sync.WaitGroup // the reaper
 
 	// sessions maps ids to *httpSession: lookups take no lock. smu
@@ -156,6 +162,7 @@ func NewStreamableHTTPHandler(s *Server, opts StreamableHTTPOptions) *Streamable
 		drain:       make(chan struct{}),
 		gateIdle:    make(chan struct{}),
 		reaperStop:  make(chan struct{}),
+		handlers:    workpool.New(func(f func()) { f() }, workpool.Options{Keep: handlerGoroutinesKept, MaxIdle: handlerGoroutinesIdle, Linger: handlerGoroutineLinger}),
 	}
 	if h.store == nil {
 		h.store = newMemoryEventStore(MemoryEventStoreOptions{})
@@ -174,6 +181,15 @@ func NewStreamableHTTPHandler(s *Server, opts StreamableHTTPOptions) *Streamable
 	}
 	return h
 }
+
+// The legacy handler goroutines (StreamableHTTPHandler.handlers): this
+// many wait idle for good, up to handlerGoroutinesIdle for
+// handlerGoroutineLinger after a burst.
+const (
+	handlerGoroutinesKept  = 16
+	handlerGoroutinesIdle  = 256
+	handlerGoroutineLinger = 10 * time.Second
+)
 
 // ctxShardCount is the number of contexts stateless requests spread their
 // cancellation registrations over.
@@ -240,6 +256,7 @@ func (h *StreamableHTTPHandler) Close() error {
 		h.endAllSessions()
 		close(h.reaperStop)
 		h.bgWG.Wait()
+		h.handlers.Close() // after waitRequests: no handler is left to run
 	})
 	return nil
 }

@@ -664,7 +664,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 	// primingHold has passed.
 	sw.priming(eventID(st.id, 0), h.opts.SSERetry)
 	h.reqWG.Add(1) // this ServeHTTP holds a count, so Add cannot race Wait
-	go func() {
+	h.handlers.Go(func() {
 		defer h.reqWG.Done()
 		res, err := h.s.handle(ctx, req, env)
 		sess.finish(req.ID, cancel)
@@ -679,7 +679,7 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		if isInit && code != 0 {
 			h.endSession(sess)
 		}
-	}()
+	})
 	sess.active.Add(1)
 	h.pump(r.Context(), sw, st, a, pumpOptions{hold: h.primingHold})
 	st.detach(a)

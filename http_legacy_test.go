@@ -63,3 +63,23 @@ func TestLegacyHTTPWaitingRequestFreesItsSlot(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Legacy requests answered on an event stream run their handlers on
+// goroutines that stay for the next request (whose stack the dispatch has
+// already grown), not on a new goroutine each.
+func TestLegacyStreamHandlersReuseGoroutines(t *testing.T) {
+	srv, _ := newHTTPTestServer(t)
+	e := newHTTPEnv(t, srv, nil)
+	sid := e.initSession(nil)
+	const calls = 50
+	for i := range calls {
+		if _, res := sseCall(t, e, sid, 10+i, "echo", `{"text":"hi"}`); res == nil || res.Error != nil {
+			t.Fatalf("call %d: %+v", i, res)
+		}
+	}
+	// One goroutine serves them all unless a call arrives before the
+	// previous handler's goroutine is back in the pool.
+	if n := e.h.handlers.Started(); n > calls/5 {
+		t.Fatalf("%d goroutines started for %d sequential calls", n, calls)
+	}
+}
