@@ -188,6 +188,9 @@ func (s *ClientSession) callTool(ctx context.Context, name string, args any, opt
 		return nil, nil, err
 	}
 	raw, rt, err := s.roundTrip(ctx, MethodToolsCall, opts, func(meta, responses jsontext.Value, state *string) any {
+		if op, ok := encodeCallTool(name, a, responses, state, meta); ok {
+			return op
+		}
 		return &CallToolParams{Name: name, Arguments: a, InputResponses: responses, RequestState: state, Meta: meta}
 	})
 	if err != nil {

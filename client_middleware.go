@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -58,6 +59,10 @@ type ClientRequest struct {
 	// Session is the session the request belongs to. Its Era and
 	// ProtocolVersion are EraUnknown and "" while the era is negotiated.
 	Session *ClientSession
+
+	// own is Params as the client encoded them (ownParams), nil for
+	// params of other origin.
+	own jsontext.Value
 }
 
 // Meta returns the raw value of the _meta member key of Params.
@@ -147,7 +152,10 @@ func clientTerminal(ctx context.Context, r *ClientRequest) (jsontext.Value, erro
 		}
 	}})
 	var params any
-	if len(r.Params) > 0 {
+	switch {
+	case r.own != nil && sameBytes(r.Params, r.own):
+		params = rpcconn.Encoded(r.Params) // as the client encoded them
+	case len(r.Params) > 0:
 		params = r.Params
 	}
 	return s.conn.Call(ctx, r.Method, params)
@@ -166,7 +174,10 @@ func outgoingHeader(ctx context.Context) http.Header {
 func (s *ClientSession) send(ctx context.Context, method string, params any) (jsontext.Value, error) {
 	chain := s.c.chain
 	if chain == nil {
-		return s.conn.Call(ctx, method, params)
+		return s.conn.Call(ctx, method, sendParams(params))
+	}
+	if op, ok := params.(*ownParams); ok {
+		return s.runClientChain(ctx, chain, &ClientRequest{Method: method, Name: op.name, Params: op.raw, Session: s, own: op.raw})
 	}
 	raw, err := marshalParams(method, params)
 	if err != nil {
