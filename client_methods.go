@@ -201,8 +201,10 @@ func (s *ClientSession) callTool(ctx context.Context, name string, args any, opt
 		return nil, nil, fmt.Errorf("%w %q in the result of %s: the call did not ask for a task", ErrUnexpectedResultType, rt, MethodToolsCall)
 	}
 	var res CallToolResult
-	if err := decodeInto(MethodToolsCall, raw, &res); err != nil {
-		return nil, nil, err
+	if !decodeTextToolResult(raw, &res) {
+		if err := decodeInto(MethodToolsCall, raw, &res); err != nil {
+			return nil, nil, err
+		}
 	}
 	return &res, raw, nil
 }

@@ -1,0 +1,162 @@
+package pmcp
+
+import (
+	"bytes"
+	"io"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The commonest result a client decodes, a tools/call result of text
+// blocks, decoded without reflection: Unmarshal read each content block
+// three times (the block, a probe of its type, the block into its type).
+// decodeTextToolResult takes the shapes it is sure of and leaves every
+// other one, and anything malformed, to Unmarshal (which reports it):
+// what it decodes is exactly what Unmarshal would (client_result_decode_
+// test.go compares them).
+
+// resultDecoder is a pooled decoder over a byte slice.
+type resultDecoder struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
+}
+
+var resultDecoders = sync.Pool{New: func() any { return new(resultDecoder) }}
+
+// decodeTextToolResult decodes raw into res when it is a tools/call result
+// whose members are only _meta, resultType, isError and content, and whose
+// content blocks are text blocks of only type and text, every name
+// written without escapes; ok is false (res zeroed) otherwise. res is
+// written in place (it is where the caller's result is to be).
+func decodeTextToolResult(raw jsontext.Value, res *CallToolResult) (ok bool) {
+	rd := resultDecoders.Get().(*resultDecoder)
+	rd.buf = *bytes.NewBuffer(raw)
+	rd.dec.Reset(&rd.buf)
+	defer func() {
+		rd.buf = bytes.Buffer{}
+		rd.dec.Reset(&rd.buf)
+		resultDecoders.Put(rd)
+	}()
+	d := &rd.dec
+	*res = CallToolResult{}
+	out := res
+	defer func() {
+		if !ok {
+			*res = CallToolResult{}
+		}
+	}()
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return false
+	}
+	for d.PeekKind() == '"' {
+		name, err := d.ReadValue() // raw: no string made
+		if err != nil {
+			return false
+		}
+		switch string(name) {
+		case `"_meta"`:
+			if d.PeekKind() != '{' {
+				return false
+			}
+			v, err := d.ReadValue()
+			if err != nil || Unmarshal(v, &out.Meta) != nil {
+				return false
+			}
+		case `"resultType"`:
+			if d.PeekKind() != '"' {
+				return false
+			}
+			v, err := d.ReadValue()
+			if err != nil {
+				return false
+			}
+			if out.ResultType = knownResultType(v); out.ResultType == "" {
+				u, err := jsontext.AppendUnquote(nil, v)
+				if err != nil {
+					return false
+				}
+				out.ResultType = string(u)
+			}
+		case `"isError"`:
+			if k := d.PeekKind(); k != 't' && k != 'f' {
+				return false
+			}
+			t, err := d.ReadToken()
+			if err != nil {
+				return false
+			}
+			out.IsError = t.Bool()
+		case `"content"`:
+			if !decodeTextBlocks(d, out) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '}' {
+		return false
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		return false
+	}
+	return true
+}
+
+// knownResultType returns the resultType whose quoted form is q without
+// allocating, or "".
+func knownResultType(q jsontext.Value) string {
+	for _, rt := range [...]string{resultTypeComplete, resultTypeInputRequired, ResultTypeTask} {
+		if len(q) == len(rt)+2 && string(q[1:len(q)-1]) == rt {
+			return rt
+		}
+	}
+	return ""
+}
+
+// decodeTextBlocks reads a content array of text blocks into out.Content.
+func decodeTextBlocks(d *jsontext.Decoder, out *CallToolResult) bool {
+	if d.PeekKind() != '[' {
+		return false
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	out.Content = make([]Content, 0, 1)
+	for d.PeekKind() == '{' {
+		if _, err := d.ReadToken(); err != nil {
+			return false
+		}
+		var tc *TextContent
+		typed := false
+		for d.PeekKind() == '"' {
+			name, err := d.ReadValue()
+			if err != nil || d.PeekKind() != '"' {
+				return false
+			}
+			switch string(name) {
+			case `"type"`:
+				v, err := d.ReadValue()
+				if err != nil || string(v) != `"text"` {
+					return false
+				}
+				typed = true
+			case `"text"`:
+				v, err := d.ReadToken()
+				if err != nil {
+					return false
+				}
+				tc = &TextContent{Text: v.String()}
+			default:
+				return false
+			}
+		}
+		if _, err := d.ReadToken(); err != nil || !typed || tc == nil { // the '}'
+			return false
+		}
+		out.Content = append(out.Content, tc)
+	}
+	_, err := d.ReadToken() // the ']'
+	return err == nil
+}
