@@ -27,7 +27,8 @@ var resultDecoders = sync.Pool{New: func() any { return new(resultDecoder) }}
 // decodeTextToolResult decodes raw into res when it is a tools/call result
 // whose members are only _meta, resultType, isError and content, and whose
 // content blocks are text blocks of only type and text, every name
-// written without escapes; ok is false (res zeroed) otherwise. res is
+// written without escapes, and whose resultType, if any, is not empty (so
+// that res.ResultType "" means none); ok is false (res zeroed) otherwise. res is
 // written in place (it is where the caller's result is to be).
 func decodeTextToolResult(raw jsontext.Value, res *CallToolResult) (ok bool) {
 	rd := resultDecoders.Get().(*resultDecoder)
@@ -73,8 +74,8 @@ func decodeTextToolResult(raw jsontext.Value, res *CallToolResult) (ok bool) {
 			}
 			if out.ResultType = knownResultType(v); out.ResultType == "" {
 				u, err := jsontext.AppendUnquote(nil, v)
-				if err != nil {
-					return false
+				if err != nil || len(u) == 0 {
+					return false // "" is no resultType: absent is
 				}
 				out.ResultType = string(u)
 			}

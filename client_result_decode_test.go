@@ -43,6 +43,7 @@ var resultDecodeSeeds = []string{
 	`{"content":[],"resultType":"comp\u006cete"}`,
 	`{"content":[],"resultType":"other"}`,
 	`{"content":[],"resultType":"task"}`,
+	`{"content":[],"resultType":""}`,
 	`[]`,
 	`null`,
 	`{"content":[{"type":"text","text":"x"},]}`,
@@ -56,6 +57,10 @@ func TestDecodeTextToolResultAsUnmarshal(t *testing.T) {
 		if checkResultDecode(t, s) {
 			taken++
 		}
+	}
+	var r CallToolResult
+	if decodeTextToolResult(jsontext.Value(`{"content":[],"resultType":""}`), &r) {
+		t.Error(`an empty resultType was taken: res.ResultType "" must mean none`)
 	}
 	if taken < 6 {
 		t.Errorf("the direct decoder took %d of the seeds, want the 6 common shapes at least", taken)
