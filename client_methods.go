@@ -189,8 +189,9 @@ func (s *ClientSession) callTool(ctx context.Context, name string, args any, opt
 	}
 	var res CallToolResult
 	decoded := false // res holds the last round's result
+	version := metaVersion(s.negotiation().meta[MetaProtocolVersion])
 	raw, rt, err := s.roundTripDecoding(ctx, MethodToolsCall, opts, func(meta, responses jsontext.Value, state *string) any {
-		if op, ok := encodeCallTool(name, a, responses, state, meta); ok {
+		if op, ok := encodeCallTool(name, a, responses, state, meta, version); ok {
 			return op
 		}
 		return &CallToolParams{Name: name, Arguments: a, InputResponses: responses, RequestState: state, Meta: meta}

@@ -60,9 +60,10 @@ type ClientRequest struct {
 	// ProtocolVersion are EraUnknown and "" while the era is negotiated.
 	Session *ClientSession
 
-	// own is Params as the client encoded them (ownParams), nil for
-	// params of other origin.
-	own jsontext.Value
+	// own is Params as the client encoded them, nil for params of other
+	// origin; slot is the request's idSlot (clientTerminal).
+	own  *ownParams
+	slot idSlot
 }
 
 // Meta returns the raw value of the _meta member key of Params.
@@ -143,17 +144,14 @@ func clientTerminal(ctx context.Context, r *ClientRequest) (jsontext.Value, erro
 		ctx = context.WithValue(ctx, outgoingHeaderKey{}, r.Header)
 	}
 	// Learn the id the connection gives the request (chaining a slot the
-	// caller set, as Listen does).
+	// caller set, as Listen does); the slot also shows the transport the
+	// request (ownParamsOf).
 	prev, _ := ctx.Value(idSlotKey{}).(*idSlot)
-	ctx = context.WithValue(ctx, idSlotKey{}, &idSlot{onID: func(id jsonrpc.ID) {
-		r.ID = id
-		if prev != nil && prev.onID != nil {
-			prev.onID(id)
-		}
-	}})
+	r.slot = idSlot{req: r, prev: prev}
+	ctx = context.WithValue(ctx, idSlotKey{}, &r.slot)
 	var params any
 	switch {
-	case r.own != nil && sameBytes(r.Params, r.own):
+	case r.own != nil && sameBytes(r.Params, r.own.raw):
 		params = rpcconn.Encoded(r.Params) // as the client encoded them
 	case len(r.Params) > 0:
 		params = r.Params
@@ -177,7 +175,7 @@ func (s *ClientSession) send(ctx context.Context, method string, params any) (js
 		return s.conn.Call(ctx, method, sendParams(params))
 	}
 	if op, ok := params.(*ownParams); ok {
-		return s.runClientChain(ctx, chain, &ClientRequest{Method: method, Name: op.name, Params: op.raw, Session: s, own: op.raw})
+		return s.runClientChain(ctx, chain, &ClientRequest{Method: method, Name: op.name, Params: op.raw, Session: s, own: op})
 	}
 	raw, err := marshalParams(method, params)
 	if err != nil {

@@ -1,6 +1,8 @@
 package pmcp
 
 import (
+	"context"
+
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp/internal/rpcconn"
 )
@@ -16,10 +18,28 @@ import (
 // before.
 
 // ownParams are params the client encoded itself: valid JSON by
-// construction, in the form Marshal writes, and the name of their target.
+// construction, in the form Marshal writes, with what they were encoded
+// of that the transport needs (ownHeaders): the name of their target, the
+// arguments, and the protocol version their _meta carries ("" for none).
 type ownParams struct {
-	raw  jsontext.Value
-	name string
+	raw     jsontext.Value
+	name    string
+	args    jsontext.Value
+	version string
+}
+
+// ownParamsOf returns the own params of the request ctx is the call of,
+// when the client encoded params as they are (the client middleware left
+// them), or nil.
+func ownParamsOf(ctx context.Context, params jsontext.Value) *ownParams {
+	slot, _ := ctx.Value(idSlotKey{}).(*idSlot)
+	if slot == nil || slot.req == nil {
+		return nil
+	}
+	if op := slot.req.own; op != nil && sameBytes(op.raw, params) {
+		return op
+	}
+	return nil
 }
 
 // encodeCallTool returns the params of a tools/call as Marshal would
@@ -27,8 +47,9 @@ type ownParams struct {
 // what Marshal wrote (the client's own encoding of the arguments, _meta
 // and input responses: Marshal's output is the form it writes again).
 // ok is false when the name cannot be encoded as it is (invalid UTF-8):
-// Marshal then reports it.
-func encodeCallTool(name string, args, responses jsontext.Value, state *string, meta jsontext.Value) (*ownParams, bool) {
+// Marshal then reports it. version is the protocol version meta carries
+// (metaVersion's reading of it), "" for none.
+func encodeCallTool(name string, args, responses jsontext.Value, state *string, meta jsontext.Value, version string) (*ownParams, bool) {
 	n := len(name) + len(args) + len(responses) + len(meta) + 64
 	if state != nil {
 		n += len(*state)
@@ -48,7 +69,7 @@ func encodeCallTool(name string, args, responses jsontext.Value, state *string, 
 		}
 	}
 	b = appendOmitEmpty(b, `,"_meta":`, meta)
-	return &ownParams{raw: append(b, '}'), name: name}, true
+	return &ownParams{raw: append(b, '}'), name: name, args: args, version: version}, true
 }
 
 // appendOmitEmpty appends the member key: v, unless omitempty leaves it

@@ -2,6 +2,7 @@ package pmcp
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -55,7 +56,7 @@ func TestEncodeCallToolAsMarshal(t *testing.T) {
 				for _, st := range states {
 					for _, m := range metas {
 						want, werr := Marshal(&CallToolParams{Name: name, Arguments: a, InputResponses: r, RequestState: st, Meta: m})
-						op, ok := encodeCallTool(name, a, r, st, m)
+						op, ok := encodeCallTool(name, a, r, st, m, "")
 						if werr != nil {
 							if ok {
 								t.Errorf("name %q: Marshal fails (%v), the direct encoding does not: %s", name, werr, op.raw)
@@ -75,10 +76,62 @@ func TestEncodeCallToolAsMarshal(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := encodeCallTool("\xff", nil, nil, nil, nil); ok {
+	if _, ok := encodeCallTool("\xff", nil, nil, nil, nil, ""); ok {
 		t.Error("a name of invalid UTF-8 was encoded: Marshal refuses it")
 	}
 	if n < 500 {
 		t.Fatalf("only %d cases compared", n)
 	}
+}
+
+// TestOwnHeadersAsMirrored: the mirrored headers of tools/call params the
+// client encoded itself, built from what it encoded them of (ownHeaders),
+// are the headers read back from the params (mirroredHeaders), bindings
+// and odd names included, in both eras.
+func TestOwnHeadersAsMirrored(t *testing.T) {
+	bs, err := paramBindingsOf(jsontext.Value(`{"type":"object","properties":{
+		"region":{"type":"string","x-mcp-header":"Region"},
+		"priority":{"type":"integer","x-mcp-header":"Priority"},
+		"nested":{"type":"object","properties":{"on":{"type":"boolean","x-mcp-header":"On"}}}}}`))
+	if err != nil || len(bs) != 3 {
+		t.Fatalf("bindings %v, %v", bs, err)
+	}
+	bindings := func(tool string) []paramBinding {
+		if tool == "bound" {
+			return bs
+		}
+		return nil
+	}
+	modernMeta := jsontext.Value(`{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/protocolVersion":"` + Version20260728 + `","progressToken":3}`)
+	oddMeta := jsontext.Value(`{"io.modelcontextprotocol/protocolVersion":"2099-01-01"}`)
+	args := []jsontext.Value{nil, jsontext.Value(`{"region":"eu west","priority":3,"nested":{"on":true}}`), jsontext.Value(`{"region":"é","priority":null}`)}
+	n := 0
+	for _, meta := range []jsontext.Value{modernMeta, oddMeta, jsontext.Value(`{"progressToken":1}`), nil} {
+		for _, name := range []string{"bound", "plain", "", "é ü", "=?base64?x?="} {
+			for _, a := range args {
+				var rp reqParams
+				rp.scan(jsontext.Value(`{"_meta":` + string(orNull(meta)) + `}`))
+				op, ok := encodeCallTool(name, a, nil, nil, meta, metaVersion(rp.version))
+				if !ok {
+					t.Fatalf("%q: not encoded", name)
+				}
+				want, _, wantModern := mirroredHeaders(MethodToolsCall, op.raw, bindings)
+				got, modern := ownHeaders(MethodToolsCall, op, bindings)
+				if modern != wantModern || !reflect.DeepEqual(got, want) {
+					t.Errorf("%s:\nown headers %v (modern %v)\nread back   %v (modern %v)", op.raw, got, modern, want, wantModern)
+				}
+				n++
+			}
+		}
+	}
+	if n != 60 {
+		t.Fatalf("%d cases", n)
+	}
+}
+
+func orNull(v jsontext.Value) jsontext.Value {
+	if len(v) == 0 {
+		return jsontext.Value("null")
+	}
+	return v
 }
