@@ -16,16 +16,47 @@ import (
 // what it decodes is exactly what Unmarshal would (client_result_decode_
 // test.go compares them).
 
-// resultDecoder is a pooled decoder over a byte slice.
+// resultDecoder is a pooled decoder over a byte slice, with the short
+// member names of _meta objects it has met (the same few in every result:
+// name, version...) kept to be used again instead of allocated.
 type resultDecoder struct {
-	buf bytes.Buffer
-	dec jsontext.Decoder
+	buf   bytes.Buffer
+	dec   jsontext.Decoder
+	names map[string]string
+}
+
+// maxInternedNames bounds resultDecoder.names; maxInternedName the length
+// of a name kept there.
+const (
+	maxInternedNames = 64
+	maxInternedName  = 16
+)
+
+// name returns the member name whose raw JSON string (without escapes)
+// is raw.
+func (rd *resultDecoder) name(raw jsontext.Value) string {
+	b := raw[1 : len(raw)-1]
+	if len(b) > maxInternedName {
+		return string(b)
+	}
+	if s, ok := rd.names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if rd.names == nil {
+		rd.names = make(map[string]string)
+	}
+	if len(rd.names) < maxInternedNames {
+		rd.names[s] = s
+	}
+	return s
 }
 
 var resultDecoders = sync.Pool{New: func() any { return new(resultDecoder) }}
 
 // decodeTextToolResult decodes raw into res when it is a tools/call result
-// whose members are only _meta, resultType, isError and content, and whose
+// whose members are only _meta (of strings, booleans, nulls and objects of
+// them), resultType, isError and content, and whose
 // content blocks are text blocks of only type and text, every name
 // written without escapes, and whose resultType, if any, is not empty (so
 // that res.ResultType "" means none); ok is false (res zeroed) otherwise. res is
@@ -60,10 +91,11 @@ func decodeTextToolResult(raw jsontext.Value, res *CallToolResult) (ok bool) {
 			if d.PeekKind() != '{' {
 				return false
 			}
-			v, err := d.ReadValue()
-			if err != nil || Unmarshal(v, &out.Meta) != nil {
+			m, ok := rd.decodeAnyObject()
+			if !ok {
 				return false
 			}
+			out.Meta = m
 		case `"resultType"`:
 			if d.PeekKind() != '"' {
 				return false
@@ -103,6 +135,52 @@ func decodeTextToolResult(raw jsontext.Value, res *CallToolResult) (ok bool) {
 		return false
 	}
 	return true
+}
+
+// decodeAnyObject reads a JSON object as Unmarshal decodes one into a
+// map[string]any, when its values are only strings, booleans, nulls and
+// such objects and its names have no escapes (ok is false otherwise:
+// numbers and arrays are left to Unmarshal).
+func (rd *resultDecoder) decodeAnyObject() (map[string]any, bool) {
+	d := &rd.dec
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '{' {
+		return nil, false
+	}
+	m := map[string]any{}
+	for d.PeekKind() == '"' {
+		name, err := d.ReadValue()
+		if err != nil || bytes.IndexByte(name, '\\') >= 0 {
+			return nil, false // a name with escapes: left to Unmarshal
+		}
+		key := rd.name(name) // before the value voids the name's bytes
+		switch d.PeekKind() {
+		case '"', 't', 'f', 'n':
+			t, err := d.ReadToken()
+			if err != nil {
+				return nil, false
+			}
+			switch t.Kind() {
+			case '"':
+				m[key] = t.String()
+			case 'n':
+				m[key] = nil
+			default:
+				m[key] = t.Bool()
+			}
+		case '{':
+			sub, ok := rd.decodeAnyObject()
+			if !ok {
+				return nil, false
+			}
+			m[key] = sub
+		default:
+			return nil, false
+		}
+	}
+	if t, err := d.ReadToken(); err != nil || t.Kind() != '}' {
+		return nil, false
+	}
+	return m, true
 }
 
 // knownResultType returns the resultType whose quoted form is q without
