@@ -414,6 +414,24 @@ type idSlotKey struct{}
 
 type idSlot struct {
 	onID func(id jsonrpc.ID)
+	// req is the client middleware's request the slot was made for
+	// (clientTerminal): it learns its id, and the transport what the
+	// client encoded for it (ClientRequest.own). prev is the slot of the
+	// ctx it was made in, which learns the id too.
+	req  *ClientRequest
+	prev *idSlot
+}
+
+// report gives id to the slot and the slots it chains.
+func (slot *idSlot) report(id jsonrpc.ID) {
+	for ; slot != nil; slot = slot.prev {
+		if slot.req != nil {
+			slot.req.ID = id
+		}
+		if slot.onID != nil {
+			slot.onID(id)
+		}
+	}
 }
 
 // idStream wraps the session's stream to learn the ids of chosen calls
@@ -424,8 +442,8 @@ type idStream struct {
 
 func (st *idStream) Write(ctx context.Context, m jsonrpc.Message) error {
 	if r, ok := m.(*jsonrpc.Request); ok && r.ID.IsValid() {
-		if slot, ok := ctx.Value(idSlotKey{}).(*idSlot); ok && slot.onID != nil {
-			slot.onID(r.ID)
+		if slot, ok := ctx.Value(idSlotKey{}).(*idSlot); ok {
+			slot.report(r.ID)
 		}
 	}
 	return st.Stream.Write(ctx, m)

@@ -326,7 +326,13 @@ func resultTypeOf(method string, raw jsontext.Value) (string, error) {
 	if probe.ResultType == nil {
 		return "", nil
 	}
-	switch rt := *probe.ResultType; rt {
+	return checkResultType(method, *probe.ResultType)
+}
+
+// checkResultType returns the resultType rt that a result of method has
+// (present: "" is not one), or the error that it may not have it.
+func checkResultType(method, rt string) (string, error) {
+	switch rt {
 	case resultTypeComplete, resultTypeInputRequired:
 		return rt, nil
 	case ResultTypeTask:
@@ -372,6 +378,17 @@ type roundParams func(meta, responses jsontext.Value, state *string) any
 // requestState of that round only (sent back verbatim, and only when the
 // server sent one).
 func (s *ClientSession) roundTrip(ctx context.Context, method string, opts []CallOption, build roundParams) (jsontext.Value, string, error) {
+	return s.roundTripDecoding(ctx, method, opts, build, nil)
+}
+
+// roundDecode decodes a round's raw result in full, when it can, and
+// returns its resultType ("": none): the result is then not read for it
+// again. ok false leaves the reading to resultTypeOf.
+type roundDecode func(raw jsontext.Value) (rt string, ok bool)
+
+// roundTripDecoding is roundTrip with each round's result given to
+// decode first.
+func (s *ClientSession) roundTripDecoding(ctx context.Context, method string, opts []CallOption, build roundParams, decode roundDecode) (jsontext.Value, string, error) {
 	cfg := callConfigOf(opts)
 	meta, done, err := s.callMeta(cfg)
 	if err != nil {
@@ -385,7 +402,15 @@ func (s *ClientSession) roundTrip(ctx context.Context, method string, opts []Cal
 		if err != nil {
 			return nil, "", err
 		}
-		rt, err := resultTypeOf(method, raw)
+		var rt string
+		if got, ok := decodeRound(decode, raw); ok {
+			rt, err = got, nil
+			if got != "" {
+				rt, err = checkResultType(method, got)
+			}
+		} else {
+			rt, err = resultTypeOf(method, raw)
+		}
 		if err != nil {
 			return nil, "", err
 		}
@@ -403,6 +428,13 @@ func (s *ClientSession) roundTrip(ctx context.Context, method string, opts []Cal
 			return nil, "", err
 		}
 	}
+}
+
+func decodeRound(decode roundDecode, raw jsontext.Value) (string, bool) {
+	if decode == nil {
+		return "", false
+	}
+	return decode(raw)
 }
 
 // wireInputRequest is one inputRequests entry as it came off the wire.

@@ -199,6 +199,23 @@ func TestClientMRTRRefusesWhatItCannotAnswer(t *testing.T) {
 			opts:   inputHandlers(ClientOptions{}),
 			want:   ErrUnexpectedResultType,
 		},
+		// Text-block results, which the client decodes directly
+		// (decodeTextToolResult), read their resultType the same way.
+		"unknown resultType of text blocks": {
+			result: `{"content":[{"type":"text","text":"x"}],"resultType":"bogus"}`,
+			opts:   inputHandlers(ClientOptions{}),
+			want:   ErrUnexpectedResultType,
+		},
+		"task of text blocks": {
+			result: `{"content":[],"resultType":"task"}`,
+			opts:   inputHandlers(ClientOptions{}),
+			want:   ErrUnexpectedResultType,
+		},
+		"input_required of text blocks": {
+			result: `{"content":[],"resultType":"input_required"}`,
+			opts:   inputHandlers(ClientOptions{}),
+			want:   ErrMalformedInputRequest,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -86,31 +86,60 @@ func mirroredHeaders(method string, params jsontext.Value, bindings func(tool st
 	if !rp.ok || !rp.metaOK {
 		return nil, "", false
 	}
-	v := rp.version
-	if v.Kind() != '"' {
+	version := metaVersion(rp.version)
+	if version == "" {
 		return nil, "", false
+	}
+	row := methodOf(method)
+	var nameRaw jsontext.Value
+	var name string
+	if row != nil && row.flags&mirrorName != 0 {
+		nameRaw, name = rp.target(row)
+		if name == "" && nameRaw.Kind() == '"' {
+			name, _ = stringValue(nameRaw)
+		}
+	}
+	return mirrored(method, row, version, nameRaw.Kind() == '"', name, rp.call.Arguments, bindings), version, true
+}
+
+// metaVersion is the header value of a request's raw _meta protocolVersion
+// v: "" when it is not a non-empty string (no mirrored headers then).
+func metaVersion(v jsontext.Value) string {
+	if v.Kind() != '"' {
+		return ""
 	}
 	version := knownVersion(v)
 	if version == "" {
-		if version, _ = stringValue(v); version == "" {
-			return nil, "", false
-		}
+		version, _ = stringValue(v)
 	}
+	return version
+}
+
+// ownHeaders returns the SEP-2243 headers of a request whose params the
+// client encoded itself (op), from what it encoded them of rather than
+// by reading them back: the headers mirroredHeaders would find.
+func ownHeaders(method string, op *ownParams, bindings func(tool string) []paramBinding) (http.Header, bool) {
+	if op.version == "" {
+		return nil, false
+	}
+	return mirrored(method, methodOf(method), op.version, true, op.name, op.args, bindings), true
+}
+
+// mirrored builds the SEP-2243 headers of a modern request of method (its
+// row) and version: Mcp-Name when the method mirrors its target and the
+// params name it with a string (hasName: name), Mcp-Param-* from args by
+// the tool's x-mcp-header bindings.
+func mirrored(method string, row *methodRow, version string, hasName bool, name string, args jsontext.Value, bindings func(tool string) []paramBinding) http.Header {
 	h := make(http.Header, 3)
 	h[headerProtocolVersion] = []string{version}
 	h[headerMethod] = []string{method}
-	row := methodOf(method)
 	if row == nil || row.flags&mirrorName == 0 {
-		return h, version, true
+		return h
 	}
-	nameRaw, name := rp.target(row)
-	if name == "" && nameRaw.Kind() == '"' {
-		name, _ = stringValue(nameRaw)
-	}
-	if nameRaw.Kind() == '"' {
+	if hasName {
 		h[headerName] = []string{encodeHeaderText(name)}
 	}
-	if args := rp.call.Arguments; row.flags&mirrorParams != 0 && name != "" && bindings != nil {
+	if row.flags&mirrorParams != 0 && name != "" && bindings != nil {
 		if bs := bindings(name); len(bs) > 0 {
 			var argm map[string]jsontext.Value
 			if args.Kind() == '{' && json.Unmarshal(args, &argm) == nil {
@@ -124,7 +153,7 @@ func mirroredHeaders(method string, params jsontext.Value, bindings func(tool st
 			}
 		}
 	}
-	return h, version, true
+	return h
 }
 
 // toolsPage is a tools/list result split into its tools (raw) and the

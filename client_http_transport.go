@@ -154,7 +154,11 @@ func (t *httpTransport) Write(ctx context.Context, m jsonrpc.Message) error {
 	var extra http.Header
 	modern := false
 	if req != nil {
-		extra, _, modern = mirroredHeaders(req.Method, req.Params, t.bindings)
+		if op := ownParamsOf(ctx, req.Params); op != nil {
+			extra, modern = ownHeaders(req.Method, op, t.bindings) // no need to read them back
+		} else {
+			extra, _, modern = mirroredHeaders(req.Method, req.Params, t.bindings)
+		}
 	}
 	if req == nil || !req.ID.IsValid() {
 		if err := t.send(ctx, body, extra); err != nil {

@@ -187,8 +187,17 @@ func (s *ClientSession) callTool(ctx context.Context, name string, args any, opt
 	if err != nil {
 		return nil, nil, err
 	}
-	raw, rt, err := s.roundTrip(ctx, MethodToolsCall, opts, func(meta, responses jsontext.Value, state *string) any {
+	var res CallToolResult
+	decoded := false // res holds the last round's result
+	version := metaVersion(s.negotiation().meta[MetaProtocolVersion])
+	raw, rt, err := s.roundTripDecoding(ctx, MethodToolsCall, opts, func(meta, responses jsontext.Value, state *string) any {
+		if op, ok := encodeCallTool(name, a, responses, state, meta, version); ok {
+			return op
+		}
 		return &CallToolParams{Name: name, Arguments: a, InputResponses: responses, RequestState: state, Meta: meta}
+	}, func(raw jsontext.Value) (string, bool) {
+		decoded = decodeTextToolResult(raw, &res)
+		return res.ResultType, decoded
 	})
 	if err != nil {
 		return nil, nil, err
@@ -197,9 +206,10 @@ func (s *ClientSession) callTool(ctx context.Context, name string, args any, opt
 		// CallTool never asks for a task (CallToolTask does).
 		return nil, nil, fmt.Errorf("%w %q in the result of %s: the call did not ask for a task", ErrUnexpectedResultType, rt, MethodToolsCall)
 	}
-	var res CallToolResult
-	if err := decodeInto(MethodToolsCall, raw, &res); err != nil {
-		return nil, nil, err
+	if !decoded {
+		if err := decodeInto(MethodToolsCall, raw, &res); err != nil {
+			return nil, nil, err
+		}
 	}
 	return &res, raw, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/rpcconn"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -58,6 +59,11 @@ type ClientRequest struct {
 	// Session is the session the request belongs to. Its Era and
 	// ProtocolVersion are EraUnknown and "" while the era is negotiated.
 	Session *ClientSession
+
+	// own is Params as the client encoded them, nil for params of other
+	// origin; slot is the request's idSlot (clientTerminal).
+	own  *ownParams
+	slot idSlot
 }
 
 // Meta returns the raw value of the _meta member key of Params.
@@ -138,16 +144,16 @@ func clientTerminal(ctx context.Context, r *ClientRequest) (jsontext.Value, erro
 		ctx = context.WithValue(ctx, outgoingHeaderKey{}, r.Header)
 	}
 	// Learn the id the connection gives the request (chaining a slot the
-	// caller set, as Listen does).
+	// caller set, as Listen does); the slot also shows the transport the
+	// request (ownParamsOf).
 	prev, _ := ctx.Value(idSlotKey{}).(*idSlot)
-	ctx = context.WithValue(ctx, idSlotKey{}, &idSlot{onID: func(id jsonrpc.ID) {
-		r.ID = id
-		if prev != nil && prev.onID != nil {
-			prev.onID(id)
-		}
-	}})
+	r.slot = idSlot{req: r, prev: prev}
+	ctx = context.WithValue(ctx, idSlotKey{}, &r.slot)
 	var params any
-	if len(r.Params) > 0 {
+	switch {
+	case r.own != nil && sameBytes(r.Params, r.own.raw):
+		params = rpcconn.Encoded(r.Params) // as the client encoded them
+	case len(r.Params) > 0:
 		params = r.Params
 	}
 	return s.conn.Call(ctx, r.Method, params)
@@ -166,7 +172,10 @@ func outgoingHeader(ctx context.Context) http.Header {
 func (s *ClientSession) send(ctx context.Context, method string, params any) (jsontext.Value, error) {
 	chain := s.c.chain
 	if chain == nil {
-		return s.conn.Call(ctx, method, params)
+		return s.conn.Call(ctx, method, sendParams(params))
+	}
+	if op, ok := params.(*ownParams); ok {
+		return s.runClientChain(ctx, chain, &ClientRequest{Method: method, Name: op.name, Params: op.raw, Session: s, own: op})
 	}
 	raw, err := marshalParams(method, params)
 	if err != nil {

@@ -264,11 +264,18 @@ func (o *oauthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	attempts, nonceRetries := 0, 0
 	for first := true; ; first = false {
-		r, err := cloneRequest(req, !first)
-		if err != nil {
-			return nil, err
-		}
 		tok, bound := o.current()
+		r := req
+		if tok != "" || !first {
+			// A token goes on a copy (the caller's request is not
+			// written), and a request sent again needs a new body. Until
+			// a server asks for a token (many never do), the request goes
+			// out as it is.
+			var err error
+			if r, err = cloneRequest(req, !first); err != nil {
+				return nil, err
+			}
+		}
 		if tok != "" {
 			if bound && o.dpop != nil {
 				proof, err := o.dpop.proof(r.Method, r.URL, tok.Reveal(), o.now())
@@ -321,10 +328,18 @@ func replayable(req *http.Request) bool {
 	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 }
 
-// cloneRequest copies req to be sent (again: with a new body from
-// GetBody, if it has one).
+// cloneRequest copies req to be sent with headers of its own (again: with
+// a new body from GetBody, if it has one). Only the header map is new:
+// the rest (URL, values of the headers kept) is shared with req, as the
+// base transport only reads it, and a header is changed by replacing its
+// values (Header.Set), never by writing them.
 func cloneRequest(req *http.Request, again bool) (*http.Request, error) {
-	r := req.Clone(req.Context())
+	r := new(http.Request)
+	*r = *req
+	r.Header = make(http.Header, len(req.Header)+2) // + Authorization, DPoP
+	for k, vs := range req.Header {
+		r.Header[k] = vs
+	}
 	if again && req.GetBody != nil {
 		b, err := req.GetBody()
 		if err != nil {

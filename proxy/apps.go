@@ -141,10 +141,14 @@ func notFound(err error, uri string) bool {
 
 // downstreamApps carries, in the context of the upstream calls a
 // downstream request makes, that client's declaration of the extension
-// (nil: it declares none).
-type downstreamApps struct{ decl map[string]any }
+// (nil: it declares none), encoded.
+type downstreamApps struct{ decl jsontext.Value }
 
 type downstreamAppsKey struct{}
+
+// noApps is the downstreamApps of every client that declares no Apps
+// support: most of them, so shared instead of allocated per request.
+var noApps = &downstreamApps{}
 
 // withDownstreamApps records the downstream client's declaration of the
 // extension in ctx, for the middleware of appsClient.
@@ -152,53 +156,66 @@ func withDownstreamApps(ctx context.Context, req *pmcp.Request) context.Context 
 	if req.Extra == nil {
 		return ctx
 	}
-	d := &downstreamApps{}
+	d := noApps
 	if caps := req.Extra.ClientCapabilities(); caps != nil {
-		d.decl = caps.Extensions[pmcp.ExtensionApps]
+		if decl := caps.Extensions[pmcp.ExtensionApps]; decl != nil {
+			// A declaration that cannot be encoded is not passed on:
+			// the upstream sees the default.
+			b, err := json.Marshal(decl, json.Deterministic(true))
+			if err != nil {
+				return ctx
+			}
+			d = &downstreamApps{decl: b}
+		}
 	}
 	return context.WithValue(ctx, downstreamAppsKey{}, d)
 }
 
 // appsClient sets the Apps declaration of an upstream client: the default
-// of a shared session, and the middleware that replaces it with the
-// downstream client's on each request made for one (see the top of this
-// file). shared: the session serves several downstream clients, so its
-// initialize keeps the default.
+// of a shared session, and the middleware that gives each request made
+// for a downstream client that client's declaration instead (see the top
+// of this file). shared: the session serves several downstream clients,
+// so its initialize (and discovery) keep the default.
+//
+// The client itself declares nothing: most downstream clients declare no
+// Apps support, and their requests then go upstream as the client wrote
+// them. The middleware writes a declaration in only where one is due: the
+// downstream client's, or the default in the requests made for no
+// downstream request (the session's own: its handshake, its listen
+// stream) and in a shared session's initialize and discovery.
 func appsClient(opts *pmcp.ClientOptions, shared bool) {
-	if len(opts.AppMIMETypes) == 0 {
-		opts.AppMIMETypes = []string{pmcp.AppMIMEType}
+	types := opts.AppMIMETypes
+	if len(types) == 0 {
+		types = []string{pmcp.AppMIMEType}
 	}
-	static, _ := json.Marshal(map[string]any{"mimeTypes": opts.AppMIMETypes}, json.Deterministic(true))
+	opts.AppMIMETypes = nil
+	static, _ := json.Marshal(map[string]any{"mimeTypes": types}, json.Deterministic(true))
 	last := &capsCache{}
 	mw := func(next pmcp.ClientHandler) pmcp.ClientHandler {
 		return func(ctx context.Context, r *pmcp.ClientRequest) (jsontext.Value, error) {
-			d, ok := ctx.Value(downstreamAppsKey{}).(*downstreamApps)
-			if !ok || r.Incoming || len(r.Params) == 0 {
+			if r.Incoming || len(r.Params) == 0 {
 				return next(ctx, r)
 			}
-			var decl jsontext.Value // nil: none
-			if d.decl != nil {
-				b, err := json.Marshal(d.decl, json.Deterministic(true))
-				if err != nil {
-					return next(ctx, r)
-				}
-				decl = b
+			decl := static // what the request declares
+			if d, ok := ctx.Value(downstreamAppsKey{}).(*downstreamApps); ok && !(shared && (r.Method == pmcp.MethodInitialize || r.Method == pmcp.MethodDiscover)) {
+				decl = d.decl
 			}
-			if bytes.Equal(decl, static) {
-				return next(ctx, r) // what the session declares anyway
-			}
-			if r.Method == pmcp.MethodInitialize {
-				if !shared {
-					r.Params = setAppsDecl(r.Params, "capabilities", decl)
+			switch {
+			case decl == nil:
+				// What the client wrote: no declaration.
+			case r.Method == pmcp.MethodInitialize:
+				r.Params = setAppsDecl(r.Params, "capabilities", decl)
+			case r.Session.Era() == pmcp.EraLegacy:
+				// Legacy requests carry no capabilities.
+			default:
+				if start, end, ok := metaMember(r.Params, pmcp.MetaClientCapabilities); ok {
+					// Every request of a session carries the same
+					// capabilities: the rewritten ones are remembered
+					// (capsOf) and spliced in.
+					r.Params = spliceValue(r.Params, start, end, last.of(r.Params[start:end], decl))
+				} else if caps, ok := r.Meta(pmcp.MetaClientCapabilities); ok {
+					_ = r.SetMeta(pmcp.MetaClientCapabilities, setAppsDecl(caps, "", decl))
 				}
-			} else if shared && r.Method == pmcp.MethodDiscover {
-				// The shared session's discovery keeps the default.
-			} else if start, end, ok := metaMember(r.Params, pmcp.MetaClientCapabilities); ok {
-				// Every request of a session carries the same capabilities:
-				// the rewritten ones are remembered (capsOf) and spliced in.
-				r.Params = spliceValue(r.Params, start, end, last.of(r.Params[start:end], decl))
-			} else if caps, ok := r.Meta(pmcp.MetaClientCapabilities); ok {
-				_ = r.SetMeta(pmcp.MetaClientCapabilities, setAppsDecl(caps, "", decl))
 			}
 			return next(ctx, r)
 		}

@@ -87,6 +87,11 @@ func marshalFailed() *jsonrpc.Error {
 
 var errInvalidRaw = errors.New("jsonrpc: raw JSON value is not valid")
 
+// Encoded is JSON its producer encoded itself and vouches for: valid by
+// construction. Given as params or a result it is sent as it is, without
+// the check raw JSON of unknown origin gets (see [Conn.Call]).
+type Encoded []byte
+
 // marshalValue turns v into JSON, passing raw JSON through after checking
 // it.
 func marshalValue(v any, marshal func(any) (jsontext.Value, error)) (jsontext.Value, error) {
@@ -94,6 +99,11 @@ func marshalValue(v any, marshal func(any) (jsontext.Value, error)) (jsontext.Va
 	switch v := v.(type) {
 	case nil:
 		return jsontext.Value("null"), nil
+	case Encoded:
+		if len(v) == 0 {
+			return jsontext.Value("null"), nil
+		}
+		return jsontext.Value(v), nil
 	case jsontext.Value:
 		raw = v
 	case stdjson.RawMessage:
