@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"strings"
 	"time"
@@ -224,11 +226,105 @@ type featureParams struct {
 	mrtrParams
 }
 
+// decodeFeatureParams decodes a request's params into fp as pmcp.Unmarshal
+// does. The common params (string or null name, uri, cursor and
+// requestState, raw arguments and task, no inputResponses) are read in
+// one pass of the pooled scanner, without the reflection of a decode:
+// the proxy reads every forwarded request's params. A name or uri equal
+// to known (the server's Request.Name) is that string, not a copy.
+// Anything else (an
+// escaped member name, a member of another type, inputResponses, invalid
+// JSON, duplicate names) is decoded by pmcp.Unmarshal, which reports it.
+func decodeFeatureParams(raw jsontext.Value, known string, fp *featureParams) error {
+	if scanFeatureParams(raw, known, fp) {
+		return nil
+	}
+	*fp = featureParams{}
+	return pmcp.Unmarshal(raw, fp)
+}
+
+// scanFeatureParams is decodeFeatureParams' one pass; false when it cannot
+// be sure to read raw as the decode would.
+func scanFeatureParams(raw jsontext.Value, known string, fp *featureParams) bool {
+	sc := scan(raw)
+	defer sc.done()
+	d := &sc.dec
+	if d.PeekKind() != '{' {
+		return false
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	for d.PeekKind() == '"' {
+		name, err := d.ReadValue()
+		if err != nil || bytes.IndexByte(name, '\\') >= 0 {
+			return false
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return false
+		}
+		var ok bool
+		switch string(name[1 : len(name)-1]) {
+		case "name":
+			fp.Name, ok = scannedString(v, known)
+		case "uri":
+			fp.URI, ok = scannedString(v, known)
+		case "cursor":
+			fp.Cursor, ok = scannedString(v, "")
+		case "arguments":
+			fp.Arguments, ok = bytes.Clone(v), true
+		case "task":
+			fp.Task, ok = bytes.Clone(v), true
+		case "requestState":
+			fp.RequestState, ok = nil, true
+			if v.Kind() != 'n' {
+				var s string
+				if s, ok = scannedString(v, ""); ok {
+					fp.RequestState = &s
+				}
+			}
+		case "inputResponses":
+			ok = v.Kind() == 'n' // a map: decoded by Unmarshal
+			fp.InputResponses = nil
+		default:
+			ok = true // not read, as by Unmarshal
+		}
+		if !ok {
+			return false
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	_, err := d.ReadToken()
+	return err == io.EOF
+}
+
+// scannedString decodes a raw string or null (""), as Unmarshal into a
+// string does (known when that is the string); false for any other value.
+func scannedString(v jsontext.Value, known string) (string, bool) {
+	switch v.Kind() {
+	case 'n':
+		return "", true
+	case '"':
+		if bytes.IndexByte(v, '\\') < 0 {
+			if s := v[1 : len(v)-1]; string(s) == known {
+				return known, true
+			}
+			return string(v[1 : len(v)-1]), true
+		}
+		b, err := jsontext.AppendUnquote(nil, v)
+		return string(b), err == nil
+	}
+	return "", false
+}
+
 // call forwards tools/call, prompts/get and resources/read, the requests
 // that may ask for input.
 func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
 	var fp featureParams
-	if err := pmcp.Unmarshal(req.Params, &fp); err != nil {
+	if err := decodeFeatureParams(req.Params, req.Name, &fp); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
 	target := fp.Name

@@ -16,7 +16,7 @@ import (
 
 func (p *Proxy) cursor(req *pmcp.Request) (string, error) {
 	var fp featureParams
-	if err := pmcp.Unmarshal(req.Params, &fp); err != nil {
+	if err := decodeFeatureParams(req.Params, "", &fp); err != nil {
 		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
 	if fp.Cursor != "" && len(p.upstreams()) > 1 {
