@@ -165,10 +165,12 @@ func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err er
 }
 
 // forwardMeta is the request's _meta as passed upstream: every member
-// except those the client manages.
-func forwardMeta(req *pmcp.Request) pmcp.Meta {
+// except those the client manages. fp, when not nil, is the request's
+// params as decodeFeatureParams read them: when it found that _meta (the
+// same bytes) has only managed members, _meta is not read again.
+func forwardMeta(req *pmcp.Request, fp *featureParams) pmcp.Meta {
 	raw := req.Extra.RequestMeta
-	if len(raw) == 0 || onlyManaged(raw) {
+	if len(raw) == 0 || fp != nil && fp.metaManaged && sameBytes(fp.meta, raw) || onlyManaged(raw) {
 		return nil
 	}
 	var m map[string]jsontext.Value
@@ -223,6 +225,16 @@ type featureParams struct {
 	Cursor    string         `json:"cursor"`
 	Task      jsontext.Value `json:"task"`
 	mrtrParams
+	// meta is the _meta object the scan found (a sub-slice of the params),
+	// metaManaged whether all its members are the client's own, written
+	// without escapes (onlyManaged's answer).
+	meta        jsontext.Value
+	metaManaged bool
+}
+
+// sameBytes reports whether a and b are the same slice of memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }
 
 // decodeFeatureParams decodes a request's params into fp as pmcp.Unmarshal
@@ -258,6 +270,12 @@ func scanFeatureParams(raw jsontext.Value, known string, fp *featureParams) bool
 		name, err := d.ReadValue()
 		if err != nil || bytes.IndexByte(name, '\\') >= 0 {
 			return false
+		}
+		if string(name) == `"_meta"` && d.PeekKind() == '{' {
+			if !scanMeta(raw, d, fp) {
+				return false
+			}
+			continue
 		}
 		v, err := d.ReadValue()
 		if err != nil {
@@ -298,6 +316,38 @@ func scanFeatureParams(raw jsontext.Value, known string, fp *featureParams) bool
 	}
 	_, err := d.ReadToken()
 	return err == io.EOF
+}
+
+// scanMeta reads the _meta object that d is at, noting in fp where it
+// lies in raw and whether its members are all managed ones (see
+// onlyManaged).
+func scanMeta(raw []byte, d *jsontext.Decoder, fp *featureParams) bool {
+	start := int(d.InputOffset())
+	for start < len(raw) && raw[start] != '{' {
+		start++ // the whitespace and colon after the name
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	managed := true
+	for d.PeekKind() == '"' {
+		name, err := d.ReadValue()
+		if err != nil {
+			return false
+		}
+		if n := name[1 : len(name)-1]; bytes.IndexByte(n, '\\') >= 0 || string(n) != "progressToken" && !bytes.HasPrefix(n, []byte("io.modelcontextprotocol/")) {
+			managed = false
+		}
+		if d.SkipValue() != nil {
+			return false
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	end := int(d.InputOffset())
+	fp.meta, fp.metaManaged = raw[start:end:end], managed
+	return true
 }
 
 // scannedString decodes a raw string or null (""), as Unmarshal into a
@@ -360,7 +410,7 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 		}
 		ups, name = []*upstream{up}, n
 	}
-	meta := forwardMeta(req)
+	meta := forwardMeta(req, &fp)
 	var first error
 	for _, up := range ups {
 		res, err := p.callOne(ctx, req, up, name, &fp, meta, r, modern, b, task, ttl)

@@ -52,6 +52,13 @@ func TestDecodeFeatureParamsIsUnmarshal(t *testing.T) {
 		"{\"name\":\"\xff\"}",
 		`{"arguments":"not an object"}`,
 		`{"arguments":[1,2]}`,
+		`{"name":"a","_meta" : {"progressToken":1,"io.modelcontextprotocol/logLevel":"info"}}`,
+		`{"name":"a","_meta":{"progressToken":1,"x.y/z":{"a":[1]}}}`,
+		`{"name":"a","_meta":{"io.modelcontextprotocol\/x":1}}`,
+		`{"name":"a","_meta":{}}`,
+		`{"name":"a","_meta":null}`,
+		`{"name":"a","_meta":[1]}`,
+		`{"_meta":{"a":1},"name":"a","_meta":{"b":2}}`,
 	}
 	for _, raw := range seeds {
 		var want, got featureParams
@@ -61,11 +68,53 @@ func TestDecodeFeatureParamsIsUnmarshal(t *testing.T) {
 			t.Errorf("%s: error %v, Unmarshal's %v", raw, gerr, werr)
 			continue
 		}
+		meta, managed := got.meta, got.metaManaged
+		got.meta, got.metaManaged = nil, false
 		if werr == nil && !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got  %+v\n want %+v", raw, got, want)
 		}
+		if len(meta) > 0 {
+			// The _meta the scan found is where the server's one lies.
+			var env struct {
+				Meta jsontext.Value `json:"_meta"`
+			}
+			if err := pmcp.Unmarshal([]byte(raw), &env); err != nil || string(env.Meta) != string(meta) {
+				t.Errorf("%s: the scan's _meta %s, the decode's %s", raw, meta, env.Meta)
+			}
+			if managed != onlyManaged(meta) {
+				t.Errorf("%s: the scan says managed-only %v, onlyManaged %v", raw, managed, !managed)
+			}
+		}
 		if strings.Contains(raw, `"hello"`) && !scanFeatureParams(jsontext.Value(raw), "", &featureParams{}) {
 			t.Errorf("%s: the params clients send took the slow path", raw)
+		}
+	}
+}
+
+// TestForwardMetaFromScan: forwardMeta answers the same whether or not
+// the params scan saw _meta, and trusts the scan only for the very bytes
+// the server handed on as RequestMeta.
+func TestForwardMetaFromScan(t *testing.T) {
+	for _, raw := range []string{
+		`{"name":"a","_meta":{"progressToken":1,"io.modelcontextprotocol/logLevel":"info"}}`,
+		`{"name":"a","_meta":{"progressToken":1,"x.y/z":{"a":[1]}}}`,
+		`{"name":"a","_meta":{"io.modelcontextprotocol\\/x":1,"k":"v"}}`,
+		`{"name":"a","_meta":{}}`,
+	} {
+		var fp featureParams
+		if err := decodeFeatureParams(jsontext.Value(raw), "", &fp); err != nil || len(fp.meta) == 0 {
+			t.Fatalf("%s: %v, _meta %s", raw, err, fp.meta)
+		}
+		same := &pmcp.Request{Params: jsontext.Value(raw), Extra: &pmcp.RequestHandlerExtra{RequestMeta: fp.meta}}
+		want := forwardMeta(same, nil)
+		if got := forwardMeta(same, &fp); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %v with the scan, %v without", raw, got, want)
+		}
+		// Other bytes than the scan's (a middleware replaced the params):
+		// the scan's answer is not taken.
+		other := &pmcp.Request{Params: jsontext.Value(raw), Extra: &pmcp.RequestHandlerExtra{RequestMeta: jsontext.Value(`{"k":"v"}`)}}
+		if got := forwardMeta(other, &fp); !reflect.DeepEqual(got, pmcp.Meta{"k": jsontext.Value(`"v"`)}) {
+			t.Errorf("%s: with another RequestMeta %v", raw, got)
 		}
 	}
 }

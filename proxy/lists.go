@@ -267,7 +267,7 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 		}
 	}
 	var opts []pmcp.CallOption
-	if m := forwardMeta(req); m != nil {
+	if m := forwardMeta(req, nil); m != nil {
 		opts = append(opts, pmcp.WithMeta(m))
 	}
 	var first error
