@@ -372,8 +372,14 @@ func scannedString(v jsontext.Value, known string) (string, bool) {
 // call forwards tools/call, prompts/get and resources/read, the requests
 // that may ask for input.
 func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
-	var fp featureParams
-	if err := decodeFeatureParams(req.Params, req.Name, &fp); err != nil {
+	// The params and the first round live as long as the call, in one
+	// allocation.
+	c := &struct {
+		fp featureParams
+		r  round
+	}{}
+	fp := &c.fp
+	if err := decodeFeatureParams(req.Params, req.Name, fp); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
 	target := fp.Name
@@ -384,12 +390,13 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing name or uri"}
 	}
 	modern := req.Extra.Era() == pmcp.EraModern
-	task, ttl, err := wantsTask(req, &fp)
+	task, ttl, err := wantsTask(req, fp)
 	if err != nil {
 		return nil, err
 	}
 	b := &lazyBinding{req: req, target: target, args: fp.Arguments}
-	r := &round{progress: req.Extra.ProgressReporter, log: req.Extra.LogSink, level: req.Extra.EffectiveLogLevel()}
+	r := &c.r
+	*r = round{progress: req.Extra.ProgressReporter, log: req.Extra.LogSink, level: req.Extra.EffectiveLogLevel()}
 	if modern && fp.RequestState != nil {
 		j, err := p.resume(b.get(), &fp.mrtrParams, r)
 		if err != nil {
@@ -410,10 +417,10 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 		}
 		ups, name = []*upstream{up}, n
 	}
-	meta := forwardMeta(req, &fp)
+	meta := forwardMeta(req, fp)
 	var first error
 	for _, up := range ups {
-		res, err := p.callOne(ctx, req, up, name, &fp, meta, r, modern, b, task, ttl)
+		res, err := p.callOne(ctx, req, up, name, fp, meta, r, modern, b, task, ttl)
 		if err == nil || len(ups) == 1 {
 			if name != target && req.Method == pmcp.MethodResourcesRead && notFound(err, name) {
 				return nil, errNoSuchURI // a namespaced view its owner lacks

@@ -571,7 +571,8 @@ func (p *Proxy) slotFor(req *pmcp.Request, up *upstream) (*slot, error) {
 	}
 	sl = &slot{p: p, up: up, hdr: hdr, used: p.useSeq}
 	if !key.sess.IsZero() {
-		if !req.Extra.OnSessionEnd(func() { p.dropSlot(key) }) {
+		k := key // a copy: capturing key would put it on the heap for every call
+		if !req.Extra.OnSessionEnd(func() { p.dropSlot(k) }) {
 			// The session holds too many end functions: share instead of
 			// leaking a per-session upstream.
 			key.sess = pmcp.SessionKey{}
