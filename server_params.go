@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -392,10 +393,51 @@ func isEmptyObject(v jsontext.Value) bool {
 	return true
 }
 
+// keptCaps is the latest client capabilities object a modern request
+// carried, decoded, with the bytes it came from; immutable once made.
+type keptCaps struct {
+	raw  []byte
+	caps ClientCapabilities
+}
+
+// maxKeptCapsBytes: capabilities longer than this are decoded every time.
+const maxKeptCapsBytes = 4 << 10
+
+// clientCaps decodes a modern request's clientCapabilities object raw, or
+// returns the decoded value of the latest ones when raw is byte-identical
+// to them: a client program sends the same capabilities with every
+// request, and decoding them (maps, pointers) cost a dozen allocations and
+// more instructions than the rest of the params scan. The value is shared
+// by the requests, as a legacy session's is by the sessions of the same
+// program (Server.initialize): read-only, as ClientCapabilities says.
+// kept may be nil: no sharing. nil when raw does not decode.
+func clientCaps(raw jsontext.Value, kept *atomic.Pointer[keptCaps], scratch *ClientCapabilities) *ClientCapabilities {
+	if kept != nil {
+		if k := kept.Load(); k != nil && bytes.Equal(k.raw, raw) {
+			return &k.caps
+		}
+	}
+	if kept == nil || len(raw) > maxKeptCapsBytes {
+		*scratch = ClientCapabilities{}
+		if Unmarshal(raw, scratch) != nil {
+			return nil
+		}
+		return scratch
+	}
+	k := &keptCaps{raw: bytes.Clone(raw)}
+	if Unmarshal(raw, &k.caps) != nil {
+		return nil
+	}
+	kept.Store(k)
+	return &k.caps
+}
+
 // decodeMeta fills meta from the scanned _meta as Unmarshal into
 // requestMeta would. It reports false when it cannot be sure, and the
-// caller then decodes _meta the original way.
-func (rp *reqParams) decodeMeta(meta *requestMeta) bool {
+// caller then decodes _meta the original way. kept shares decoded client
+// capabilities between requests (clientCaps); nil decodes them for this
+// request alone.
+func (rp *reqParams) decodeMeta(meta *requestMeta, kept *atomic.Pointer[keptCaps]) bool {
 	if len(rp.call.Meta) == 0 {
 		return true
 	}
@@ -415,11 +457,9 @@ func (rp *reqParams) decodeMeta(meta *requestMeta) bool {
 		rp.capsVal = ClientCapabilities{}
 		meta.ClientCapabilities = &rp.capsVal
 	case rp.caps.Kind() == '{':
-		rp.capsVal = ClientCapabilities{}
-		if Unmarshal(rp.caps, &rp.capsVal) != nil {
+		if meta.ClientCapabilities = clientCaps(rp.caps, kept, &rp.capsVal); meta.ClientCapabilities == nil {
 			return false
 		}
-		meta.ClientCapabilities = &rp.capsVal
 	default:
 		return false
 	}
