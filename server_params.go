@@ -53,8 +53,10 @@ type reqParams struct {
 
 	// The values _meta's pointers refer to, so that decoding them takes
 	// no allocation of its own.
-	infoVal Implementation
-	capsVal ClientCapabilities
+	infoVal    Implementation
+	capsVal    ClientCapabilities
+	versionVal string
+	levelVal   string
 }
 
 // paramScanner is a pooled JSON decoder over a byte slice. Its options are
@@ -445,10 +447,10 @@ func (rp *reqParams) decodeMeta(meta *requestMeta, kept *atomic.Pointer[keptCaps
 		return false // not an object, or unreadable: the original path reports it
 	}
 	var ok bool
-	if meta.ProtocolVersion, ok = optString(rp.version); !ok {
+	if meta.ProtocolVersion, ok = optString(rp.version, &rp.versionVal); !ok {
 		return false
 	}
-	if meta.LogLevel, ok = optString(rp.level); !ok {
+	if meta.LogLevel, ok = optString(rp.level, &rp.levelVal); !ok {
 		return false
 	}
 	switch {
@@ -480,8 +482,10 @@ func (rp *reqParams) decodeMeta(meta *requestMeta, kept *atomic.Pointer[keptCaps
 	return true
 }
 
-// optString decodes a member of type *string: absent or null is nil.
-func optString(v jsontext.Value) (*string, bool) {
+// optString decodes a member of type *string: absent or null is nil,
+// else slot, which holds the string (a field of the reqParams: no
+// allocation of its own).
+func optString(v jsontext.Value, slot *string) (*string, bool) {
 	if len(v) == 0 || v.Kind() == 'n' {
 		return nil, true
 	}
@@ -489,7 +493,8 @@ func optString(v jsontext.Value) (*string, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &s, true
+	*slot = s
+	return slot, true
 }
 
 // target returns the member of the params that names what the method of
