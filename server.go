@@ -57,9 +57,9 @@ type Server struct {
 	// params it came from: a session whose params are byte-identical
 	// shares it instead of keeping its own copy (see initialize).
 	lastHandshake atomic.Pointer[keptHandshake]
-	// lastCaps is the latest modern request's client capabilities,
-	// decoded: requests that carry the same bytes share them (clientCaps).
-	lastCaps atomic.Pointer[keptCaps]
+	// lastMeta is the latest modern request's client capabilities and
+	// info, decoded: requests that carry the same bytes share them.
+	lastMeta metaCache
 }
 
 // NewServer returns a Server. It fails only when opts are inconsistent

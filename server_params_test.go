@@ -3,7 +3,6 @@ package pmcp
 import (
 	"bytes"
 	"reflect"
-	"sync/atomic"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -217,17 +216,23 @@ func peekReference(method string, params jsontext.Value) (out peekedRequest, mod
 }
 
 // TestDecodeMetaSharesCapabilities: modern requests that carry the same
-// clientCapabilities bytes share one decoded value; the value is what a
-// decode of this request alone gives, whatever came before.
+// clientCapabilities (or clientInfo) bytes share one decoded value; the
+// value is what a decode of this request alone gives, whatever came
+// before.
 func TestDecodeMetaSharesCapabilities(t *testing.T) {
-	var kept atomic.Pointer[keptCaps]
+	var kept metaCache
+	infos := []string{`{"name":"c","version":"1"}`, `{"name":"caf\u00e9","title":null,"version":"2","websiteUrl":"https://x"}`, `{"name":"c","icons":[]}`, `{"name":5}`}
+	n := 0
 	withCaps := func(caps string) string {
-		return `{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}}`
+		n++
+		info := infos[n/3%len(infos)]
+		return `{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `,"io.modelcontextprotocol/clientInfo":` + info + `}}`
 	}
 	capsA := `{"elicitation":{"form":{},"url":{}},"roots":{},"sampling":{"tools":{}}}`
 	capsB := `{"roots":{"listChanged":true},"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}`
 	var first *ClientCapabilities
-	for i, caps := range []string{capsA, capsA, capsB, capsA, `{"roots":5}`, capsA, `{}`, capsA} {
+	var prevInfo *Implementation
+	for i, caps := range []string{capsA, capsA, capsB, capsA, `{"roots":5}`, capsA, `{}`, capsA, capsA, capsB, capsB, capsA, capsA, capsA} {
 		params := jsontext.Value(withCaps(caps))
 		var alone, shared requestMeta
 		var rp1, rp2 reqParams
@@ -250,5 +255,9 @@ func TestDecodeMetaSharesCapabilities(t *testing.T) {
 			}
 			first = shared.ClientCapabilities
 		}
+		if i == 1 && shared.ClientInfo != prevInfo {
+			t.Errorf("the same client info twice in a row was decoded twice")
+		}
+		prevInfo = shared.ClientInfo
 	}
 }
