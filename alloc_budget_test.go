@@ -48,9 +48,10 @@ func TestAllocBudgetDispatch(t *testing.T) {
 		// input value and result, the tool name; modern: _meta strings and
 		// the result _meta map). Modern was 8 while _meta's protocol
 		// version and log level were decoded into strings of their own, 7
-		// while the client info was decoded for every request.
+		// while the client info was decoded for every request, 6 while
+		// each result got a map of its own for its serverInfo _meta.
 		{"legacy", mustDecodeRequest(t, benchEchoLegacy), 4},
-		{"modern", mustDecodeRequest(t, benchEchoModern), 6},
+		{"modern", mustDecodeRequest(t, benchEchoModern), 4},
 	} {
 		var res any
 		var err error
@@ -82,7 +83,7 @@ func TestAllocBudgetServe(t *testing.T) {
 		name   string
 		line   []byte
 		budget float64
-	}{{"legacy", []byte(benchEchoLegacy), 10}, {"modern", []byte(benchEchoModern), 12}} {
+	}{{"legacy", []byte(benchEchoLegacy), 10}, {"modern", []byte(benchEchoModern), 10}} {
 		checkAllocs(t, "Serve "+era.name+" tools/call", era.budget, func() { d.roundTrip(era.line) })
 		// What was measured must be the successful call, not an error path.
 		got := d.last()
@@ -102,7 +103,7 @@ func TestAllocBudgetHTTP(t *testing.T) {
 	// connection's local address.) The modern path reads the tool name
 	// and arguments from the dispatcher's scan and looks the tool up once;
 	// it no longer decodes the name into a heap-moved string of its own.
-	checkHTTPAllocs(t, "HTTP", newBenchHTTP, 14, 17)
+	checkHTTPAllocs(t, "HTTP", newBenchHTTP, 14, 15)
 }
 
 func TestAllocBudgetHTTPSSE(t *testing.T) {
@@ -113,7 +114,7 @@ func TestAllocBudgetHTTPSSE(t *testing.T) {
 	// stays plain JSON (no writer goroutine, no queue, unless it notifies).
 	// 38 and 25 before the event writer held its ResponseController by
 	// value and sized its buffer once instead of growing it event by event.
-	checkHTTPAllocs(t, "HTTP SSE", newBenchHTTPSSE, 33, 22)
+	checkHTTPAllocs(t, "HTTP SSE", newBenchHTTPSSE, 33, 20)
 }
 
 // checkHTTPAllocs checks the budgets of an echo tools/call in both eras on
@@ -151,7 +152,7 @@ func TestAllocBudgetAccessLog(t *testing.T) {
 	h, legacy, modern := newBenchHTTPWith(t, ServerOptions{Logger: discardJSONLogger()}, StreamableHTTPOptions{}, nil)
 	defer h.Close()
 	checkAllocs(t, "HTTP legacy tools/call, access log", 14+1, legacy.serve)
-	checkAllocs(t, "HTTP modern tools/call, access log", 17+1, modern.serve)
+	checkAllocs(t, "HTTP modern tools/call, access log", 15+1, modern.serve)
 	for _, hb := range []*httpBench{legacy, modern} {
 		if hb.w.Status != http.StatusOK || !isEchoResult(hb.w.Body) {
 			t.Fatalf("status %d: %s", hb.w.Status, hb.w.Body)
@@ -167,7 +168,7 @@ func TestAllocBudgetBearer(t *testing.T) {
 		http.Header{"Authorization": {"Bearer " + benchBearer}})
 	defer h.Close()
 	checkAllocs(t, "HTTP legacy tools/call, bearer", 14+3, legacy.serve)
-	checkAllocs(t, "HTTP modern tools/call, bearer", 17+3, modern.serve)
+	checkAllocs(t, "HTTP modern tools/call, bearer", 15+3, modern.serve)
 	for _, hb := range []*httpBench{legacy, modern} {
 		if hb.w.Status != http.StatusOK || !isEchoResult(hb.w.Body) {
 			t.Fatalf("status %d: %s", hb.w.Status, hb.w.Body)
