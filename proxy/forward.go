@@ -260,16 +260,13 @@ func scanFeatureParams(raw jsontext.Value, known string, fp *featureParams) bool
 	sc := scan(raw)
 	defer sc.done()
 	d := &sc.dec
-	if d.PeekKind() != '{' {
-		return false
-	}
-	if _, err := d.ReadToken(); err != nil {
+	if !enterObject(d) {
 		return false
 	}
 	for d.PeekKind() == '"' {
 		name, err := d.ReadValue()
 		if err != nil || bytes.IndexByte(name, '\\') >= 0 {
-			return false
+			return false // an escaped name: the decode unescapes it
 		}
 		if string(name) == `"_meta"` && d.PeekKind() == '{' {
 			if !scanMeta(raw, d, fp) {
@@ -311,6 +308,21 @@ func scanFeatureParams(raw jsontext.Value, known string, fp *featureParams) bool
 			return false
 		}
 	}
+	return leaveTop(d)
+}
+
+// enterObject reads the '{' that d must be at.
+func enterObject(d *jsontext.Decoder) bool {
+	if d.PeekKind() != '{' {
+		return false
+	}
+	_, err := d.ReadToken()
+	return err == nil
+}
+
+// leaveTop reads the '}' of the top-level object d is in and checks that
+// nothing follows it.
+func leaveTop(d *jsontext.Decoder) bool {
 	if _, err := d.ReadToken(); err != nil {
 		return false
 	}
