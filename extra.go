@@ -198,7 +198,8 @@ func (e *RequestHandlerExtra) ProtocolVersion() string {
 }
 
 // ClientInfo returns the client's self-reported implementation, or nil.
-// Informational only: never use it for authorization.
+// Informational only: never use it for authorization. Read-only: requests
+// that carried the same bytes may share it.
 func (e *RequestHandlerExtra) ClientInfo() *Implementation {
 	if e.ProtocolContext == nil {
 		return nil
@@ -209,6 +210,7 @@ func (e *RequestHandlerExtra) ClientInfo() *Implementation {
 // ClientCapabilities returns the client's self-reported capabilities (from
 // the legacy handshake or the modern per-request _meta), or nil when absent.
 // It never reads server-wide state and never fabricates a default.
+// Read-only: requests that carried the same bytes may share it.
 func (e *RequestHandlerExtra) ClientCapabilities() *ClientCapabilities {
 	if e.ProtocolContext == nil {
 		return nil
