@@ -307,6 +307,58 @@ var (
 	unicodeEscape = []byte(`\u`)
 )
 
+// scanResultType reads the top-level resultType member of raw (present
+// false when absent or null) with the pooled params scanner, as the probe
+// decode in resultTypeOf would, without its reflection: every modern
+// result names its resultType. ok is false when the scan cannot be sure
+// (invalid JSON, duplicate names, a resultType that is no string): the
+// probe decides.
+func scanResultType(raw jsontext.Value) (rt string, present, ok bool) {
+	sc := paramScannerPool.Get().(*paramScanner)
+	defer sc.release()
+	if !sc.begin(raw) {
+		return "", false, false
+	}
+	for {
+		name, more := sc.nextName()
+		if !more {
+			break
+		}
+		isRT := string(name) == "resultType"
+		v, ok := sc.value()
+		if !ok {
+			return "", false, false
+		}
+		if !isRT || v.Kind() == 'n' {
+			continue // a duplicate name fails the scan: present stays false
+		}
+		if rt, ok = resultTypeValue(v); !ok {
+			return "", false, false
+		}
+		present = true
+	}
+	if !sc.end() {
+		return "", false, false
+	}
+	return rt, present, true
+}
+
+// resultTypeValue decodes a raw JSON string, without allocating for the
+// result types of the protocol.
+func resultTypeValue(v jsontext.Value) (string, bool) {
+	if len(v) > 1 && v[0] == '"' {
+		switch string(v[1 : len(v)-1]) {
+		case resultTypeComplete:
+			return resultTypeComplete, true
+		case resultTypeInputRequired:
+			return resultTypeInputRequired, true
+		case ResultTypeTask:
+			return ResultTypeTask, true
+		}
+	}
+	return stringValue(v)
+}
+
 func resultTypeOf(method string, raw jsontext.Value) (string, error) {
 	if raw.Kind() != '{' {
 		return "", fmt.Errorf("pmcp: %s: malformed result: not a JSON object", method)
@@ -317,16 +369,22 @@ func resultTypeOf(method string, raw jsontext.Value) (string, error) {
 		// their decode (which every caller does next) checks the rest.
 		return "", nil
 	}
-	var probe struct {
-		ResultType *string `json:"resultType"`
+	rt, present, ok := scanResultType(raw)
+	if !ok {
+		var probe struct {
+			ResultType *string `json:"resultType"`
+		}
+		if err := Unmarshal(raw, &probe); err != nil {
+			return "", fmt.Errorf("pmcp: %s: malformed result: %s", method, capPeerString(err.Error()))
+		}
+		if present = probe.ResultType != nil; present {
+			rt = *probe.ResultType
+		}
 	}
-	if err := Unmarshal(raw, &probe); err != nil {
-		return "", fmt.Errorf("pmcp: %s: malformed result: %s", method, capPeerString(err.Error()))
-	}
-	if probe.ResultType == nil {
+	if !present {
 		return "", nil
 	}
-	return checkResultType(method, *probe.ResultType)
+	return checkResultType(method, rt)
 }
 
 // checkResultType returns the resultType rt that a result of method has

@@ -182,8 +182,35 @@ func (s *ClientSession) send(ctx context.Context, method string, params any) (js
 		return nil, err
 	}
 	r := &ClientRequest{Method: method, Params: raw, Session: s}
-	r.Name = targetName(&jsonrpc.Request{Method: method, Params: raw}, nil)
+	r.Name = outgoingName(method, params, raw)
 	return s.runClientChain(ctx, chain, r)
+}
+
+// outgoingName is targetName of an outgoing request whose params raw were
+// marshaled from params: read from the typed params when they are the
+// method's own (the same string: Marshal refuses invalid UTF-8, and the
+// scan decodes what it wrote), which spares every call through a client
+// middleware a second pass over its params; else scanned from raw.
+func outgoingName(method string, params any, raw jsontext.Value) string {
+	row := methodOf(method)
+	if row == nil || !row.target.inName() {
+		return ""
+	}
+	switch p := params.(type) {
+	case *CallToolParams:
+		if row.target == paramName {
+			return p.Name
+		}
+	case *GetPromptParams:
+		if row.target == paramName {
+			return p.Name
+		}
+	case *ReadResourceParams:
+		if row.target == paramURI {
+			return p.URI
+		}
+	}
+	return rowTargetName(row, &jsonrpc.Request{Method: method, Params: raw}, nil)
 }
 
 // input answers a server's request for input through the client

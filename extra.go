@@ -198,7 +198,8 @@ func (e *RequestHandlerExtra) ProtocolVersion() string {
 }
 
 // ClientInfo returns the client's self-reported implementation, or nil.
-// Informational only: never use it for authorization.
+// Informational only: never use it for authorization. Read-only: requests
+// that carried the same bytes may share it.
 func (e *RequestHandlerExtra) ClientInfo() *Implementation {
 	if e.ProtocolContext == nil {
 		return nil
@@ -209,6 +210,7 @@ func (e *RequestHandlerExtra) ClientInfo() *Implementation {
 // ClientCapabilities returns the client's self-reported capabilities (from
 // the legacy handshake or the modern per-request _meta), or nil when absent.
 // It never reads server-wide state and never fabricates a default.
+// Read-only: requests that carried the same bytes may share it.
 func (e *RequestHandlerExtra) ClientCapabilities() *ClientCapabilities {
 	if e.ProtocolContext == nil {
 		return nil
@@ -270,10 +272,13 @@ func (e *RequestHandlerExtra) SetResultMeta(meta map[string]any) {
 }
 
 // mergeResultMeta returns base with the keys set by SetResultMeta and then,
-// when info is not nil and no serverInfo key is there yet, info as
-// serverInfo. base is never written (a result, and so its _meta, may be
-// shared between requests): a new map is made when anything is added.
-func (e *RequestHandlerExtra) mergeResultMeta(base Meta, info *Implementation) Meta {
+// when info (a map of serverInfo alone, shared and never written) is not
+// nil and no serverInfo key is there yet, its serverInfo. base is never
+// written (a result, and so its _meta, may be shared between requests): a
+// new map is made when anything is added, except that info itself is
+// returned when it is the whole result (most modern results: no map to
+// make per result).
+func (e *RequestHandlerExtra) mergeResultMeta(base Meta, info Meta) Meta {
 	s := e.resultMeta
 	if s == nil {
 		return mergeMeta(base, nil, info)
@@ -284,7 +289,7 @@ func (e *RequestHandlerExtra) mergeResultMeta(base Meta, info *Implementation) M
 }
 
 // mergeMeta is mergeResultMeta with the keys set given.
-func mergeMeta(base Meta, set map[string]any, info *Implementation) Meta {
+func mergeMeta(base Meta, set map[string]any, info Meta) Meta {
 	addInfo := false
 	if info != nil {
 		_, inBase := base[MetaServerInfo]
@@ -294,6 +299,9 @@ func mergeMeta(base Meta, set map[string]any, info *Implementation) Meta {
 	if len(set) == 0 && !addInfo {
 		return base
 	}
+	if len(set) == 0 && len(base) == 0 {
+		return info // addInfo: serverInfo alone
+	}
 	n := len(base) + len(set)
 	if addInfo {
 		n++
@@ -302,7 +310,7 @@ func mergeMeta(base Meta, set map[string]any, info *Implementation) Meta {
 	maps.Copy(m, base)
 	maps.Copy(m, set)
 	if addInfo {
-		m[MetaServerInfo] = info
+		m[MetaServerInfo] = info[MetaServerInfo]
 	}
 	return m
 }

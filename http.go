@@ -312,7 +312,7 @@ func (h *StreamableHTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request
 		// The body read timeout runs from here, so that it also bounds
 		// what is left of the body of a request refused before reading.
 		body.pending = true
-		body.rc = http.NewResponseController(w)
+		body.rc = *http.NewResponseController(w)
 		if d := h.opts.BodyReadTimeout; d > 0 {
 			_ = body.rc.SetReadDeadline(time.Now().Add(d))
 		}

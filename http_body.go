@@ -14,7 +14,9 @@ import (
 // it would do so without a deadline, and a client sending a byte now and
 // then would hold the connection (and a graceful shutdown) indefinitely.
 type bodyState struct {
-	rc      *http.ResponseController
+	// rc is held by value: a *ResponseController was an allocation per
+	// request.
+	rc      http.ResponseController
 	pending bool // the request has a body not read to its end
 }
 

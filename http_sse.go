@@ -15,7 +15,7 @@ import (
 // by one goroutine at a time: the one serving the response.
 type sseWriter struct {
 	w            http.ResponseWriter
-	rc           *http.ResponseController
+	rc           http.ResponseController // by value: no allocation of its own
 	writeTimeout time.Duration
 	deadline     time.Time // the write deadline set last
 	buf          []byte
@@ -23,7 +23,19 @@ type sseWriter struct {
 }
 
 func newSSEWriter(w http.ResponseWriter, writeTimeout time.Duration) *sseWriter {
-	return &sseWriter{w: w, rc: http.NewResponseController(w), writeTimeout: writeTimeout}
+	return &sseWriter{w: w, rc: *http.NewResponseController(w), writeTimeout: writeTimeout}
+}
+
+// sseBufSize is the buffer an sseWriter starts with when it first
+// appends: the priming event and a small reply fit (appending them to an
+// empty buffer grew it four or five times).
+const sseBufSize = 512
+
+// grow gives s.buf room for n more bytes, at least sseBufSize.
+func (s *sseWriter) grow(n int) {
+	if cap(s.buf)-len(s.buf) < n {
+		s.buf = append(make([]byte, 0, max(sseBufSize, 2*cap(s.buf)+n)), s.buf...)
+	}
 }
 
 // start sends the status line and the SSE headers.
@@ -41,6 +53,7 @@ func (s *sseWriter) start(sessionID string) {
 
 // event appends one message event; data is a single-line JSON text.
 func (s *sseWriter) event(id string, data []byte) {
+	s.grow(len(id) + len(data) + 32)
 	if id != "" {
 		s.buf = append(s.buf, "id: "...)
 		s.buf = append(s.buf, id...)
@@ -54,6 +67,7 @@ func (s *sseWriter) event(id string, data []byte) {
 // eventSeq appends one message event whose id is eventID(stream, seq),
 // formatted in place.
 func (s *sseWriter) eventSeq(stream string, seq uint64, data []byte) {
+	s.grow(len(stream) + len(data) + 48)
 	s.buf = append(s.buf, "id: "...)
 	s.buf = append(s.buf, stream...)
 	s.buf = append(s.buf, '-')
@@ -66,6 +80,7 @@ func (s *sseWriter) eventSeq(stream string, seq uint64, data []byte) {
 // priming appends the SEP-1699 priming event: an id, the reconnection
 // delay and empty data.
 func (s *sseWriter) priming(id string, retry time.Duration) {
+	s.grow(len(id) + 48)
 	s.buf = append(s.buf, "id: "...)
 	s.buf = append(s.buf, id...)
 	s.buf = append(s.buf, "\nretry: "...)

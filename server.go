@@ -57,6 +57,12 @@ type Server struct {
 	// params it came from: a session whose params are byte-identical
 	// shares it instead of keeping its own copy (see initialize).
 	lastHandshake atomic.Pointer[keptHandshake]
+	// lastMeta is the latest modern request's client capabilities and
+	// info, decoded: requests that carry the same bytes share them.
+	lastMeta metaCache
+	// infoMeta is {serverInfo: &info}, the _meta of most modern results:
+	// shared by them, never written (see mergeResultMeta).
+	infoMeta Meta
 }
 
 // NewServer returns a Server. It fails only when opts are inconsistent
@@ -70,6 +76,7 @@ func NewServer(opts ServerOptions) (*Server, error) {
 	if s.info.Version == "" {
 		s.info.Version = "0.0.0"
 	}
+	s.infoMeta = Meta{MetaServerInfo: &s.info}
 	s.logger = opts.Logger
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)

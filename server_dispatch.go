@@ -137,7 +137,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request, env *requestE
 	}
 	meta := &rs.meta
 	rawMeta := rp.call.Meta
-	if !rp.ok || !rp.decodeMeta(meta) {
+	if !rp.ok || !rp.decodeMeta(meta, &s.lastMeta) {
 		*meta = requestMeta{}
 		var envl paramsEnvelope
 		if len(req.Params) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -32,7 +33,8 @@ type reqParams struct {
 	// metaOK: _meta is an object, whose members below were read.
 	metaOK bool
 	// infoDecoded: clientInfo is an object whose members json reads are
-	// all strings or null, decoded into infoVal as Unmarshal would.
+	// all strings or null, held raw in infoRaw (decodeMeta decodes them
+	// into infoVal as Unmarshal would, unless the server kept them).
 	infoDecoded bool
 	// nameIsStr, uriIsStr: name, uri are strings, decoded in nameStr, uriStr.
 	nameIsStr, uriIsStr bool
@@ -52,8 +54,11 @@ type reqParams struct {
 
 	// The values _meta's pointers refer to, so that decoding them takes
 	// no allocation of its own.
-	infoVal Implementation
-	capsVal ClientCapabilities
+	infoRaw    implRaw
+	infoVal    Implementation
+	capsVal    ClientCapabilities
+	versionVal string
+	levelVal   string
 }
 
 // paramScanner is a pooled JSON decoder over a byte slice. Its options are
@@ -237,7 +242,7 @@ func (rp *reqParams) scanMeta(sc *paramScanner, data []byte) bool {
 			if !ok {
 				return false
 			}
-			simple, ok := scanImplementation(sc, &rp.infoVal)
+			simple, ok := scanImplementation(sc, &rp.infoRaw)
 			if !ok {
 				return false
 			}
@@ -271,29 +276,34 @@ func (rp *reqParams) scanMeta(sc *paramScanner, data []byte) bool {
 	return sc.dec.PeekKind() == '}'
 }
 
+// implRaw holds the raw string (or null) members of an Implementation
+// that Unmarshal reads: name, title, version, description, websiteUrl.
+type implRaw [5]jsontext.Value
+
 // scanImplementation reads the members of an Implementation object, after
-// its '{' and up to (not including) its '}'. simple reports that every
-// member Unmarshal reads was a string or null, so that out holds what
-// Unmarshal would produce.
-func scanImplementation(sc *paramScanner, out *Implementation) (simple, ok bool) {
+// its '{' and up to (not including) its '}', keeping the raw values of
+// those Unmarshal reads in raw. simple reports that each of them was a
+// string or null (and there were no icons), so that decodeImplementation
+// gives what Unmarshal would produce.
+func scanImplementation(sc *paramScanner, raw *implRaw) (simple, ok bool) {
 	simple = true
 	for {
 		name, ok := sc.nextName()
 		if !ok {
 			break
 		}
-		var dst *string
+		i := -1
 		switch string(name) {
 		case "name":
-			dst = &out.Name
+			i = 0
 		case "title":
-			dst = &out.Title
+			i = 1
 		case "version":
-			dst = &out.Version
+			i = 2
 		case "description":
-			dst = &out.Description
+			i = 3
 		case "websiteUrl":
-			dst = &out.WebsiteURL
+			i = 4
 		case "icons":
 			simple = false
 		}
@@ -301,23 +311,31 @@ func scanImplementation(sc *paramScanner, out *Implementation) (simple, ok bool)
 		if !ok {
 			return false, false
 		}
-		if dst == nil {
+		if i < 0 {
 			continue
 		}
-		switch v.Kind() {
-		case 'n':
-			*dst = ""
-		case '"':
-			s, sok := stringValue(v)
-			if !sok {
-				simple = false
-			}
-			*dst = s
-		default:
+		if k := v.Kind(); k != 'n' && k != '"' {
 			simple = false
 		}
+		raw[i] = v
 	}
 	return simple, sc.dec.PeekKind() == '}'
+}
+
+// decodeImplementation decodes what scanImplementation kept into out;
+// false if a string does not decode (the caller then uses Unmarshal).
+func decodeImplementation(raw *implRaw, out *Implementation) bool {
+	*out = Implementation{}
+	for i, dst := range [...]*string{&out.Name, &out.Title, &out.Version, &out.Description, &out.WebsiteURL} {
+		if v := raw[i]; len(v) > 0 && v.Kind() == '"' {
+			s, ok := stringValue(v)
+			if !ok {
+				return false
+			}
+			*dst = s
+		}
+	}
+	return true
 }
 
 // stringValue decodes a raw JSON string.
@@ -392,10 +410,66 @@ func isEmptyObject(v jsontext.Value) bool {
 	return true
 }
 
+// metaCache keeps the latest client capabilities and client info that
+// modern requests carried, decoded, with the bytes they came from: a
+// client program sends the same ones with every request, and requests
+// whose bytes are equal share the decoded values (clientCaps,
+// clientInfo), as a legacy session's handshake is shared by the sessions
+// of the same program (Server.initialize). Shared values are read-only,
+// as RequestHandlerExtra.ClientCapabilities and ClientInfo are.
+type metaCache struct {
+	caps atomic.Pointer[keptCaps]
+	info atomic.Pointer[keptInfo]
+}
+
+// keptCaps and keptInfo are immutable once made.
+type keptCaps struct {
+	raw  []byte
+	caps ClientCapabilities
+}
+
+type keptInfo struct {
+	raw  []byte
+	info Implementation
+}
+
+// maxKeptMetaBytes: values longer than this are decoded every time.
+const maxKeptMetaBytes = 4 << 10
+
+// clientCaps decodes a modern request's clientCapabilities object raw, or
+// returns the kept value when raw is byte-identical to its bytes (decoding
+// them, maps and pointers, cost a dozen allocations and more instructions
+// than the rest of the params scan). mc may be nil: no sharing. nil when
+// raw does not decode.
+func clientCaps(raw jsontext.Value, mc *metaCache, scratch *ClientCapabilities) *ClientCapabilities {
+	var kept *atomic.Pointer[keptCaps]
+	if mc != nil {
+		kept = &mc.caps
+		if k := kept.Load(); k != nil && bytes.Equal(k.raw, raw) {
+			return &k.caps
+		}
+	}
+	if kept == nil || len(raw) > maxKeptMetaBytes {
+		*scratch = ClientCapabilities{}
+		if Unmarshal(raw, scratch) != nil {
+			return nil
+		}
+		return scratch
+	}
+	k := &keptCaps{raw: bytes.Clone(raw)}
+	if Unmarshal(raw, &k.caps) != nil {
+		return nil
+	}
+	kept.Store(k)
+	return &k.caps
+}
+
 // decodeMeta fills meta from the scanned _meta as Unmarshal into
 // requestMeta would. It reports false when it cannot be sure, and the
-// caller then decodes _meta the original way.
-func (rp *reqParams) decodeMeta(meta *requestMeta) bool {
+// caller then decodes _meta the original way. mc shares decoded client
+// capabilities and info between requests (metaCache); nil decodes them for
+// this request alone.
+func (rp *reqParams) decodeMeta(meta *requestMeta, mc *metaCache) bool {
 	if len(rp.call.Meta) == 0 {
 		return true
 	}
@@ -403,10 +477,10 @@ func (rp *reqParams) decodeMeta(meta *requestMeta) bool {
 		return false // not an object, or unreadable: the original path reports it
 	}
 	var ok bool
-	if meta.ProtocolVersion, ok = optString(rp.version); !ok {
+	if meta.ProtocolVersion, ok = optString(rp.version, &rp.versionVal); !ok {
 		return false
 	}
-	if meta.LogLevel, ok = optString(rp.level); !ok {
+	if meta.LogLevel, ok = optString(rp.level, &rp.levelVal); !ok {
 		return false
 	}
 	switch {
@@ -415,18 +489,15 @@ func (rp *reqParams) decodeMeta(meta *requestMeta) bool {
 		rp.capsVal = ClientCapabilities{}
 		meta.ClientCapabilities = &rp.capsVal
 	case rp.caps.Kind() == '{':
-		rp.capsVal = ClientCapabilities{}
-		if Unmarshal(rp.caps, &rp.capsVal) != nil {
+		if meta.ClientCapabilities = clientCaps(rp.caps, mc, &rp.capsVal); meta.ClientCapabilities == nil {
 			return false
 		}
-		meta.ClientCapabilities = &rp.capsVal
 	default:
 		return false
 	}
 	switch {
 	case len(rp.info) == 0, rp.info.Kind() == 'n':
-	case rp.infoDecoded:
-		meta.ClientInfo = &rp.infoVal
+	case rp.infoDecoded && rp.clientInfo(meta, mc):
 	case rp.info.Kind() == '{':
 		rp.infoVal = Implementation{}
 		if Unmarshal(rp.info, &rp.infoVal) != nil {
@@ -440,8 +511,38 @@ func (rp *reqParams) decodeMeta(meta *requestMeta) bool {
 	return true
 }
 
-// optString decodes a member of type *string: absent or null is nil.
-func optString(v jsontext.Value) (*string, bool) {
+// clientInfo sets meta.ClientInfo from a clientInfo object that
+// scanImplementation found simple: the kept value when rp.info is
+// byte-identical to its bytes (two or three strings fewer to allocate per
+// request), else decoded (and kept, when mc is not nil). false when a
+// string does not decode.
+func (rp *reqParams) clientInfo(meta *requestMeta, mc *metaCache) bool {
+	if mc != nil {
+		if k := mc.info.Load(); k != nil && bytes.Equal(k.raw, rp.info) {
+			meta.ClientInfo = &k.info
+			return true
+		}
+	}
+	if mc == nil || len(rp.info) > maxKeptMetaBytes {
+		if !decodeImplementation(&rp.infoRaw, &rp.infoVal) {
+			return false
+		}
+		meta.ClientInfo = &rp.infoVal
+		return true
+	}
+	k := &keptInfo{raw: bytes.Clone(rp.info)}
+	if !decodeImplementation(&rp.infoRaw, &k.info) {
+		return false
+	}
+	mc.info.Store(k)
+	meta.ClientInfo = &k.info
+	return true
+}
+
+// optString decodes a member of type *string: absent or null is nil,
+// else slot, which holds the string (a field of the reqParams: no
+// allocation of its own).
+func optString(v jsontext.Value, slot *string) (*string, bool) {
 	if len(v) == 0 || v.Kind() == 'n' {
 		return nil, true
 	}
@@ -449,7 +550,8 @@ func optString(v jsontext.Value) (*string, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &s, true
+	*slot = s
+	return slot, true
 }
 
 // target returns the member of the params that names what the method of

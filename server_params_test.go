@@ -75,7 +75,7 @@ func TestParamsScanSeeds(t *testing.T) {
 		var rp reqParams
 		rp.scan(jsontext.Value(s))
 		var m requestMeta
-		if !rp.ok || !rp.callOK || !rp.decodeMeta(&m) {
+		if !rp.ok || !rp.callOK || !rp.decodeMeta(&m, nil) {
 			t.Errorf("%s: not scanned (ok %v, callOK %v)", s, rp.ok, rp.callOK)
 		}
 	}
@@ -113,7 +113,7 @@ func checkScan(t *testing.T, method string, params jsontext.Value) {
 		t.Errorf("%q: raw _meta %q, want %q", params, rp.call.Meta, envl.Meta)
 	}
 	var gotMeta requestMeta
-	if rp.decodeMeta(&gotMeta) {
+	if rp.decodeMeta(&gotMeta, nil) {
 		if !metaOK {
 			t.Errorf("%q: _meta decoded where Unmarshal fails", params)
 		} else if !reflect.DeepEqual(normMeta(gotMeta), normMeta(wantMeta)) {
@@ -213,4 +213,51 @@ func peekReference(method string, params jsontext.Value) (out peekedRequest, mod
 		}
 	}
 	return out, modern
+}
+
+// TestDecodeMetaSharesCapabilities: modern requests that carry the same
+// clientCapabilities (or clientInfo) bytes share one decoded value; the
+// value is what a decode of this request alone gives, whatever came
+// before.
+func TestDecodeMetaSharesCapabilities(t *testing.T) {
+	var kept metaCache
+	infos := []string{`{"name":"c","version":"1"}`, `{"name":"caf\u00e9","title":null,"version":"2","websiteUrl":"https://x"}`, `{"name":"c","icons":[]}`, `{"name":5}`}
+	n := 0
+	withCaps := func(caps string) string {
+		n++
+		info := infos[n/3%len(infos)]
+		return `{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `,"io.modelcontextprotocol/clientInfo":` + info + `}}`
+	}
+	capsA := `{"elicitation":{"form":{},"url":{}},"roots":{},"sampling":{"tools":{}}}`
+	capsB := `{"roots":{"listChanged":true},"extensions":{"io.modelcontextprotocol/ui":{"mimeTypes":["text/html;profile=mcp-app"]}}}`
+	var first *ClientCapabilities
+	var prevInfo *Implementation
+	for i, caps := range []string{capsA, capsA, capsB, capsA, `{"roots":5}`, capsA, `{}`, capsA, capsA, capsB, capsB, capsA, capsA, capsA} {
+		params := jsontext.Value(withCaps(caps))
+		var alone, shared requestMeta
+		var rp1, rp2 reqParams
+		rp1.scan(params)
+		rp2.scan(params)
+		okAlone := rp1.decodeMeta(&alone, nil)
+		okShared := rp2.decodeMeta(&shared, &kept)
+		if okAlone != okShared {
+			t.Fatalf("%d %s: decoded %v alone, %v shared", i, caps, okAlone, okShared)
+		}
+		if !okAlone {
+			continue
+		}
+		if !reflect.DeepEqual(normMeta(alone), normMeta(shared)) {
+			t.Errorf("%d %s:\n shared %+v\n alone  %+v", i, caps, normMeta(shared), normMeta(alone))
+		}
+		if caps == capsA {
+			if i == 1 && shared.ClientCapabilities != first {
+				t.Errorf("the same capabilities twice in a row were decoded twice")
+			}
+			first = shared.ClientCapabilities
+		}
+		if i == 1 && shared.ClientInfo != prevInfo {
+			t.Errorf("the same client info twice in a row was decoded twice")
+		}
+		prevInfo = shared.ClientInfo
+	}
 }

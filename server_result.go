@@ -107,9 +107,9 @@ func (s *Server) finishResult(res Result, env *requestEnv, rs *reqState, era Era
 		}
 	}
 	f := res.resultFields()
-	var info *Implementation
+	var info Meta
 	if modern {
-		info = &s.info
+		info = s.infoMeta
 	}
 	// SetResultMeta keys (from the handler or a middleware) go on every
 	// result, input_required included.

@@ -1,10 +1,11 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"maps"
+	"io"
 	"strings"
 	"time"
 
@@ -164,10 +165,12 @@ func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err er
 }
 
 // forwardMeta is the request's _meta as passed upstream: every member
-// except those the client manages.
-func forwardMeta(req *pmcp.Request) pmcp.Meta {
+// except those the client manages. fp, when not nil, is the request's
+// params as decodeFeatureParams read them: when it found that _meta (the
+// same bytes) has only managed members, _meta is not read again.
+func forwardMeta(req *pmcp.Request, fp *featureParams) pmcp.Meta {
 	raw := req.Extra.RequestMeta
-	if len(raw) == 0 || onlyManaged(raw) {
+	if len(raw) == 0 || fp != nil && fp.metaManaged && sameBytes(fp.meta, raw) || onlyManaged(raw) {
 		return nil
 	}
 	var m map[string]jsontext.Value
@@ -190,18 +193,18 @@ func forwardMeta(req *pmcp.Request) pmcp.Meta {
 // resultMeta is an upstream result's _meta as passed downstream: without
 // the serverInfo a modern upstream names itself with in every result, so
 // that a modern client learns the bridge's (its server adds its own) and a
-// legacy one gets no member of the other era. The upstream's map is not
-// written.
+// legacy one gets no member of the other era. m is written: every caller
+// passes the map of a result the client session has just decoded for it
+// alone (a copy cost two allocations on every modern upstream's call).
 func resultMeta(m pmcp.Meta) pmcp.Meta {
 	if _, ok := m[pmcp.MetaServerInfo]; !ok {
 		return m
 	}
-	out := maps.Clone(m)
-	delete(out, pmcp.MetaServerInfo)
-	if len(out) == 0 {
+	delete(m, pmcp.MetaServerInfo)
+	if len(m) == 0 {
 		return nil
 	}
-	return out
+	return m
 }
 
 // unknownName is the answer to a tools/call or prompts/get of a name the
@@ -222,13 +225,173 @@ type featureParams struct {
 	Cursor    string         `json:"cursor"`
 	Task      jsontext.Value `json:"task"`
 	mrtrParams
+	// meta is the _meta object the scan found (a sub-slice of the params),
+	// metaManaged whether all its members are the client's own, written
+	// without escapes (onlyManaged's answer).
+	meta        jsontext.Value
+	metaManaged bool
+}
+
+// sameBytes reports whether a and b are the same slice of memory.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
+}
+
+// decodeFeatureParams decodes a request's params into fp as pmcp.Unmarshal
+// does. The common params (string or null name, uri, cursor and
+// requestState, raw arguments and task, no inputResponses) are read in
+// one pass of the pooled scanner, without the reflection of a decode:
+// the proxy reads every forwarded request's params. A name or uri equal
+// to known (the server's Request.Name) is that string, not a copy.
+// Anything else (an
+// escaped member name, a member of another type, inputResponses, invalid
+// JSON, duplicate names) is decoded by pmcp.Unmarshal, which reports it.
+func decodeFeatureParams(raw jsontext.Value, known string, fp *featureParams) error {
+	if scanFeatureParams(raw, known, fp) {
+		return nil
+	}
+	*fp = featureParams{}
+	return pmcp.Unmarshal(raw, fp)
+}
+
+// scanFeatureParams is decodeFeatureParams' one pass; false when it cannot
+// be sure to read raw as the decode would.
+func scanFeatureParams(raw jsontext.Value, known string, fp *featureParams) bool {
+	sc := scan(raw)
+	defer sc.done()
+	d := &sc.dec
+	if !enterObject(d) {
+		return false
+	}
+	for d.PeekKind() == '"' {
+		name, err := d.ReadValue()
+		if err != nil || bytes.IndexByte(name, '\\') >= 0 {
+			return false // an escaped name: the decode unescapes it
+		}
+		if string(name) == `"_meta"` && d.PeekKind() == '{' {
+			if !scanMeta(raw, d, fp) {
+				return false
+			}
+			continue
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return false
+		}
+		var ok bool
+		switch string(name[1 : len(name)-1]) {
+		case "name":
+			fp.Name, ok = scannedString(v, known)
+		case "uri":
+			fp.URI, ok = scannedString(v, known)
+		case "cursor":
+			fp.Cursor, ok = scannedString(v, "")
+		case "arguments":
+			fp.Arguments, ok = bytes.Clone(v), true
+		case "task":
+			fp.Task, ok = bytes.Clone(v), true
+		case "requestState":
+			fp.RequestState, ok = nil, true
+			if v.Kind() != 'n' {
+				var s string
+				if s, ok = scannedString(v, ""); ok {
+					fp.RequestState = &s
+				}
+			}
+		case "inputResponses":
+			ok = v.Kind() == 'n' // a map: decoded by Unmarshal
+			fp.InputResponses = nil
+		default:
+			ok = true // not read, as by Unmarshal
+		}
+		if !ok {
+			return false
+		}
+	}
+	return leaveTop(d)
+}
+
+// enterObject reads the '{' that d must be at.
+func enterObject(d *jsontext.Decoder) bool {
+	if d.PeekKind() != '{' {
+		return false
+	}
+	_, err := d.ReadToken()
+	return err == nil
+}
+
+// leaveTop reads the '}' of the top-level object d is in and checks that
+// nothing follows it.
+func leaveTop(d *jsontext.Decoder) bool {
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	_, err := d.ReadToken()
+	return err == io.EOF
+}
+
+// scanMeta reads the _meta object that d is at, noting in fp where it
+// lies in raw and whether its members are all managed ones (see
+// onlyManaged).
+func scanMeta(raw []byte, d *jsontext.Decoder, fp *featureParams) bool {
+	start := int(d.InputOffset())
+	for start < len(raw) && raw[start] != '{' {
+		start++ // the whitespace and colon after the name
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	managed := true
+	for d.PeekKind() == '"' {
+		name, err := d.ReadValue()
+		if err != nil {
+			return false
+		}
+		if n := name[1 : len(name)-1]; bytes.IndexByte(n, '\\') >= 0 || string(n) != "progressToken" && !bytes.HasPrefix(n, []byte("io.modelcontextprotocol/")) {
+			managed = false
+		}
+		if d.SkipValue() != nil {
+			return false
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false
+	}
+	end := int(d.InputOffset())
+	fp.meta, fp.metaManaged = raw[start:end:end], managed
+	return true
+}
+
+// scannedString decodes a raw string or null (""), as Unmarshal into a
+// string does (known when that is the string); false for any other value.
+func scannedString(v jsontext.Value, known string) (string, bool) {
+	switch v.Kind() {
+	case 'n':
+		return "", true
+	case '"':
+		if bytes.IndexByte(v, '\\') < 0 {
+			if s := v[1 : len(v)-1]; string(s) == known {
+				return known, true
+			}
+			return string(v[1 : len(v)-1]), true
+		}
+		b, err := jsontext.AppendUnquote(nil, v)
+		return string(b), err == nil
+	}
+	return "", false
 }
 
 // call forwards tools/call, prompts/get and resources/read, the requests
 // that may ask for input.
 func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error) {
-	var fp featureParams
-	if err := pmcp.Unmarshal(req.Params, &fp); err != nil {
+	// The params and the first round live as long as the call, in one
+	// allocation.
+	c := &struct {
+		fp featureParams
+		r  round
+	}{}
+	fp := &c.fp
+	if err := decodeFeatureParams(req.Params, req.Name, fp); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
 	target := fp.Name
@@ -239,12 +402,13 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing name or uri"}
 	}
 	modern := req.Extra.Era() == pmcp.EraModern
-	task, ttl, err := wantsTask(req, &fp)
+	task, ttl, err := wantsTask(req, fp)
 	if err != nil {
 		return nil, err
 	}
 	b := &lazyBinding{req: req, target: target, args: fp.Arguments}
-	r := &round{progress: req.Extra.ProgressReporter, log: req.Extra.LogSink, level: req.Extra.EffectiveLogLevel()}
+	r := &c.r
+	*r = round{progress: req.Extra.ProgressReporter, log: req.Extra.LogSink, level: req.Extra.EffectiveLogLevel()}
 	if modern && fp.RequestState != nil {
 		j, err := p.resume(b.get(), &fp.mrtrParams, r)
 		if err != nil {
@@ -265,10 +429,10 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 		}
 		ups, name = []*upstream{up}, n
 	}
-	meta := forwardMeta(req)
+	meta := forwardMeta(req, fp)
 	var first error
 	for _, up := range ups {
-		res, err := p.callOne(ctx, req, up, name, &fp, meta, r, modern, b, task, ttl)
+		res, err := p.callOne(ctx, req, up, name, fp, meta, r, modern, b, task, ttl)
 		if err == nil || len(ups) == 1 {
 			if name != target && req.Method == pmcp.MethodResourcesRead && notFound(err, name) {
 				return nil, errNoSuchURI // a namespaced view its owner lacks

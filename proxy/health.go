@@ -133,9 +133,13 @@ func (p *Proxy) probe(ctx context.Context, up *upstream) {
 // error down, except the caller's own cancellation, which says nothing of
 // the upstream.
 func (p *Proxy) observe(ctx context.Context, up *upstream, err error) {
-	var je *jsonrpc.Error
+	if err == nil {
+		p.setHealth(up, nil)
+		return
+	}
+	var je *jsonrpc.Error // allocated: only on an error
 	switch {
-	case err == nil || errors.As(err, &je):
+	case errors.As(err, &je):
 		p.setHealth(up, nil)
 	case ctx.Err() == nil:
 		p.setHealth(up, err)

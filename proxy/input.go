@@ -33,12 +33,17 @@ import (
 // rounds and a legacy upstream's server-to-client requests both reach the
 // client handlers of the slot, which call job.ask.
 type job struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	asks   chan *ask
-	done   chan struct{}
-	res    pmcp.Result
-	err    error
+	// ctx is jc: the call's context, which carries the job (jobKey).
+	ctx  context.Context
+	jc   jobCtx
+	stop context.CancelCauseFunc
+	// sl and call are what the pool's goroutine runs (Proxy.runJob).
+	sl   *slot
+	call func(ctx context.Context, j *job) (pmcp.Result, error)
+	asks chan *ask
+	done chan struct{}
+	res  pmcp.Result
+	err  error
 	// round is the downstream request currently waiting for the job: its
 	// progress and log sinks. Nil while parked.
 	round atomic.Pointer[round]
@@ -50,6 +55,24 @@ type job struct {
 }
 
 type jobKey struct{}
+
+// jobCtx is a job's context: its cancelable context, whose value for
+// jobKey is the job. Kept in the job, it costs no allocation of its own
+// (context.WithValue did, on every call).
+type jobCtx struct {
+	context.Context
+	j *job
+}
+
+func (c *jobCtx) Value(key any) any {
+	if _, ok := key.(jobKey); ok {
+		return c.j
+	}
+	return c.Context.Value(key)
+}
+
+// cancel ends the job's call.
+func (j *job) cancel() { j.stop(context.Canceled) }
 
 // round is what the current downstream request offers the upstream call.
 type round struct {
@@ -131,23 +154,27 @@ func (p *Proxy) startJob(parent context.Context, sl *slot, r *round, call func(c
 	if p.closed { // Close waits for the jobs: none may start after it
 		return nil, fmt.Errorf("%w: the proxy is closed", ErrUpstreamGone)
 	}
-	ctx, cancel := context.WithCancelCause(parent)
-	j := &job{asks: make(chan *ask), done: make(chan struct{})}
-	j.ctx = context.WithValue(ctx, jobKey{}, j)
-	j.cancel = func() { cancel(context.Canceled) }
+	ctx, stop := context.WithCancelCause(parent)
+	j := &job{stop: stop, sl: sl, call: call, asks: make(chan *ask), done: make(chan struct{})}
+	j.jc = jobCtx{Context: ctx, j: j}
+	j.ctx = &j.jc
 	j.round.Store(r)
 	sl.addJob(j)
 	p.jobs.Add(1)
-	p.workers.Go(func() {
-		defer p.jobs.Done()
-		j.res, j.err = call(j.ctx, j)
-		// Leave the slot first: from now on no request may be routed here.
-		sl.removeJob(j)
-		p.endJob(j)
-		close(j.done)
-		cancel(nil)
-	})
+	p.workers.Go(j)
 	return j, nil
+}
+
+// runJob runs a job's call on a goroutine of the pool.
+func (p *Proxy) runJob(j *job) {
+	defer p.jobs.Done()
+	j.res, j.err = j.call(j.ctx, j)
+	j.call = nil
+	// Leave the slot first: from now on no request may be routed here.
+	j.sl.removeJob(j)
+	p.endJob(j)
+	close(j.done)
+	j.stop(nil)
 }
 
 // endJob hands back the guessed requests for input still parked on the

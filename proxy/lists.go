@@ -16,7 +16,7 @@ import (
 
 func (p *Proxy) cursor(req *pmcp.Request) (string, error) {
 	var fp featureParams
-	if err := pmcp.Unmarshal(req.Params, &fp); err != nil {
+	if err := decodeFeatureParams(req.Params, "", &fp); err != nil {
 		return "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
 	if fp.Cursor != "" && len(p.upstreams()) > 1 {
@@ -267,7 +267,7 @@ func (p *Proxy) complete(ctx context.Context, req *pmcp.Request) (pmcp.Result, e
 		}
 	}
 	var opts []pmcp.CallOption
-	if m := forwardMeta(req); m != nil {
+	if m := forwardMeta(req, nil); m != nil {
 		opts = append(opts, pmcp.WithMeta(m))
 	}
 	var first error

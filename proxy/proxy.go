@@ -258,7 +258,7 @@ type Proxy struct {
 	// workers run the jobs on goroutines that keep the stack a call grew
 	// (encoding the upstream request's params grows a new goroutine's
 	// stack two or three times).
-	workers *workpool.Pool[func()]
+	workers *workpool.Pool[*job]
 	parked  parking
 	pumps   pumps
 	// filtered is set when tool globs apply or Options.AnswerUnknown (see unknownName).
@@ -315,7 +315,8 @@ func New(opts Options) (*Proxy, error) {
 	if sep == "" {
 		sep = DefaultSeparator
 	}
-	p := &Proxy{opts: opts, sep: sep, slots: make(map[slotKey]*slot), probing: make(chan struct{}, 1), workers: workpool.New(func(job func()) { job() }, workpool.Options{Keep: 16, MaxIdle: 1024, Linger: 10 * time.Second})}
+	p := &Proxy{opts: opts, sep: sep, slots: make(map[slotKey]*slot), probing: make(chan struct{}, 1)}
+	p.workers = workpool.New(p.runJob, workpool.Options{Keep: 16, MaxIdle: 1024, Linger: 10 * time.Second})
 	ups, err := p.build(opts.Upstreams)
 	if err != nil {
 		return nil, err
@@ -570,7 +571,8 @@ func (p *Proxy) slotFor(req *pmcp.Request, up *upstream) (*slot, error) {
 	}
 	sl = &slot{p: p, up: up, hdr: hdr, used: p.useSeq}
 	if !key.sess.IsZero() {
-		if !req.Extra.OnSessionEnd(func() { p.dropSlot(key) }) {
+		k := key // a copy: capturing key would put it on the heap for every call
+		if !req.Extra.OnSessionEnd(func() { p.dropSlot(k) }) {
 			// The session holds too many end functions: share instead of
 			// leaking a per-session upstream.
 			key.sess = pmcp.SessionKey{}
