@@ -41,3 +41,39 @@ func String(data []byte, i int) int {
 		i++
 	}
 }
+
+// Value returns the index just past the value that starts at data[i]
+// (its first byte, not whitespace): past the closing quote of a string,
+// the bracket closing an object or array, or the last byte of a literal
+// or number. It returns len(data) when the value does not end.
+func Value(data []byte, i int) int {
+	if i >= len(data) {
+		return len(data)
+	}
+	switch data[i] {
+	case '"':
+		return min(String(data, i+1)+1, len(data))
+	case '{', '[':
+		depth := 0
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case '"':
+				i = String(data, i+1)
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(data)
+	}
+	for ; i < len(data); i++ {
+		switch data[i] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return i
+		}
+	}
+	return len(data)
+}
