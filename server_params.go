@@ -142,9 +142,18 @@ func (sc *paramScanner) nextName() (name []byte, ok bool) {
 	if sc.peek() != '"' {
 		return nil, false
 	}
-	raw, ok := sc.value()
-	if !ok {
-		return nil, false
+	var raw []byte
+	if sc.validated {
+		start := sc.pos
+		sc.pos = min(jsonskip.String(sc.data, start+1)+1, len(sc.data))
+		if raw = sc.data[start:sc.pos]; len(raw) < 2 {
+			return nil, false
+		}
+	} else {
+		var err error
+		if raw, err = sc.dec.ReadValue(); err != nil {
+			return nil, false
+		}
 	}
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return raw[1 : len(raw)-1], true
@@ -222,18 +231,30 @@ func (sc *paramScanner) peek() jsontext.Kind {
 		return sc.dec.PeekKind()
 	}
 	for ; sc.pos < len(sc.data); sc.pos++ {
-		switch c := sc.data[sc.pos]; c {
-		case ' ', '\t', '\n', '\r', ',', ':':
-		case '"', '{', '}', '[', ']', 'n', 't', 'f':
-			return jsontext.Kind(c)
-		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-			return '0'
-		default:
-			return 0
+		if k := tokenKinds[sc.data[sc.pos]]; k != skipByte {
+			return k
 		}
 	}
 	return 0
 }
+
+// skipByte marks in tokenKinds the bytes peek steps over.
+const skipByte jsontext.Kind = 1
+
+// tokenKinds is the jsontext.Kind of the token each byte starts (0: none),
+// or skipByte for whitespace and separators.
+var tokenKinds = func() (t [256]jsontext.Kind) {
+	for _, c := range []byte(" \t\n\r,:") {
+		t[c] = skipByte
+	}
+	for _, c := range []byte(`"{}[]ntf`) {
+		t[c] = jsontext.Kind(c)
+	}
+	for _, c := range []byte("-0123456789") {
+		t[c] = '0'
+	}
+	return t
+}()
 
 // scan reads params (a raw JSON object, or nothing) in one pass: the
 // members of params, of _meta and of its clientInfo.
