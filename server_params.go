@@ -691,7 +691,15 @@ func (rp *reqParams) peek(method string) peekedRequest {
 	out := peekedRequest{row: methodOf(method)}
 	if rp.ok && rp.present {
 		out.paramsParse = true
-		out.name, _ = rp.target(out.row)
+		out.name, out.nameStr = rp.target(out.row)
+		if out.row != nil {
+			switch out.row.target {
+			case paramName:
+				out.nameIsStr = rp.nameIsStr
+			case paramURI:
+				out.nameIsStr = rp.uriIsStr
+			}
+		}
 		if rp.metaOK {
 			if rp.version.Kind() == '"' {
 				out.version, out.hasVersion = stringValue(rp.version)

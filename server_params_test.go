@@ -211,6 +211,13 @@ func checkPeek(t *testing.T, rp *reqParams, method string, params jsontext.Value
 		got.paramsParse != want.paramsParse || !bytes.Equal(got.name, want.name) || (got.name == nil) != (want.name == nil) {
 		t.Errorf("%s %q: peek %+v modern=%v, want %+v modern=%v", method, params, got, gotModern, want, wantModern)
 	}
+	// The Mcp-Name check reads the decoded name instead of decoding it.
+	var body string
+	if ok := got.name.Kind() == '"' && json.Unmarshal(got.name, &body) == nil; got.nameIsStr && (!ok || got.nameStr != body) {
+		t.Errorf("%s %q: peeked name %q, want %q (decodes: %v)", method, params, got.nameStr, body, ok)
+	} else if ok && !got.nameIsStr && got.row != nil && got.row.target != paramTaskID {
+		t.Errorf("%s %q: name %q not decoded", method, params, body)
+	}
 }
 
 // peekReference reads the members the transport needs with json.Unmarshal
