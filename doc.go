@@ -84,7 +84,8 @@
 //     on the way is a named value of the one refusal table, written by its
 //     one writer (http_refusals.go).
 //  2. servePost (http.go) reads the bounded body (http_body.go), decodes
-//     it, scans the params once (reqParams.scan, server_params.go) and
+//     it, scans the params once (reqParams.scanValidated, server_params.go:
+//     without validating them again) and
 //     decides the era (classify, era.go), stored in the request's state.
 //  3. The era's half: legacyPost (http_legacy.go; GET, DELETE and
 //     resumption in http_legacy_stream.go) or serveModern (http_modern.go).
@@ -147,7 +148,8 @@
 //     internal/rpcconn (the engine under stream transports),
 //     internal/workpool (the goroutines that serve its requests and the
 //     proxy's calls), internal/schema (JSON Schema inference and
-//     validation). Modules of their own: otel,
+//     validation), internal/jsonskip (where JSON strings and values end,
+//     for the depth pre-scan and for params already validated). Modules of their own: otel,
 //     redis, cmd/pmcp, interop, bench.
 //
 // # Scopes

@@ -410,9 +410,10 @@ func (h *StreamableHTTPHandler) servePost(w http.ResponseWriter, r *http.Request
 		h.legacyClientResponse(w, r, m, auth)
 	case *jsonrpc.Request:
 		// The params are read once here, for the transport and for the
-		// dispatcher (see server_params.go).
+		// dispatcher (see server_params.go), without validating them
+		// again: Decode has.
 		rs := new(reqState)
-		rs.params.scan(m.Params)
+		rs.params.scanValidated(m.Params)
 		rs.env.state = rs
 		rs.env.httpReq = r
 		rs.env.params = &rs.params

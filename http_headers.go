@@ -67,11 +67,15 @@ func mismatch(format string, args ...any) error {
 
 // peekedRequest is what the transport learnt from one request's params.
 type peekedRequest struct {
-	version     string // _meta protocolVersion when it is a string
-	hasVersion  bool
-	name        jsontext.Value // the target (params.name, uri or taskId), raw
-	row         *methodRow     // the method's row, nil when it has none
-	paramsParse bool           // params were an object and parsed
+	version    string // _meta protocolVersion when it is a string
+	hasVersion bool
+	name       jsontext.Value // the target (params.name, uri or taskId), raw
+	// nameStr is name decoded when nameIsStr: a tool or prompt name or a
+	// resource URI that is a string, as the params scan decoded it.
+	nameStr     string
+	nameIsStr   bool
+	row         *methodRow // the method's row, nil when it has none
+	paramsParse bool       // params were an object and parsed
 }
 
 func present(v jsontext.Value) bool { return len(v) > 0 && v.Kind() != 'n' }
@@ -104,8 +108,10 @@ func checkStandardHeaders(h http.Header, method string, pk *peekedRequest) error
 		return nil
 	}
 	hv, hasHeader := headerValue(h, headerName)
-	var body string
-	hasBody := pk.name.Kind() == '"' && json.Unmarshal(pk.name, &body) == nil
+	body, hasBody := pk.nameStr, pk.nameIsStr
+	if !hasBody && pk.name.Kind() == '"' { // a task id: not decoded by the scan
+		hasBody = json.Unmarshal(pk.name, &body) == nil
+	}
 	switch {
 	case !hasHeader && !hasBody:
 		return nil // the dispatcher reports the missing name

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/jsonskip"
 )
 
 // This file holds the one-pass reading of a request's params that the hot
@@ -61,18 +62,33 @@ type reqParams struct {
 	levelVal   string
 }
 
-// paramScanner is a pooled JSON decoder over a byte slice. Its options are
-// jsontext's defaults, as strict as json.Unmarshal: invalid JSON, invalid
-// UTF-8 and duplicate names stop the scan.
+// paramScanner is a pooled JSON reader over a byte slice, in one of two
+// modes.
+//
+// By default it reads with a jsontext.Decoder whose options are jsontext's
+// defaults, as strict as json.Unmarshal: invalid JSON, invalid UTF-8 and
+// duplicate names stop the scan.
+//
+// validated (scanValidated) is for bytes a decoder as strict has already
+// read whole: the params of a message jsonrpc.Decode returned. Validating
+// them again cost as much as the rest of the request's JSON; the scanner
+// then only finds where names and values end (jsonskip), which gives the
+// same names and raw values on valid JSON. server_params_test.go checks
+// the two modes against each other.
 type paramScanner struct {
 	buf     bytes.Buffer
 	dec     jsontext.Decoder
 	scratch []byte
+
+	validated bool
+	data      []byte // validated mode: the input, read from pos
+	pos       int
 }
 
 var paramScannerPool = sync.Pool{New: func() any { return new(paramScanner) }}
 
 func (sc *paramScanner) release() {
+	sc.validated, sc.data, sc.pos = false, nil, 0
 	sc.buf = bytes.Buffer{}
 	sc.dec.Reset(&sc.buf) // drop the reference to the data
 	if cap(sc.scratch) > 1<<10 {
@@ -84,6 +100,14 @@ func (sc *paramScanner) release() {
 // begin resets the scanner to data and reads the '{' it must start with.
 // Raw values read afterwards are sub-slices of data.
 func (sc *paramScanner) begin(data []byte) bool {
+	if sc.validated {
+		sc.data, sc.pos = data, 0
+		if sc.peek() != '{' {
+			return false
+		}
+		sc.pos++
+		return true
+	}
 	sc.buf = *bytes.NewBuffer(data)
 	sc.dec.Reset(&sc.buf)
 	d := &sc.dec
@@ -97,6 +121,13 @@ func (sc *paramScanner) begin(data []byte) bool {
 // end reads the '}' of the top-level object and checks that nothing
 // follows.
 func (sc *paramScanner) end() bool {
+	if sc.validated {
+		if sc.peek() != '}' {
+			return false
+		}
+		sc.pos++
+		return sc.peek() == 0 && sc.pos == len(sc.data)
+	}
 	if _, err := sc.dec.ReadToken(); err != nil {
 		return false
 	}
@@ -108,12 +139,21 @@ func (sc *paramScanner) end() bool {
 // and valid until the next call; ok is false at the end of the object
 // (and on an error, which the next read reports again).
 func (sc *paramScanner) nextName() (name []byte, ok bool) {
-	if sc.dec.PeekKind() != '"' {
+	if sc.peek() != '"' {
 		return nil, false
 	}
-	raw, err := sc.dec.ReadValue()
-	if err != nil {
-		return nil, false
+	var raw []byte
+	if sc.validated {
+		start := sc.pos
+		sc.pos = min(jsonskip.String(sc.data, start+1)+1, len(sc.data))
+		if raw = sc.data[start:sc.pos]; len(raw) < 2 {
+			return nil, false
+		}
+	} else {
+		var err error
+		if raw, err = sc.dec.ReadValue(); err != nil {
+			return nil, false
+		}
 	}
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return raw[1 : len(raw)-1], true
@@ -124,6 +164,15 @@ func (sc *paramScanner) nextName() (name []byte, ok bool) {
 
 // value reads the next value, capacity-clipped.
 func (sc *paramScanner) value() (jsontext.Value, bool) {
+	if sc.validated {
+		if k := sc.peek(); k == 0 || k == '}' || k == ']' {
+			return nil, false
+		}
+		start := sc.pos
+		sc.pos = jsonskip.Value(sc.data, start)
+		v := sc.data[start:sc.pos]
+		return v[:len(v):len(v)], true
+	}
 	v, err := sc.dec.ReadValue()
 	if err != nil {
 		return nil, false
@@ -134,6 +183,13 @@ func (sc *paramScanner) value() (jsontext.Value, bool) {
 // descend reads the '{' of the object value that follows a member name
 // and returns the offset in data where that value starts.
 func (sc *paramScanner) descend(data []byte) (start int, ok bool) {
+	if sc.validated {
+		if sc.peek() != '{' {
+			return 0, false
+		}
+		sc.pos++
+		return sc.pos - 1, true
+	}
 	start = int(sc.dec.InputOffset())
 	for start < len(data) {
 		c := data[start]
@@ -151,6 +207,14 @@ func (sc *paramScanner) descend(data []byte) (start int, ok bool) {
 // ascend reads the '}' of a nested object and returns the object, from
 // start, as a raw value.
 func (sc *paramScanner) ascend(data []byte, start int) (jsontext.Value, bool) {
+	if sc.validated {
+		if sc.peek() != '}' {
+			return nil, false
+		}
+		sc.pos++
+		v := jsontext.Value(data[start:sc.pos])
+		return v[:len(v):len(v)], true
+	}
 	if _, err := sc.dec.ReadToken(); err != nil {
 		return nil, false
 	}
@@ -158,9 +222,51 @@ func (sc *paramScanner) ascend(data []byte, start int) (jsontext.Value, bool) {
 	return v[:len(v):len(v)], true
 }
 
+// peek returns the kind of the next token, as jsontext.Decoder.PeekKind
+// does: 0 at the end of the input (or on an error, in the decoder's mode).
+// In validated mode it steps over the separators (',' and ':') and the
+// whitespace before the token.
+func (sc *paramScanner) peek() jsontext.Kind {
+	if !sc.validated {
+		return sc.dec.PeekKind()
+	}
+	for ; sc.pos < len(sc.data); sc.pos++ {
+		if k := tokenKinds[sc.data[sc.pos]]; k != skipByte {
+			return k
+		}
+	}
+	return 0
+}
+
+// skipByte marks in tokenKinds the bytes peek steps over.
+const skipByte jsontext.Kind = 1
+
+// tokenKinds is the jsontext.Kind of the token each byte starts (0: none),
+// or skipByte for whitespace and separators.
+var tokenKinds = func() (t [256]jsontext.Kind) {
+	for _, c := range []byte(" \t\n\r,:") {
+		t[c] = skipByte
+	}
+	for _, c := range []byte(`"{}[]ntf`) {
+		t[c] = jsontext.Kind(c)
+	}
+	for _, c := range []byte("-0123456789") {
+		t[c] = '0'
+	}
+	return t
+}()
+
 // scan reads params (a raw JSON object, or nothing) in one pass: the
 // members of params, of _meta and of its clientInfo.
-func (rp *reqParams) scan(params jsontext.Value) {
+func (rp *reqParams) scan(params jsontext.Value) { rp.scanMode(params, false) }
+
+// scanValidated is scan for params that a strict decoder has read whole
+// already, without error: those of a message jsonrpc.Decode returned
+// (its raw Params, as they are). It gives scan's result without
+// validating them again (paramScanner).
+func (rp *reqParams) scanValidated(params jsontext.Value) { rp.scanMode(params, true) }
+
+func (rp *reqParams) scanMode(params jsontext.Value, validated bool) {
 	*rp = reqParams{}
 	if len(params) == 0 {
 		rp.ok = true
@@ -169,6 +275,7 @@ func (rp *reqParams) scan(params jsontext.Value) {
 	}
 	rp.present = true
 	sc := paramScannerPool.Get().(*paramScanner)
+	sc.validated = validated
 	rp.ok = rp.scanParams(sc, params)
 	sc.release()
 	if !rp.ok {
@@ -188,7 +295,7 @@ func (rp *reqParams) scanParams(sc *paramScanner, data []byte) bool {
 		if !ok {
 			break
 		}
-		if string(name) == "_meta" && sc.dec.PeekKind() == '{' {
+		if string(name) == "_meta" && sc.peek() == '{' {
 			start, ok := sc.descend(data)
 			if !ok || !rp.scanMeta(sc, data) {
 				return false
@@ -237,7 +344,7 @@ func (rp *reqParams) scanMeta(sc *paramScanner, data []byte) bool {
 		if !ok {
 			break
 		}
-		if string(name) == MetaClientInfo && sc.dec.PeekKind() == '{' {
+		if string(name) == MetaClientInfo && sc.peek() == '{' {
 			start, ok := sc.descend(data)
 			if !ok {
 				return false
@@ -273,7 +380,7 @@ func (rp *reqParams) scanMeta(sc *paramScanner, data []byte) bool {
 			*dst = v
 		}
 	}
-	return sc.dec.PeekKind() == '}'
+	return sc.peek() == '}'
 }
 
 // implRaw holds the raw string (or null) members of an Implementation
@@ -319,7 +426,7 @@ func scanImplementation(sc *paramScanner, raw *implRaw) (simple, ok bool) {
 		}
 		raw[i] = v
 	}
-	return simple, sc.dec.PeekKind() == '}'
+	return simple, sc.peek() == '}'
 }
 
 // decodeImplementation decodes what scanImplementation kept into out;
@@ -584,7 +691,15 @@ func (rp *reqParams) peek(method string) peekedRequest {
 	out := peekedRequest{row: methodOf(method)}
 	if rp.ok && rp.present {
 		out.paramsParse = true
-		out.name, _ = rp.target(out.row)
+		out.name, out.nameStr = rp.target(out.row)
+		if out.row != nil {
+			switch out.row.target {
+			case paramName:
+				out.nameIsStr = rp.nameIsStr
+			case paramURI:
+				out.nameIsStr = rp.uriIsStr
+			}
+		}
 		if rp.metaOK {
 			if rp.version.Kind() == '"' {
 				out.version, out.hasVersion = stringValue(rp.version)

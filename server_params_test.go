@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
 // The one-pass scan of server_params.go must agree with the decodes it
@@ -47,6 +48,16 @@ var scanSeeds = []string{
 	`"str"`,
 	"{\"name\":\"\xff\"}",
 	`{"arguments": [1, 2 ] , "name" : "spaced"}`,
+	// For the validated scan (jsonskip): strings with escaped quotes and
+	// brackets, long strings, numbers and literals before separators,
+	// nested values, whitespace everywhere, escaped names.
+	" {\t\"name\" :\n\"echo\" ,\r\"arguments\":{ \"a\" : [ {\"b\":\"]}\\\"[{\"} , -1.5e+3 ,true,false , null ] } } ",
+	`{"\u005fmeta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"n\u0061me":"x\\"}`,
+	`{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"a long name with \"quotes\" and \\ backslashes \\","version":"1","icons":[]},"progressToken":-0}}`,
+	`{"name":"echo","arguments":{"n":0,"m":[[],{},[[{}]]],"s":"}}}]]]"},"task":{},"inputResponses":[],"requestState":"\u00e9t\u00e9"}`,
+	`{"_meta":{"io.modelcontextprotocol/logLevel":"warning","io.modelcontextprotocol/clientCapabilities":{"a":{"b":[1,{"c":"\\"}]}}},"uri":"x:\/\/y"}`,
+	`{"taskId":"t-1","_meta":{}}`,
+	`{"name":"\\\\\\\"x\\\\\\\""}`,
 }
 
 func FuzzParamsScan(f *testing.F) {
@@ -61,7 +72,39 @@ func FuzzParamsScan(f *testing.F) {
 			checkScan(t, m, jsontext.Value(params))
 		}
 		checkMirrored(t, jsontext.Value(params)) // the client's headers read the same scan
+		checkValidatedScan(t, params)
 	})
+}
+
+// checkValidatedScan: for the params of any message jsonrpc.Decode
+// accepts, scanValidated finds exactly what scan finds.
+func checkValidatedScan(t *testing.T, params string) {
+	t.Helper()
+	msg := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + params + `}`
+	m, err := jsonrpc.Decode([]byte(msg), jsonrpc.Limits{})
+	if err != nil {
+		return // scanValidated is only ever given what Decode accepted
+	}
+	req := m.(*jsonrpc.Request)
+	var want, got reqParams
+	want.scan(req.Params)
+	got.scanValidated(req.Params)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%q: scanValidated\n got %+v\nwant %+v", req.Params, got, want)
+	}
+}
+
+func TestParamsScanValidated(t *testing.T) {
+	var n int
+	for _, s := range append(append([]string{}, scanSeeds...), mirrorSeeds...) {
+		checkValidatedScan(t, s)
+		if jsontext.Value(s).IsValid() && len(s) > 0 && s[0] == '{' {
+			n++
+		}
+	}
+	if n < 30 {
+		t.Fatalf("only %d seeds are valid objects", n)
+	}
 }
 
 func TestParamsScanSeeds(t *testing.T) {
@@ -167,6 +210,13 @@ func checkPeek(t *testing.T, rp *reqParams, method string, params jsontext.Value
 	if gotModern != wantModern || got.version != want.version || got.hasVersion != want.hasVersion ||
 		got.paramsParse != want.paramsParse || !bytes.Equal(got.name, want.name) || (got.name == nil) != (want.name == nil) {
 		t.Errorf("%s %q: peek %+v modern=%v, want %+v modern=%v", method, params, got, gotModern, want, wantModern)
+	}
+	// The Mcp-Name check reads the decoded name instead of decoding it.
+	var body string
+	if ok := got.name.Kind() == '"' && json.Unmarshal(got.name, &body) == nil; got.nameIsStr && (!ok || got.nameStr != body) {
+		t.Errorf("%s %q: peeked name %q, want %q (decodes: %v)", method, params, got.nameStr, body, ok)
+	} else if ok && !got.nameIsStr && got.row != nil && got.row.target != paramTaskID {
+		t.Errorf("%s %q: name %q not decoded", method, params, body)
 	}
 }
 

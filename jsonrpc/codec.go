@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/jsonskip"
 )
 
 // Default limits applied by Decode when the corresponding Limits field is
@@ -181,12 +182,21 @@ func depthWithin(data []byte, max int) bool { return depthExceeded(data, max) < 
 // than max, or -1 when it stays within. It is a cheap pre-scan that only
 // tracks string state; it does not validate the JSON, which the parser
 // does afterwards.
+//
+// Nesting can never be deeper than the number of opening brackets, those
+// inside strings included: when that count (vectorized byte counts, a
+// few instructions per 32 bytes) is within max, so is the depth, and the
+// byte-by-byte scan is skipped. MCP requests have a few dozen brackets at
+// most, against a default limit of 256.
 func depthExceeded(data []byte, max int) int {
+	if n := bytes.Count(data, openBrace); n <= max && n+bytes.Count(data, openBracket) <= max {
+		return -1
+	}
 	depth := 0
 	for i := 0; i < len(data); i++ {
 		switch data[i] {
 		case '"':
-			i = skipString(data, i+1)
+			i = jsonskip.String(data, i+1)
 		case '{', '[':
 			depth++
 			if depth > max {
@@ -217,35 +227,4 @@ func tooDeep(data []byte, at, max int) *DecodeError {
 	return e
 }
 
-// skipString returns the index of the quote closing the string whose
-// contents start at data[i], or len(data) if it is unterminated. Short
-// strings (most member names) are scanned byte by byte; longer ones jump
-// from quote to quote.
-func skipString(data []byte, i int) int {
-	for end := min(i+16, len(data)); i < end; i++ {
-		switch data[i] {
-		case '"':
-			return i
-		case '\\':
-			i++
-		}
-	}
-	if i >= len(data) {
-		return len(data)
-	}
-	for {
-		j := bytes.IndexByte(data[i:], '"')
-		if j < 0 {
-			return len(data)
-		}
-		i += j
-		k := i - 1
-		for data[k] == '\\' { // stops at the opening quote at the latest
-			k--
-		}
-		if (i-1-k)%2 == 0 {
-			return i // not escaped
-		}
-		i++
-	}
-}
+var openBrace, openBracket = []byte{'{'}, []byte{'['}

@@ -432,3 +432,23 @@ func TestDepthIgnoresBracketsInStrings(t *testing.T) {
 		t.Fatalf("brackets inside a string counted as nesting: %v", err)
 	}
 }
+
+// TestDepthBoundByBracketCount: at and just over the limit, by the
+// bracket count that lets depthExceeded skip its scan, and with more
+// brackets than the limit inside strings (the scan then runs).
+func TestDepthBoundByBracketCount(t *testing.T) {
+	for _, max := range []int{0, 1, 2, 7, DefaultMaxDepth} {
+		at := strings.Repeat("[", max) + strings.Repeat("]", max)
+		if got := depthExceeded([]byte(at), max); got != -1 {
+			t.Errorf("depth %d, max %d: exceeded at %d", max, max, got)
+		}
+		over := strings.Repeat("[", max+1) + strings.Repeat("]", max+1)
+		if got := depthExceeded([]byte(over), max); got != max {
+			t.Errorf("depth %d, max %d: exceeded at %d, want %d", max+1, max, got, max)
+		}
+		inStr := `["` + strings.Repeat("[{", max+1) + `"]`
+		if got := depthExceeded([]byte(inStr), max); (got == -1) != (max >= 1) {
+			t.Errorf("%d brackets in a string, max %d: exceeded at %d", 2*max+2, max, got)
+		}
+	}
+}
