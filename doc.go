@@ -146,8 +146,9 @@
 //     eventstoretest;
 //     internal/rpcconn (the engine under stream transports),
 //     internal/workpool (the goroutines that serve its requests and the
-//     proxy's calls), internal/schema (JSON Schema inference and
-//     validation). Modules of their own: otel,
+//     proxy's calls), internal/relay (what the proxy promises the client
+//     about the results it forwards), internal/schema (JSON Schema
+//     inference and validation). Modules of their own: otel,
 //     redis, cmd/pmcp, interop, bench.
 //
 // # Scopes
