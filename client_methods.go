@@ -196,7 +196,7 @@ func (s *ClientSession) callTool(ctx context.Context, name string, args any, opt
 		}
 		return &CallToolParams{Name: name, Arguments: a, InputResponses: responses, RequestState: state, Meta: meta}
 	}, func(raw jsontext.Value) (string, bool) {
-		decoded = decodeTextToolResult(raw, &res)
+		decoded = decodeToolResult(ctx, raw, &res)
 		return res.ResultType, decoded
 	})
 	if err != nil {

@@ -2,10 +2,13 @@ package pmcp
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/relay"
 )
 
 // The commonest result a client decodes, a tools/call result of text
@@ -238,4 +241,211 @@ func decodeTextBlocks(d *jsontext.Decoder, out *CallToolResult) bool {
 	}
 	_, err := d.ReadToken() // the ']'
 	return err == nil
+}
+
+// decodeToolResult is callTool's decoding of a round's result in one
+// pass: decodeLeanToolResult, else decodeTextToolResult (false: neither
+// took it). The serverInfo is left out when ctx promises that the caller
+// deletes it (internal/relay).
+func decodeToolResult(ctx context.Context, raw jsontext.Value, res *CallToolResult) bool {
+	drop := len(raw) > len(leanResultInfo) && string(raw[1:1+len(leanResultInfo)]) == leanResultInfo && relay.ServerInfoDropped(ctx)
+	return decodeLeanToolResult(raw, res, drop) || decodeTextToolResult(raw, res)
+}
+
+// leanResultInfo begins the _meta of a result that holds the serverInfo
+// of the server that wrote it (decorateModern), as pmcp servers write it.
+const leanResultInfo = `"_meta":{"` + MetaServerInfo + `":`
+
+// decodeLeanToolResult decodes raw into res when it is a tools/call result
+// of text blocks written as pmcp servers write one, compact and in their
+// member order:
+//
+//	{["_meta":{"io.modelcontextprotocol/serverInfo":{...}},]["resultType":"complete",]"content":[{"type":"text","text":"..."},...][,"isError":true|false]}
+//
+// reading its bytes without a decoder: the proxy forwards such results,
+// and decoding them (the serverInfo above all, a map of boxed strings it
+// then deletes) was most of what it added to a call. The _meta is taken
+// only when dropInfo (the caller promised to delete the serverInfo:
+// internal/relay) and is left out of res; its serverInfo must be a valid
+// object of string members. Anything else (other members or orders,
+// whitespace, other blocks, malformed JSON) is declined: ok false, res
+// zeroed, left to decodeTextToolResult. What it decodes is what
+// decodeTextToolResult decodes with the serverInfo deleted
+// (client_result_lean_test.go compares them).
+func decodeLeanToolResult(raw []byte, res *CallToolResult, dropInfo bool) (ok bool) {
+	*res = CallToolResult{}
+	b := raw
+	if !cutPrefix(&b, "{") {
+		return false
+	}
+	if cutPrefix(&b, leanResultInfo) {
+		n, plain := stringsObjectLen(b)
+		if !dropInfo || n == 0 || !plain && !jsontext.Value(b[:n]).IsValid() {
+			return false
+		}
+		b = b[n:]
+		if !cutPrefix(&b, "},") {
+			return false
+		}
+	}
+	rt := ""
+	if cutPrefix(&b, `"resultType":"`+resultTypeComplete+`",`) {
+		rt = resultTypeComplete
+	}
+	if !cutPrefix(&b, `"content":[`) {
+		return false
+	}
+	content := make([]Content, 0, 1)
+	for len(b) > 0 && b[0] != ']' {
+		if len(content) > 0 && !cutPrefix(&b, ",") || !cutPrefix(&b, `{"type":"text","text":`) {
+			return false
+		}
+		n := stringLen(b)
+		if n == 0 {
+			return false
+		}
+		text, ok := leanString(b[:n])
+		if !ok {
+			return false
+		}
+		b = b[n:]
+		if !cutPrefix(&b, "}") {
+			return false
+		}
+		content = append(content, &TextContent{Text: text})
+	}
+	if !cutPrefix(&b, "]") {
+		return false
+	}
+	isError := cutPrefix(&b, `,"isError":true`)
+	if !isError {
+		cutPrefix(&b, `,"isError":false`)
+	}
+	if string(b) != "}" {
+		return false
+	}
+	res.ResultType, res.Content, res.IsError = rt, content, isError
+	return true
+}
+
+// cutPrefix removes prefix from *b, reporting whether it was there.
+func cutPrefix(b *[]byte, prefix string) bool {
+	if len(*b) < len(prefix) || string((*b)[:len(prefix)]) != prefix {
+		return false
+	}
+	*b = (*b)[len(prefix):]
+	return true
+}
+
+// stringLen is the length of the JSON string b begins with, quotes
+// included (its escapes are not checked); 0 when b begins with none.
+func stringLen(b []byte) int {
+	if len(b) == 0 || b[0] != '"' {
+		return 0
+	}
+	for i := 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// stringsObjectLen is the length of the compact JSON object of string
+// members b begins with; 0 when b begins with none. plain reports that
+// the object is valid JSON as it is: its strings have no escapes, no
+// control characters and no invalid UTF-8, and its names are distinct
+// (else the caller checks it).
+func stringsObjectLen(b []byte) (n int, plain bool) {
+	if len(b) < 2 || b[0] != '{' {
+		return 0, false
+	}
+	i := 1
+	if b[i] == '}' {
+		return 2, true
+	}
+	plain = true
+	var names [8][]byte // the first names, to find one given twice
+	for k := 0; ; k++ {
+		for _, sep := range [...]byte{':', 0} {
+			n := stringLen(b[i:])
+			if n == 0 {
+				return 0, false
+			}
+			s := b[i : i+n]
+			if plain {
+				_, plain = leanPlain(s)
+			}
+			if plain && sep != 0 {
+				if k >= len(names) {
+					plain = false
+				} else {
+					for _, seen := range names[:k] {
+						plain = plain && string(seen) != string(s)
+					}
+					names[k] = s
+				}
+			}
+			i += n
+			if sep != 0 {
+				if i >= len(b) || b[i] != sep {
+					return 0, false
+				}
+				i++
+			}
+		}
+		if i >= len(b) {
+			return 0, false
+		}
+		switch b[i] {
+		case ',':
+			i++
+		case '}':
+			return i + 1, plain
+		default:
+			return 0, false
+		}
+	}
+}
+
+// leanString decodes the JSON string q (quotes included) as a decoder
+// does: an error for raw control characters, invalid UTF-8 and bad
+// escapes.
+func leanString(q []byte) (string, bool) {
+	s, plain := leanPlain(q)
+	if plain {
+		return string(s), true
+	}
+	if s == nil {
+		return "", false
+	}
+	u, err := jsontext.AppendUnquote(nil, q)
+	if err != nil {
+		return "", false
+	}
+	return string(u), true
+}
+
+// leanPlain reports whether the JSON string q (quotes included) is
+// plain: no escapes, no control characters, valid UTF-8; s is then its
+// text. s is nil (and plain false) when q is invalid for certain (a
+// control character before any escape, or invalid UTF-8 without
+// escapes), not nil when it has escapes to be read.
+func leanPlain(q []byte) (s []byte, plain bool) {
+	s = q[1 : len(q)-1]
+	for _, c := range s {
+		if c < ' ' {
+			return nil, false
+		}
+		if c == '\\' {
+			return s, false
+		}
+	}
+	if !utf8.Valid(s) {
+		return nil, false
+	}
+	return s, true
 }

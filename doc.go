@@ -147,9 +147,11 @@
 //     eventstoretest;
 //     internal/rpcconn (the engine under stream transports),
 //     internal/workpool (the goroutines that serve its requests and the
-//     proxy's calls), internal/schema (JSON Schema inference and
-//     validation), internal/jsonskip (where JSON strings and values end,
-//     for the depth pre-scan and for params already validated). Modules of their own: otel,
+//     proxy's calls), internal/relay (what the proxy promises the client
+//     about the results it forwards), internal/schema (JSON Schema
+//     inference and validation), internal/jsonskip (where JSON strings
+//     and values end, for the depth pre-scan and for params already
+//     validated). Modules of their own: otel,
 //     redis, cmd/pmcp, interop, bench.
 //
 // # Scopes

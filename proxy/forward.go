@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/gopmcp/pmcp"
+	"github.com/gopmcp/pmcp/internal/relay"
 	"github.com/gopmcp/pmcp/jsonrpc"
 )
 
@@ -510,8 +511,10 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 				res, err = p.callTask(ctx, req, sl, l, owner, name, args, ttl, modern, opts)
 				break
 			}
+			// The client need not decode the serverInfo resultMeta
+			// deletes (internal/relay).
 			var out *pmcp.CallToolResult
-			if out, err = s.CallTool(ctx, name, args, opts...); err == nil {
+			if out, err = s.CallTool(relay.DropsServerInfo(ctx), name, args, opts...); err == nil {
 				out.ResultType, out.Meta = "", resultMeta(out.Meta)
 				res = out
 			}

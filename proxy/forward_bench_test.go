@@ -51,6 +51,18 @@ func (r *forwardRig) post(t testing.TB, body []byte, hdr [][2]string) *http.Resp
 	return resp
 }
 
+// openLegacy opens the legacy session r calls in with the initialize
+// request init.
+func (r *forwardRig) openLegacy(t testing.TB, init string) {
+	resp := r.post(t, []byte(init), nil)
+	r.sid = resp.Header.Get("Mcp-Session-Id")
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	r.hdr = [][2]string{{"Mcp-Protocol-Version", "2025-11-25"}, {"Mcp-Session-Id", r.sid}}
+	resp = r.post(t, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), r.hdr)
+	_ = resp.Body.Close()
+}
+
 func (r *forwardRig) call(t testing.TB) string {
 	resp := r.post(t, r.body, r.hdr)
 	defer resp.Body.Close()

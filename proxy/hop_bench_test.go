@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -93,13 +92,7 @@ func newHopRig(t testing.TB, era pmcp.Era, hop string) *forwardRig {
 		r.body = []byte(strings.Replace(fwdEchoModern, "up_echo", tool, 1))
 		r.hdr = [][2]string{{"Mcp-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/call"}, {"Mcp-Name", tool}}
 	} else {
-		resp := r.post(t, []byte(fwdInitialize), nil)
-		r.sid = resp.Header.Get("Mcp-Session-Id")
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
-		r.hdr = [][2]string{{"Mcp-Protocol-Version", "2025-11-25"}, {"Mcp-Session-Id", r.sid}}
-		resp = r.post(t, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), r.hdr)
-		_ = resp.Body.Close()
+		r.openLegacy(t, fwdInitialize)
 		r.body = []byte(strings.Replace(fwdEchoLegacy, "up_echo", tool, 1))
 	}
 	if got := r.call(t); !strings.Contains(got, `"text":"hello"`) || strings.Contains(got, `"error"`) {
