@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -180,7 +179,7 @@ func forwardMeta(req *pmcp.Request, fp *featureParams) pmcp.Meta {
 	}
 	out := pmcp.Meta{}
 	for k, v := range m {
-		if k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+		if managedMeta(k) {
 			continue
 		}
 		out[k] = v
@@ -339,23 +338,8 @@ func scanMeta(raw []byte, d *jsontext.Decoder, fp *featureParams) bool {
 	for start < len(raw) && raw[start] != '{' {
 		start++ // the whitespace and colon after the name
 	}
-	if _, err := d.ReadToken(); err != nil {
-		return false
-	}
-	managed := true
-	for d.PeekKind() == '"' {
-		name, err := d.ReadValue()
-		if err != nil {
-			return false
-		}
-		if n := name[1 : len(name)-1]; bytes.IndexByte(n, '\\') >= 0 || string(n) != "progressToken" && !bytes.HasPrefix(n, []byte("io.modelcontextprotocol/")) {
-			managed = false
-		}
-		if d.SkipValue() != nil {
-			return false
-		}
-	}
-	if _, err := d.ReadToken(); err != nil {
+	managed, ok := readMeta(d)
+	if !ok {
 		return false
 	}
 	end := int(d.InputOffset())

@@ -112,33 +112,52 @@ func spliceValue(b []byte, start, end int, v []byte) jsontext.Value {
 	return append(out, b[end:]...)
 }
 
+// managedMeta reports whether a _meta member name is one the client
+// manages and forwardMeta leaves out: progressToken and the
+// io.modelcontextprotocol/ ones.
+func managedMeta[T ~string | ~[]byte](name T) bool {
+	const prefix = "io.modelcontextprotocol/"
+	return string(name) == "progressToken" || len(name) >= len(prefix) && string(name[:len(prefix)]) == prefix
+}
+
+// readMeta reads the object d is at, to its '}', and reports whether all
+// its member names are managed ones (managedMeta) written without
+// escapes; ok is false when the object does not read.
+func readMeta(d *jsontext.Decoder) (managed, ok bool) {
+	if d.PeekKind() != '{' {
+		return false, false
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false, false
+	}
+	managed = true
+	for d.PeekKind() == '"' {
+		name, err := d.ReadValue()
+		if err != nil {
+			return false, false
+		}
+		if bytes.IndexByte(name, '\\') >= 0 || !managedMeta(name[1:len(name)-1]) {
+			managed = false
+		}
+		if d.SkipValue() != nil {
+			return false, false
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return false, false
+	}
+	return managed, true
+}
+
 // onlyManaged reports whether the _meta object raw has only members the
-// client manages (progressToken, io.modelcontextprotocol/*), written
-// without escapes: forwardMeta's answer is nil then, found without
-// decoding raw into a map. false sends the caller down the general path.
+// client manages, written without escapes (readMeta): forwardMeta's
+// answer is nil then, found without decoding raw into a map. false sends
+// the caller down the general path.
 func onlyManaged(raw jsontext.Value) bool {
 	sc := scan(raw)
 	defer sc.done()
 	d := &sc.dec
-	if d.PeekKind() != '{' {
-		return false
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return false
-	}
-	for d.PeekKind() == '"' {
-		name, err := d.ReadValue()
-		if err != nil || bytes.IndexByte(name, '\\') >= 0 {
-			return false
-		}
-		if n := name[1 : len(name)-1]; string(n) != "progressToken" && !bytes.HasPrefix(n, []byte("io.modelcontextprotocol/")) {
-			return false
-		}
-		if d.SkipValue() != nil {
-			return false
-		}
-	}
-	if _, err := d.ReadToken(); err != nil {
+	if managed, ok := readMeta(d); !managed || !ok {
 		return false
 	}
 	_, err := d.ReadToken()
