@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/jsonskip"
 	"github.com/gopmcp/pmcp/internal/relay"
 )
 
@@ -343,13 +344,8 @@ func stringLen(b []byte) int {
 	if len(b) == 0 || b[0] != '"' {
 		return 0
 	}
-	for i := 1; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
+	if end := jsonskip.String(b, 1); end < len(b) {
+		return end + 1
 	}
 	return 0
 }
