@@ -101,9 +101,9 @@
 //  5. An error becomes its JSON-RPC error once (wireError and sendError,
 //     errors_wire.go); a result is finished once (finishResult,
 //     server_result.go).
-//  6. The response is encoded as JSON or as an event stream (http_sse.go,
-//     http_modern_stream.go) and logged (Server.logAccess,
-//     server_accesslog.go).
+//  6. The response is encoded as JSON or as an event stream (http_sse.go;
+//     which one, per request: http_legacy_reply.go, http_modern_stream.go)
+//     and logged (Server.logAccess, server_accesslog.go).
 //
 // Over a stream (stdio, or any io.ReadWriteCloser): Server.Serve
 // (server_serve.go) runs the JSON-RPC engine (internal/rpcconn), which

@@ -70,8 +70,8 @@ type StreamableHTTPHandler struct {
 	store EventStore
 	lim   jsonrpc.Limits
 	now   func() time.Time
-	// primingHold is pumpOptions.hold of legacy POST streams (primingHold;
-	// tests change it).
+	// primingHold is how long a legacy POST's response stays undecided
+	// (primingHold; tests change it).
 	primingHold time.Duration
 
 	ctx       context.Context // cancelled by Close

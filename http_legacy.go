@@ -633,58 +633,10 @@ func (h *StreamableHTTPHandler) legacyPost(w http.ResponseWriter, r *http.Reques
 		}
 		res, err := h.s.handle(ctx, req, env)
 		sess.finish(req.ID, cancel)
-		bp := getBuf()
-		b, code := h.appendResponse((*bp)[:0], req.ID, res, err)
-		if isInit && code == 0 && !h.saveSession(ctx, sess, req.Params) {
-			b, code = h.appendResponse(b[:0], req.ID, nil, errSessionStore)
-		}
-		if isInit && code != 0 {
-			h.endSession(sess)
-		} else {
-			w.Header().Set(headerSessionID, sess.id)
-		}
-		if d := h.opts.StreamWriteTimeout; d > 0 {
-			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
-		}
-		writeJSONBody(w, http.StatusOK, b)
-		h.s.logAccess(ctx, req, rs, res, err, len(b))
-		putBuf(bp, b) // the ResponseWriter does not retain it
+		h.legacyJSONReply(ctx, w, req, rs, sess, isInit, res, err)
 		return
 	}
-
-	st := sess.newStream()
-	env.notify = notifyOn(st)
-	env.call = sess.callOn(st, &rs.peerWaiting)
-	env.closeStream = st.requestClose
-	sw := newSSEWriter(w, h.opts.StreamWriteTimeout)
-	sw.start(sess.id)
-	a, _, _ := st.attach()
-	// The priming event is buffered before the handler can close the
-	// stream; pump writes it with the first event, or alone once
-	// primingHold has passed.
-	sw.priming(eventID(st.id, 0), h.opts.SSERetry)
-	h.reqWG.Add(1) // this ServeHTTP holds a count, so Add cannot race Wait
-	h.handlers.Go(func() {
-		defer h.reqWG.Done()
-		res, err := h.s.handle(ctx, req, env)
-		sess.finish(req.ID, cancel)
-		b, code := h.encodeResponse(req.ID, res, err)
-		if isInit && code == 0 && !h.saveSession(ctx, sess, req.Params) {
-			b, code = h.encodeResponse(req.ID, nil, errSessionStore)
-		}
-		h.s.logAccess(ctx, req, rs, res, err, len(b))
-		st.finish(b)
-		sess.removeStream(st)
-		st.logDrops(req)
-		if isInit && code != 0 {
-			h.endSession(sess)
-		}
-	})
-	sess.active.Add(1)
-	h.pump(r.Context(), sw, st, a, pumpOptions{hold: h.primingHold})
-	st.detach(a)
-	sess.active.Add(-1)
-	sess.touch()
+	h.legacyStreamReply(ctx, cancel, w, r, req, rs, sess, isInit, jsonOK)
 }
 
 // legacyNotification handles a client notification; it must stay quick.

@@ -203,11 +203,12 @@ func TestHTTPLegacySubscribeLimits(t *testing.T) {
 }
 
 // sseCall posts a legacy tools/call and returns the stream's last event id
-// after reading it to its end.
+// after reading it to its end. It accepts SSE only, so that even a quick
+// reply comes as a stream (a client accepting JSON too would get JSON).
 func sseCall(t *testing.T, e *httpEnv, sid string, id int, tool, args string) (lastID string, result *rpcReply) {
 	t.Helper()
 	resp := e.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`, id, tool, args),
-		hdr("Accept", acceptBoth, "Mcp-Session-Id", sid))
+		hdr("Accept", "text/event-stream", "Mcp-Session-Id", sid))
 	defer resp.Body.Close()
 	wantStatus(t, resp, 200)
 	rd := newSSEReader(t, resp.Body)

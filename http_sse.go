@@ -184,6 +184,12 @@ type eventStream struct {
 	att      *attachment
 	complete bool            // the final response is queued
 	sctx     context.Context // the session's context, once looked up
+	// lazy is set while the response of a POST stream is undecided (see
+	// legacyStreamReply); a handler that returns then leaves its result
+	// in res and err, for a JSON reply.
+	lazy bool
+	res  any
+	err  error
 }
 
 // attachment is one writer of a stream; stop ends it.
@@ -244,9 +250,26 @@ func (st *eventStream) push(data []byte, droppable, final bool) bool {
 			h.log.Warn("pmcp: event store append failed", "session", st.sess.id, "stream", st.id, "error", err)
 		}
 	}
+	st.lazy = false // a message for the client: the response is a stream
 	st.mu.Unlock()
 	st.wake()
 	return true
+}
+
+// finishLazy completes a stream whose response is still undecided with
+// the handler's result, for a JSON reply, and reports whether it did;
+// false means the stream is streamed and the caller finishes it.
+func (st *eventStream) finishLazy(res any, err error) bool {
+	st.mu.Lock()
+	lazy := st.lazy
+	if lazy {
+		st.res, st.err, st.complete = res, err, true
+	}
+	st.mu.Unlock()
+	if lazy {
+		st.wake()
+	}
+	return lazy
 }
 
 // attach makes a the stream's writer, ending any previous one. It returns
@@ -264,6 +287,9 @@ func (st *eventStream) attach() (a *attachment, upTo, floor uint64) {
 	if len(st.q) > 0 {
 		floor = st.q[0].seq - 1
 	}
+	// A resuming GET takes over an undecided POST response, which then
+	// ends with its priming event.
+	st.lazy = false
 	st.mu.Unlock()
 	st.wake()
 	return a, upTo, floor
@@ -304,11 +330,13 @@ func (st *eventStream) requestClose() bool {
 	st.mu.Lock()
 	a := st.att
 	st.att = nil
+	st.lazy = false // an undecided POST response ends with its priming event
 	st.mu.Unlock()
 	if a == nil {
 		return false
 	}
 	a.close()
+	st.wake() // the POST's goroutine may be waiting to decide its response
 	return true
 }
 
@@ -317,25 +345,20 @@ type pumpOptions struct {
 	written uint64    // sequence numbers up to this one are delivered
 	events  *listener // list-changed events to turn into messages (standalone stream)
 	idle    bool      // an idle stream: ends on Shutdown
-	// hold is how long what sw buffered (the priming event of a POST
-	// stream) may wait for the first event, so that a reply ready by then
-	// goes out with it in one write; zero writes it at once.
-	hold time.Duration
 }
 
-// primingHold is pumpOptions.hold for the stream of a legacy POST: a
-// quick handler's reply leaves with its priming event, in the one write
-// that ends the response (as a JSON reply would), instead of a write for
-// the priming event, one for the reply and one for the end of the body.
-// A handler still running after it gets the priming event on its own.
+// primingHold is how long the response of a POSTed legacy request stays
+// undecided (see legacyStreamReply): a handler that returns sooner, having
+// sent nothing, is answered with JSON; one still running gets its SSE
+// stream and priming event then.
 const primingHold = 5 * time.Millisecond
 
 // pump writes the stream's events to sw until the stream completes, the
 // writer is stopped (CloseStream, take-over), the client goes away, the
 // session ends, or (for idle streams) the handler shuts down.
 func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eventStream, a *attachment, po pumpOptions) {
-	kt := newPumpTicker(po.hold, h.opts.KeepAliveInterval)
-	defer kt.stop()
+	tick, stopTick := h.keepAlive()
+	defer stopTick()
 	var drain <-chan struct{}
 	if po.idle {
 		drain = h.drain
@@ -370,17 +393,13 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 			_ = sw.last()
 			return
 		}
-		if !kt.holding || len(evs) > 0 {
-			kt.release()
-			if err := sw.flush(); err != nil {
-				return
-			}
+		if err := sw.flush(); err != nil {
+			return
 		}
 		sess.touch()
 		select {
 		case <-a.stop:
-			_ = sw.last() // a held priming event: the client resumes from it
-			return
+			return // CloseStream or a take-over: the client resumes elsewhere
 		case <-st.signal:
 		case <-ctx.Done():
 			return
@@ -397,55 +416,9 @@ func (h *StreamableHTTPHandler) pump(ctx context.Context, sw *sseWriter, st *eve
 				h.sendListEvent(st, ev)
 				return nil
 			})
-		case <-kt.C:
-			if kt.holding {
-				kt.release() // what is held is flushed at the top of the loop
-			} else {
-				sw.comment()
-			}
+		case <-tick:
+			sw.comment()
 		}
-	}
-}
-
-// pumpTicker is the one timer of a pump: it fires once when the hold of
-// buffered bytes ends (pumpOptions.hold), then every keep-alive interval.
-type pumpTicker struct {
-	t       *time.Ticker
-	C       <-chan time.Time
-	period  time.Duration // the keep-alive interval; <= 0: none
-	holding bool
-}
-
-func newPumpTicker(hold, period time.Duration) pumpTicker {
-	k := pumpTicker{period: period, holding: hold > 0}
-	d := period
-	if k.holding {
-		d = hold
-	}
-	if d > 0 {
-		k.t = time.NewTicker(d)
-		k.C = k.t.C
-	}
-	return k
-}
-
-// release ends the hold; from then on the ticker beats keep-alives.
-func (k *pumpTicker) release() {
-	if !k.holding {
-		return
-	}
-	k.holding = false
-	if k.period > 0 {
-		k.t.Reset(k.period)
-	} else {
-		k.t.Stop()
-		k.C = nil
-	}
-}
-
-func (k *pumpTicker) stop() {
-	if k.t != nil {
-		k.t.Stop()
 	}
 }
 

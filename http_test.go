@@ -395,10 +395,13 @@ func TestHTTPLegacySessionLifecycle(t *testing.T) {
 	}
 }
 
+// TestHTTPLegacySSEPrimingThenResponse: a legacy reply streamed as SSE
+// (the client accepts SSE only here; one accepting JSON too gets a quick
+// reply as JSON, TestHTTPQuickReplyIsJSON) starts with a priming event.
 func TestHTTPLegacySSEPrimingThenResponse(t *testing.T) {
 	srv, _ := newHTTPTestServer(t)
 	e := newHTTPEnv(t, srv, nil)
-	resp := e.post(`{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, hdr("Accept", acceptBoth))
+	resp := e.post(`{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, hdr("Accept", "text/event-stream"))
 	defer resp.Body.Close()
 	wantStatus(t, resp, 200)
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" || resp.Header.Get("X-Accel-Buffering") != "no" {
