@@ -440,6 +440,14 @@ type idStream struct {
 	jsonrpc.Stream
 }
 
+// SetReplySink passes the Conn's resolve function on to the stream, if it
+// takes one (rpcconn.ReplySink).
+func (st *idStream) SetReplySink(resolve func(*jsonrpc.Response) bool) {
+	if rs, ok := st.Stream.(rpcconn.ReplySink); ok {
+		rs.SetReplySink(resolve)
+	}
+}
+
 func (st *idStream) Write(ctx context.Context, m jsonrpc.Message) error {
 	if r, ok := m.(*jsonrpc.Request); ok && r.ID.IsValid() {
 		if slot, ok := ctx.Value(idSlotKey{}).(*idSlot); ok {

@@ -216,10 +216,14 @@ type httpTransport struct {
 	log           *slog.Logger
 
 	incoming chan jsonrpc.Message
-	done     chan struct{}
-	ctx      context.Context // background work (GET stream); ends on Close
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
+	// resolve hands the response read from a request's own JSON body
+	// straight to the waiting call (rpcconn.ReplySink); set by the Conn
+	// before the first Write.
+	resolve func(*jsonrpc.Response) bool
+	done    chan struct{}
+	ctx     context.Context // background work (GET stream); ends on Close
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
 
 	// onAbandon is called when a request is given up because its ctx
 	// ended (the session sends notifications/cancelled when legacy).

@@ -294,7 +294,13 @@ func (t *httpTransport) roundTrip(ctx context.Context, req *jsonrpc.Request, bod
 		if err != nil {
 			return fmt.Errorf("pmcp: %s: malformed response body: %s", req.Method, capPeerString(err.Error()))
 		}
-		if err := t.deliver(rctx, rc, m); err != nil {
+		if r, ok := m.(*jsonrpc.Response); ok && r.ID == req.ID && t.resolve != nil {
+			// The body is this one message: nothing of the request was
+			// read before it, so handing it over directly keeps the order.
+			t.prepare(rc, r)
+			t.resolve(r)
+			t.answered(r.ID)
+		} else if err := t.deliver(rctx, rc, m); err != nil {
 			return err
 		}
 		if !rc.done() {
@@ -472,13 +478,9 @@ func (t *httpTransport) readEvents(ctx context.Context, rc *replyContext, body i
 // bookkeeping, the tools/list filter) and queues it for Read. A response
 // is matched against the requests waiting for one.
 func (t *httpTransport) deliver(ctx context.Context, rc *replyContext, m jsonrpc.Message) error {
-	if r, ok := m.(*jsonrpc.Response); ok && rc != nil && r.ID == rc.req.ID && r.Error == nil {
-		switch {
-		case rc.req.Method == MethodInitialize:
-			t.adoptLegacyVersion(r.Result)
-		case rc.req.Method == MethodToolsList && rc.modern:
-			r.Result = t.filterToolList(r.Result)
-		}
+	r, isResp := m.(*jsonrpc.Response)
+	if isResp {
+		t.prepare(rc, r)
 	}
 	select {
 	case t.incoming <- m:
@@ -487,18 +489,42 @@ func (t *httpTransport) deliver(ctx context.Context, rc *replyContext, m jsonrpc
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if r, ok := m.(*jsonrpc.Response); ok {
-		t.mu.Lock()
-		w, ok := t.waiting[r.ID]
-		delete(t.waiting, r.ID)
-		t.mu.Unlock()
-		if ok {
-			close(w.answered)
-			w.cancel()
-		}
+	if isResp {
+		t.answered(r.ID)
 	}
 	return nil
 }
+
+// prepare reads what the transport keeps of the response to rc's request
+// (the legacy version chosen at initialize) and filters a modern tool
+// list, before the response is delivered.
+func (t *httpTransport) prepare(rc *replyContext, r *jsonrpc.Response) {
+	if rc == nil || r.ID != rc.req.ID || r.Error != nil {
+		return
+	}
+	switch {
+	case rc.req.Method == MethodInitialize:
+		t.adoptLegacyVersion(r.Result)
+	case rc.req.Method == MethodToolsList && rc.modern:
+		r.Result = t.filterToolList(r.Result)
+	}
+}
+
+// answered ends the wait of the request with id, once its response was
+// delivered: its streams are no longer read.
+func (t *httpTransport) answered(id jsonrpc.ID) {
+	t.mu.Lock()
+	w, ok := t.waiting[id]
+	delete(t.waiting, id)
+	t.mu.Unlock()
+	if ok {
+		close(w.answered)
+		w.cancel()
+	}
+}
+
+// SetReplySink implements rpcconn.ReplySink.
+func (t *httpTransport) SetReplySink(resolve func(*jsonrpc.Response) bool) { t.resolve = resolve }
 
 // adoptLegacyVersion records the version a legacy server chose, sent as
 // MCP-Protocol-Version from then on.

@@ -188,6 +188,17 @@ type Conn struct {
 	readDone chan struct{} // closed when the read loop has ended
 }
 
+// ReplySink is implemented by a Stream that can read the response to a
+// request in the Write that sends it (an HTTP transport reading it from
+// its POST's JSON body). NewConn gives it the Conn's resolve function: the
+// stream hands such a response to it, on the writing goroutine, instead
+// of queueing it for Read, so that the waiting Call finds its answer when
+// Write returns, without a trip through the read loop's goroutine. What
+// else the stream reads still goes through Read.
+type ReplySink interface {
+	SetReplySink(resolve func(*jsonrpc.Response) bool)
+}
+
 // NewConn returns a connection that serves h over s. A nil h answers every
 // request with -32601 (method not found), for endpoints that only call.
 // The stream is owned by the Conn from now on: [Conn.Close] closes it.
@@ -206,6 +217,9 @@ func NewConn(s jsonrpc.Stream, h Handler, opts ConnOptions) *Conn {
 	}
 	if c.marshal == nil {
 		c.marshal = marshalDefault
+	}
+	if rs, ok := s.(ReplySink); ok {
+		rs.SetReplySink(c.pending.Resolve)
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
