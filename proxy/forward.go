@@ -462,7 +462,7 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 		parent = detach(p.base, ctx) // the call outlives the round that started it
 	}
 	method := req.Method
-	j, err := p.startJob(parent, sl, r, func(ctx context.Context, j *job) (pmcp.Result, error) {
+	call := func(ctx context.Context, j *job) (pmcp.Result, error) {
 		ctx, cancel := up.bound(ctx)
 		defer cancel()
 		var opts []pmcp.CallOption
@@ -524,12 +524,13 @@ func (p *Proxy) callOne(ctx context.Context, req *pmcp.Request, up *upstream, na
 			}
 		}
 		return res, p.upstreamError(ctx, up, l, err)
-	})
+	}
+	if !modern {
+		return p.runLegacy(ctx, sl, r, req.Extra.Peer, call)
+	}
+	j, err := p.startJob(parent, sl, r, call)
 	if err != nil {
 		return nil, err
 	}
-	if modern {
-		return p.driveModern(ctx, req, b, j)
-	}
-	return p.driveLegacy(ctx, req.Extra, j)
+	return p.driveModern(ctx, req, b, j)
 }

@@ -19,9 +19,12 @@ import (
 )
 
 // A job is one downstream tools/call, prompts/get or resources/read
-// forwarded upstream. The upstream call runs in its own goroutine; the
-// downstream request (each round of it, in the modern era) waits for its
-// outcome and answers the upstream's requests for input meanwhile:
+// forwarded upstream. The upstream call of a modern downstream request
+// runs in its own goroutine, and the request (each round of it) waits
+// for its outcome and answers the upstream's requests for input
+// meanwhile; a legacy downstream request runs the call itself
+// (runLegacy), and its requests for input are answered by the goroutines
+// that ask:
 //
 //   - legacy downstream: with real requests to the downstream client
 //     (RequestHandlerExtra.Peer);
@@ -52,6 +55,24 @@ type job struct {
 	// ended is set by Proxy.endJob, under Proxy.parked.mu: no request
 	// parks on the job any more.
 	ended bool
+	// direct marks a job run on its legacy downstream request's own
+	// goroutine (Proxy.runLegacy), which cannot take requests for input
+	// meanwhile: they are answered by the goroutines that ask (d).
+	direct bool
+	d      directAsks
+}
+
+// directAsks answers the requests for input of a job run by runLegacy,
+// each on the goroutine that asks, through the downstream request's peer:
+// one at a time (turn), as a driver would, and never after the call ended
+// (ended); the downstream request waits for those in flight (answers).
+type directAsks struct {
+	ctx     context.Context // the downstream request's
+	peer    pmcp.Peer
+	mu      sync.Mutex
+	turn    chan struct{} // capacity 1; made by the first request
+	ended   bool
+	answers sync.WaitGroup
 }
 
 type jobKey struct{}
@@ -113,8 +134,11 @@ var errCallEnded = errors.New("proxy: the downstream call this request for input
 // (false when the job ended first). The caller counted req in j.asking
 // (see slot.jobFor); guessed is whether it chose j by guess.
 func (j *job) ask(ctx context.Context, req *pmcp.InputRequest, guessed bool) (_ jsontext.Value, handed bool, _ error) {
-	a := &ask{req: req, guessed: guessed, reply: make(chan answer, 1)}
 	defer j.asking.Add(-1)
+	if j.direct {
+		return j.askDirect(ctx, req)
+	}
+	a := &ask{req: req, guessed: guessed, reply: make(chan answer, 1)}
 	select {
 	case j.asks <- a:
 	case <-ctx.Done():
@@ -143,6 +167,79 @@ func (j *job) ask(ctx context.Context, req *pmcp.InputRequest, guessed bool) (_ 
 	case <-ctx.Done():
 		return nil, true, ctx.Err()
 	}
+}
+
+// askDirect is ask for a job of runLegacy: the downstream client is asked
+// from here. Its answer may be abandoned by either side: the upstream's
+// request (ctx) or the downstream one ending.
+func (j *job) askDirect(ctx context.Context, req *pmcp.InputRequest) (_ jsontext.Value, handed bool, _ error) {
+	d := &j.d
+	d.mu.Lock()
+	if d.ended {
+		d.mu.Unlock()
+		return nil, false, errCallEnded
+	}
+	if d.turn == nil {
+		d.turn = make(chan struct{}, 1)
+	}
+	turn := d.turn
+	d.answers.Add(1)
+	d.mu.Unlock()
+	defer d.answers.Done()
+	// Waiting for the turn and for the downstream client gives the slot of
+	// the upstream connection back, as ask does.
+	defer rpcconn.Wait(ctx)()
+	select {
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	case <-j.ctx.Done():
+		return nil, false, context.Cause(j.ctx)
+	}
+	defer func() { <-turn }()
+	actx, cancel := context.WithCancel(d.ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	x := legacyAnswer(actx, d.peer, req)
+	if x.err != nil && ctx.Err() != nil {
+		return nil, true, ctx.Err()
+	}
+	return x.raw, true, x.err
+}
+
+// runLegacy runs call upstream on the legacy downstream request's own
+// goroutine, which would only wait for it otherwise: no goroutine of the
+// pool, no hand-over in either direction. The upstream's requests for
+// input are answered through peer as they come (askDirect).
+func (p *Proxy) runLegacy(ctx context.Context, sl *slot, r *round, peer pmcp.Peer, call func(ctx context.Context, j *job) (pmcp.Result, error)) (pmcp.Result, error) {
+	p.mu.Lock()
+	if p.closed { // Close waits for the jobs: none may start after it
+		p.mu.Unlock()
+		return nil, fmt.Errorf("%w: the proxy is closed", ErrUpstreamGone)
+	}
+	p.jobs.Add(1)
+	p.mu.Unlock()
+	defer p.jobs.Done()
+	jctx, stop := context.WithCancelCause(ctx)
+	j := &job{stop: stop, sl: sl, direct: true}
+	j.d.ctx, j.d.peer = ctx, peer
+	j.jc = jobCtx{Context: jctx, j: j}
+	j.ctx = &j.jc
+	j.round.Store(r)
+	sl.addJob(j)
+	res, err := call(j.ctx, j)
+	sl.removeJob(j) // from now on no request may be routed here
+	p.endJob(j)
+	j.d.mu.Lock()
+	j.d.ended = true
+	j.d.mu.Unlock()
+	j.d.answers.Wait() // the downstream request ends after its answers
+	stop(nil)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return res, err
 }
 
 // startJob runs call upstream. parent is the ctx the call runs under: the
