@@ -229,9 +229,9 @@ type StreamableHTTPOptions struct {
 	// not sent (legacy sessions route them to the standalone GET stream).
 	// Without it, a client that accepts both gets an SSE stream only when
 	// the handler sends something before its result or, in the legacy
-	// era, is still running after a few milliseconds (the stream's
-	// priming event then lets the client resume it); a quick reply is
-	// one JSON body either way.
+	// era, is still running after 100 ms (the stream's priming event then
+	// lets the client resume it); a quicker reply is one JSON body either
+	// way.
 	JSONResponse bool
 	// MaxBodyBytes caps a POST body. Zero means DefaultMaxBodyBytes;
 	// negative disables the cap (the JSON-RPC decoder's limit then too).
