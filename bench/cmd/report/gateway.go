@@ -82,7 +82,17 @@ func gatewayTable(w io.Writer, rs map[string][]result, title string, conc int) {
 	fmt.Fprintf(w, "\ngateway: added CPU per call %.1f µs = %s × the reverse proxy's (goal ≤ %.1f: %s)", acpu, ratio(acpu, revCPU), gwGoalCPURatio,
 		verdict(revCPU > 0 && acpu/revCPU <= gwGoalCPURatio))
 	if conc == gwGoalConc {
-		fmt.Fprintf(w, "; added p50 %.0f µs (goal ≤ %.0f µs at c=%d: %s)", a50, gwGoalP50us, gwGoalConc, verdict(a50 <= gwGoalP50us))
+		// When the plain hop alone adds more than the goal, the machine
+		// queues the load generator, the server and the hop behind each
+		// other (a closed loop sharing cores): what is measured is that
+		// queue, not the gateway's latency, and the goal cannot be judged.
+		// What the gateway adds over the plain hop is still shown.
+		rev50, _, _ := added(gwRevProxy)
+		v := verdict(a50 <= gwGoalP50us)
+		if rev50 > gwGoalP50us {
+			v = fmt.Sprintf("not judgeable here: the reverse proxy alone adds %.0f µs; the gateway %.0f µs more than it", rev50, a50-rev50)
+		}
+		fmt.Fprintf(w, "; added p50 %.0f µs (goal ≤ %.0f µs at c=%d: %s)", a50, gwGoalP50us, gwGoalConc, v)
 	}
 	fmt.Fprintln(w)
 }

@@ -26,3 +26,19 @@ func TestGatewayTable(t *testing.T) {
 		}
 	}
 }
+
+// When the reverse proxy alone adds more latency than the goal allows, the
+// p50 goal is reported as not judgeable, with the gateway's part over it.
+func TestGatewayTableP50NotJudgeable(t *testing.T) {
+	rs := map[string][]result{
+		gwDirect:   {{Target: gwDirect, P50us: 300, CPUusReq: 30}},
+		gwRevProxy: {{Target: gwRevProxy, P50us: 900, CPUusReq: 32, ProxyCPUusReq: 40}},
+		gwGateway:  {{Target: gwGateway, P50us: 1000, CPUusReq: 33, ProxyCPUusReq: 50}},
+	}
+	var b strings.Builder
+	gatewayTable(&b, rs, "T", 16)
+	want := "added p50 700 µs (goal ≤ 100 µs at c=16: not judgeable here: the reverse proxy alone adds 600 µs; the gateway 100 µs more than it)"
+	if out := b.String(); !strings.Contains(out, want) {
+		t.Errorf("missing %q in\n%s", want, out)
+	}
+}
