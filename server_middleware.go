@@ -73,6 +73,22 @@ type Request struct {
 	rp   *reqParams
 }
 
+// CallToolParams returns the params of a tools/call request as the server
+// read them before the chain ran, without decoding them again: what
+// Unmarshal(Params, &p) gives, its raw members (Arguments, Task,
+// InputResponses, Meta) sub-slices of Params under Params' rules. ok is
+// false for another method, for a Request the server did not build, when
+// a middleware replaced Params, or when a decode would fail: decode Params
+// then, which reports why. A middleware that reads every call's params (a
+// proxy) saves a decode with it.
+func (r *Request) CallToolParams() (p CallToolParams, ok bool) {
+	rp := r.rp
+	if r.Method != MethodToolsCall || rp == nil || r.jreq == nil || !rp.ok || !rp.callOK || !sameBytes(r.Params, r.jreq.Params) {
+		return CallToolParams{}, false
+	}
+	return rp.call, true
+}
+
 // NameRegistered reports whether Name names something registered on the
 // server: the tool of tools/call, the prompt of prompts/get, a resource
 // of resources/read, resources/subscribe or resources/unsubscribe (or a
