@@ -166,8 +166,8 @@ func (p *Proxy) upstreamError(ctx context.Context, up *upstream, l *live, err er
 
 // forwardMeta is the request's _meta as passed upstream: every member
 // except those the client manages. fp, when not nil, is the request's
-// params as decodeFeatureParams read them: when it found that _meta (the
-// same bytes) has only managed members, _meta is not read again.
+// params as requestParams read them: when it found that _meta (the same
+// bytes) has only managed members, _meta is not read again.
 func forwardMeta(req *pmcp.Request, fp *featureParams) pmcp.Meta {
 	raw := req.Extra.RequestMeta
 	if len(raw) == 0 || fp != nil && fp.metaManaged && sameBytes(fp.meta, raw) || onlyManaged(raw) {
@@ -252,6 +252,31 @@ func decodeFeatureParams(raw jsontext.Value, known string, fp *featureParams) er
 	}
 	*fp = featureParams{}
 	return pmcp.Unmarshal(raw, fp)
+}
+
+// requestParams reads req's params into fp. A tools/call takes what the
+// server read before the chain ran (pmcp.Request.CallToolParams): the
+// bytes jsonrpc.Decode validated are not read a second time. Other
+// requests, a tools/call with inputResponses (a map here) and params a
+// middleware replaced take decodeFeatureParams.
+func requestParams(req *pmcp.Request, fp *featureParams) error {
+	cp, ok := req.CallToolParams()
+	if !ok || len(cp.InputResponses) > 0 && cp.InputResponses.Kind() != 'n' {
+		return decodeFeatureParams(req.Params, req.Name, fp)
+	}
+	fp.Name = cp.Name
+	if fp.Name == req.Name {
+		fp.Name = req.Name // one string for both
+	}
+	// Copied as the scan copies them: a modern call outlives the request
+	// whose body they are part of.
+	fp.Arguments, fp.Task = bytes.Clone(cp.Arguments), bytes.Clone(cp.Task)
+	fp.RequestState = cp.RequestState
+	if len(cp.Meta) > 0 {
+		// Where the server found _meta, and forwardMeta's answer for it.
+		fp.meta, fp.metaManaged = cp.Meta, validatedManaged(cp.Meta)
+	}
+	return nil
 }
 
 // scanFeatureParams is decodeFeatureParams' one pass; false when it cannot
@@ -376,7 +401,7 @@ func (p *Proxy) call(ctx context.Context, req *pmcp.Request) (pmcp.Result, error
 		r  round
 	}{}
 	fp := &c.fp
-	if err := decodeFeatureParams(req.Params, req.Name, fp); err != nil {
+	if err := requestParams(req, fp); err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	}
 	target := fp.Name

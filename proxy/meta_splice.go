@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/gopmcp/pmcp/internal/jsonskip"
 )
 
 // The proxy rewrites one member of an upstream request's _meta on every
@@ -162,4 +163,52 @@ func onlyManaged(raw jsontext.Value) bool {
 	}
 	_, err := d.ReadToken()
 	return err == io.EOF
+}
+
+// validatedManaged is onlyManaged for a _meta object that a strict decoder
+// has read whole already (the server's, handed on by
+// pmcp.Request.CallToolParams): it finds the member names by their quotes
+// and the values by their delimiters (jsonskip), without validating the
+// bytes again. On valid JSON it answers as onlyManaged; a name written
+// with an escape is not managed, as there.
+func validatedManaged(meta []byte) bool {
+	i := skipSpace(meta, 0)
+	if i >= len(meta) || meta[i] != '{' {
+		return false
+	}
+	for i++; ; {
+		if i = skipSpace(meta, i); i >= len(meta) {
+			return false
+		}
+		switch meta[i] {
+		case '}':
+			return skipSpace(meta, i+1) == len(meta)
+		case '"':
+		default:
+			return false
+		}
+		end := jsonskip.String(meta, i+1)
+		if end >= len(meta) {
+			return false
+		}
+		if name := meta[i+1 : end]; bytes.IndexByte(name, '\\') >= 0 || !managedMeta(name) {
+			return false
+		}
+		if i = skipSpace(meta, end+1); i >= len(meta) || meta[i] != ':' {
+			return false
+		}
+		i = jsonskip.Value(meta, skipSpace(meta, i+1))
+		if i = skipSpace(meta, i); i < len(meta) && meta[i] == ',' {
+			i++
+		}
+	}
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON whitespace.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
 }

@@ -59,3 +59,29 @@ func FuzzMetaScan(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValidatedManaged: on every valid JSON value, validatedManaged (the
+// walk by delimiters of a _meta the server validated) answers as
+// onlyManaged (the strict one); on any other input it returns, in bounds.
+func FuzzValidatedManaged(f *testing.F) {
+	for _, s := range []string{
+		`{}`, ` { } `, `{"progressToken":1}`,
+		`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"a":[1,{"b":"}"}]},"io.modelcontextprotocol/clientInfo":{"name":"n\"}","version":"1"}}`,
+		`{"progressToken":1,"x.y/z":{"io.modelcontextprotocol/a":1}}`,
+		`{"io.modelcontextprotocol\/x":1}`,
+		`{"a":"\\","progressToken":true}`,
+		`{ "progressToken" : null , "io.modelcontextprotocol/x" : -1.5e3 }`,
+		`null`, `[]`, `5`, `{"progressToken":1} x`, `{"progressToken":`, `{"progressToken"`, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, meta []byte) {
+		got := validatedManaged(meta)
+		if !jsontext.Value(meta).IsValid() {
+			return
+		}
+		if want := onlyManaged(meta); got != want {
+			t.Fatalf("validatedManaged(%q) = %v, onlyManaged %v", meta, got, want)
+		}
+	})
+}
