@@ -264,10 +264,7 @@ func requestParams(req *pmcp.Request, fp *featureParams) error {
 	if !ok || len(cp.InputResponses) > 0 && cp.InputResponses.Kind() != 'n' {
 		return decodeFeatureParams(req.Params, req.Name, fp)
 	}
-	fp.Name = cp.Name
-	if fp.Name == req.Name {
-		fp.Name = req.Name // one string for both
-	}
+	fp.Name = cp.Name // the string req.Name is too
 	// Copied as the scan copies them: a modern call outlives the request
 	// whose body they are part of.
 	fp.Arguments, fp.Task = bytes.Clone(cp.Arguments), bytes.Clone(cp.Task)

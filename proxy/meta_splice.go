@@ -172,17 +172,17 @@ func onlyManaged(raw jsontext.Value) bool {
 // bytes again. On valid JSON it answers as onlyManaged; a name written
 // with an escape is not managed, as there.
 func validatedManaged(meta []byte) bool {
-	i := skipSpace(meta, 0)
+	i := jsonskip.Space(meta, 0)
 	if i >= len(meta) || meta[i] != '{' {
 		return false
 	}
 	for i++; ; {
-		if i = skipSpace(meta, i); i >= len(meta) {
+		if i = jsonskip.Space(meta, i); i >= len(meta) {
 			return false
 		}
 		switch meta[i] {
 		case '}':
-			return skipSpace(meta, i+1) == len(meta)
+			return jsonskip.Space(meta, i+1) == len(meta)
 		case '"':
 		default:
 			return false
@@ -194,21 +194,12 @@ func validatedManaged(meta []byte) bool {
 		if name := meta[i+1 : end]; bytes.IndexByte(name, '\\') >= 0 || !managedMeta(name) {
 			return false
 		}
-		if i = skipSpace(meta, end+1); i >= len(meta) || meta[i] != ':' {
+		if i = jsonskip.Space(meta, end+1); i >= len(meta) || meta[i] != ':' {
 			return false
 		}
-		i = jsonskip.Value(meta, skipSpace(meta, i+1))
-		if i = skipSpace(meta, i); i < len(meta) && meta[i] == ',' {
+		i = jsonskip.Value(meta, jsonskip.Space(meta, i+1))
+		if i = jsonskip.Space(meta, i); i < len(meta) && meta[i] == ',' {
 			i++
 		}
 	}
-}
-
-// skipSpace returns the index of the first byte at or after i that is not
-// JSON whitespace.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }

@@ -67,3 +67,17 @@ func Value(data []byte, i int) int {
 	}
 	return len(data)
 }
+
+// Space returns the index of the first byte at or after i that is not
+// JSON whitespace, or len(data).
+func Space(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
