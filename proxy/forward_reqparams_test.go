@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -139,6 +140,32 @@ func TestForwardUnrelatedMember(t *testing.T) {
 				if got := r.call(t); !strings.Contains(got, `"text":"hello"`) || strings.Contains(got, `"error"`) {
 					t.Errorf("%s: %s answered %s", hop, r.body, got)
 				}
+			}
+		})
+	}
+}
+
+// TestForwardNoParams: a tools/call sent without params, as some clients
+// send requests, gets the same JSON-RPC error code through the proxy as
+// from the upstream directly, in both eras.
+func TestForwardNoParams(t *testing.T) {
+	codeRE := regexp.MustCompile(`"code":(-?\d+)`)
+	for _, era := range []pmcp.Era{pmcp.EraLegacy, pmcp.EraModern} {
+		t.Run(era.String(), func(t *testing.T) {
+			codes := map[string]string{}
+			for _, hop := range []string{"direct", "proxy"} {
+				r := newHopRig(t, era, hop)
+				r.body = []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call"}`)
+				got := r.call(t)
+				m := codeRE.FindStringSubmatch(got)
+				if m == nil {
+					t.Fatalf("%s: no error for a tools/call without params: %s", hop, got)
+				}
+				codes[hop] = m[1]
+			}
+			t.Logf("error code directly %s, through the proxy %s", codes["direct"], codes["proxy"])
+			if codes["direct"] != codes["proxy"] {
+				t.Errorf("error code directly %s, through the proxy %s", codes["direct"], codes["proxy"])
 			}
 		})
 	}
